@@ -1,0 +1,101 @@
+"""pallas-ir: compile PyTorch programs to JAX Pallas kernels through a typed, multi-level IR.
+
+The Python API for building and transforming IR:
+
+```python
+import pallas_ir
+module = pallas_ir.parse(text)                   # ta, tl or pallas IR, with locations
+pallas_ir.verify(module)                         # raises IRError listing every failure
+module = pallas_ir.run_passes(module, "cse")     # any registered pipeline
+source = pallas_ir.emit_python(module)           # a pallas module as Python source
+```
+"""
+
+from __future__ import annotations
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import PassPipeline
+from xdsl.utils.exceptions import ParseError
+
+from pallas_ir.diagnostics import (
+    Diagnostic,
+    LocatedParser,
+    Location,
+    Severity,
+    verify_module,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Diagnostic",
+    "IRError",
+    "emit_python",
+    "make_context",
+    "parse",
+    "run_passes",
+    "verify",
+]
+
+
+class IRError(Exception):
+    """IR that does not parse, verify or transform; `diagnostics` says where and why."""
+
+    def __init__(self, diagnostics: list[Diagnostic]):
+        self.diagnostics = diagnostics
+        super().__init__("\n".join(str(d) for d in diagnostics))
+
+
+def make_context() -> Context:
+    """A context that knows builtin, func, arith, math and the ta/tl/pallas dialects."""
+    from xdsl.dialects.arith import Arith
+    from xdsl.dialects.builtin import Builtin
+    from xdsl.dialects.func import Func
+    from xdsl.dialects.math import Math
+
+    from pallas_ir.registry import get_all_dialects
+
+    ctx = Context()
+    for dialect in (Builtin, Func, Arith, Math):
+        ctx.load_dialect(dialect)
+    for factory in get_all_dialects().values():
+        ctx.load_dialect(factory())
+    return ctx
+
+
+def parse(text: str, name: str = "<input>", ctx: Context | None = None) -> ModuleOp:
+    """Parse IR (custom or generic syntax); every op gets its `name:line:col`."""
+    try:
+        return LocatedParser(ctx or make_context(), text, name).parse_module()
+    except ParseError as e:
+        loc = e.span.get_location()
+        raise IRError(
+            [Diagnostic(Severity.ERROR, e.msg, Location(name, loc.line, loc.col))]
+        ) from None
+
+
+def verify(module: ModuleOp) -> None:
+    if errors := verify_module(module):
+        raise IRError(errors)
+
+
+def run_passes(module: ModuleOp, pipeline: str, ctx: Context | None = None) -> ModuleOp:
+    """Apply a `-p`-style pipeline in place, verifying after each pass."""
+    from xdsl.universe import Universe
+
+    from pallas_ir.registry import get_all_passes
+
+    available = {**Universe.get_multiverse().all_passes, **get_all_passes()}
+    ctx = ctx or make_context()
+    for p in PassPipeline.parse_spec(available, pipeline).passes:
+        p.apply(ctx, module)
+        verify(module)
+    return module
+
+
+def emit_python(module: ModuleOp) -> str:
+    """The Python source of a verified `pallas` module (see `lowering/emit_python.py`)."""
+    from pallas_ir.lowering.emit_python import emit_python as _emit
+
+    return _emit(module)

@@ -1,0 +1,5 @@
+import sys
+
+from pallas_ir.tools.run import main
+
+sys.exit(main())

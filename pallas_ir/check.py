@@ -1,0 +1,123 @@
+"""Check a `pallas` module end to end: emit it, run it in JAX's interpret mode on random
+inputs, and compare with the numpy reference interpreter; then ask the TPU compiler.
+
+This is the main job of `python -m pallas_ir FILE` and what the end-to-end tests call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IntegerType, ModuleOp, TensorType
+from xdsl.ir.affine import AffineSymExpr
+
+from pallas_ir.dialects import pallas
+from pallas_ir.lowering.emit_python import emit_python
+from pallas_ir.reference.pallas import numpy_dtype, run_forward
+from pallas_ir.tpu_check import ArraySpec, exec_source
+
+
+def forward_of(module: ModuleOp) -> func.FuncOp:
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.sym_name.data == "forward":
+            return op
+    raise ValueError("the module has no func.func @forward")
+
+
+def _prefetch_bounds(module: ModuleOp) -> dict[int, int]:
+    """For each forward argument used as scalar prefetch, the exclusive upper bound
+    that keeps every block index it feeds inside its array."""
+    forward = forward_of(module)
+    bounds: dict[int, int] = {}
+    for call in forward.walk():
+        if not isinstance(call, pallas.CallOp):
+            continue
+        operands = [*call.block_args, *call.outs]
+        for value, spec in zip(operands, [*call.in_specs.data, *call.out_specs.data]):
+            t = value.type
+            assert isinstance(t, TensorType)
+            for k, e in enumerate(spec.map.results):
+                if not isinstance(e, AffineSymExpr):
+                    continue
+                p, _ = spec.prefetch[e.position]
+                arg = call.args[p]
+                size = spec.shape[k] or 1
+                limit = -(-t.get_shape()[k] // size)
+                if hasattr(arg, "index") and arg.owner is forward.body.block:
+                    i = arg.index  # type: ignore[attr-defined]
+                    bounds[i] = min(bounds.get(i, limit), limit)
+    return bounds
+
+
+def example_inputs(module: ModuleOp, seed: int = 0) -> list[np.ndarray]:
+    """Random arguments for @forward: floats in [-2, 2]; integers that feed block
+    indices stay within the blocks they choose, other integers in [-8, 8)."""
+    rng = np.random.default_rng(seed)
+    bounds = _prefetch_bounds(module)
+    arrays: list[np.ndarray] = []
+    for i, arg in enumerate(forward_of(module).body.block.args):
+        t = arg.type
+        assert isinstance(t, TensorType)
+        shape, dtype = t.get_shape(), numpy_dtype(t.element_type)
+        if isinstance(t.element_type, IntegerType):
+            if t.element_type.width.data == 1:
+                a = rng.integers(0, 2, shape).astype(bool)
+            elif i in bounds:
+                a = rng.integers(0, bounds[i], shape).astype(dtype)
+            else:
+                a = rng.integers(-8, 8, shape).astype(dtype)
+        else:
+            a = rng.uniform(-2, 2, shape).astype(dtype)
+        arrays.append(a)
+    return arrays
+
+
+def arg_specs(module: ModuleOp) -> list[ArraySpec]:
+    specs: list[ArraySpec] = []
+    for arg in forward_of(module).body.block.args:
+        t = arg.type
+        assert isinstance(t, TensorType)
+        specs.append(ArraySpec(tuple(t.get_shape()), numpy_dtype(t.element_type).name))
+    return specs
+
+
+@dataclass
+class InterpretCheck:
+    source: str
+    inputs: list[np.ndarray]
+    expected: list[np.ndarray]
+    got: list[np.ndarray]
+    max_abs_error: list[float] = field(default_factory=list[float])
+
+
+def check_interpret(
+    module: ModuleOp, seed: int = 0, rtol: float | None = None, atol: float | None = None
+) -> InterpretCheck:
+    """Run the emitted module with interpret=True and assert it matches the reference."""
+    import jax.numpy as jnp
+
+    source = emit_python(module)
+    forward = exec_source(source)["forward"]
+    inputs = example_inputs(module, seed)
+    expected = run_forward(module, *inputs)
+    out = forward(*[jnp.asarray(a) for a in inputs], interpret=True)
+    got = [np.asarray(o) for o in (out if isinstance(out, tuple | list) else (out,))]
+    errors: list[float] = []
+    for e, g in zip(expected, got, strict=True):
+        low_precision = e.dtype.itemsize < 4 and e.dtype.kind == "f"
+        r = rtol if rtol is not None else (2e-2 if low_precision else 1e-5)
+        a = atol if atol is not None else (2e-2 if low_precision else 1e-6)
+        np.testing.assert_allclose(
+            g.astype(np.float64), e.astype(np.float64), rtol=r, atol=a
+        )
+        errors.append(
+            float(np.max(np.abs(g.astype(np.float64) - e.astype(np.float64)), initial=0))
+        )
+    return InterpretCheck(source, inputs, expected, got, errors)
+
+
+def specs_and_source(module: ModuleOp) -> tuple[str, Sequence[ArraySpec]]:
+    return emit_python(module), arg_specs(module)

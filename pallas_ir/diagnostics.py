@@ -1,0 +1,176 @@
+"""Diagnostics with source locations, shared by every level and by `pallas-opt`.
+
+Ops parsed by `pallas_ir.parse` (and by `pallas-opt`) carry a `FileLineColLoc`, kept
+through rewrites that clone ops. Verifier failures, pass errors and remarks become
+`Diagnostic`s printed as `file:line:col: error: message`, the form `--verify-diagnostics`
+matches against `// expected-error {{...}}` comments.
+
+Passes report with `emit_remark(op, "...")` and fail with `PassError(op, "...")`. Remarks
+go to the engine installed by `collect_diagnostics()`; with none installed (the default)
+they are dropped, so passes cost nothing extra when nobody listens.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import DiagnosticException, VerifyException
+from xdsl.utils.str_enum import StrEnum
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+    REMARK = "remark"
+    NOTE = "note"
+
+
+@dataclass(frozen=True)
+class Location:
+    file: str
+    line: int
+    column: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    severity: Severity
+    message: str
+    location: Location | None = None
+    source_line: str | None = None
+    """The text of the line the location points at, shown under the message."""
+
+    def __str__(self) -> str:
+        where = f"{self.location}: " if self.location else ""
+        text = f"{where}{self.severity}: {self.message}"
+        if self.source_line is not None and self.location is not None:
+            caret = " " * (self.location.column - 1) + "^"
+            text += f"\n{self.source_line}\n{caret}"
+        return text
+
+
+def location_of(op: Operation | None) -> Location | None:
+    """The source location of an op, or of its nearest ancestor that has one."""
+    while op is not None:
+        loc = op.location
+        if isinstance(loc, FileLineColLoc):
+            return Location(loc.filename.data, loc.line.data, loc.column.data)
+        op = op.parent_op()
+    return None
+
+
+class PassError(DiagnosticException):
+    """A pass that cannot go on, with the op it is about (for the location)."""
+
+    def __init__(self, op: Operation | None, message: str):
+        super().__init__(message)
+        self.op = op
+        self.message = message
+
+
+@dataclass
+class DiagnosticEngine:
+    diagnostics: list[Diagnostic] = field(default_factory=list[Diagnostic])
+    collect_remarks: bool = True
+    remarks_filter: re.Pattern[str] | None = None
+    """Keep only remarks whose message starts with a matching pass name."""
+
+    def emit(self, severity: Severity, op: Operation | None, message: str) -> None:
+        if severity == Severity.REMARK:
+            if not self.collect_remarks:
+                return
+            if self.remarks_filter is not None and not self.remarks_filter.match(
+                message.split(":", 1)[0]
+            ):
+                return
+        self.diagnostics.append(Diagnostic(severity, message, location_of(op)))
+
+
+_ENGINE: contextvars.ContextVar[DiagnosticEngine | None] = contextvars.ContextVar(
+    "pallas_ir_diagnostic_engine", default=None
+)
+
+
+@contextlib.contextmanager
+def collect_diagnostics(engine: DiagnosticEngine) -> Iterator[DiagnosticEngine]:
+    token = _ENGINE.set(engine)
+    try:
+        yield engine
+    finally:
+        _ENGINE.reset(token)
+
+
+def emit_remark(op: Operation | None, message: str) -> None:
+    """Say something about an op, e.g. why a rewrite did not apply."""
+    if (engine := _ENGINE.get()) is not None:
+        engine.emit(Severity.REMARK, op, message)
+
+
+def emit_warning(op: Operation | None, message: str) -> None:
+    if (engine := _ENGINE.get()) is not None:
+        engine.emit(Severity.WARNING, op, message)
+
+
+# ---------------------------------------------------------------------------------------
+# Parsing with locations, verifying with locations
+
+
+class LocatedParser(Parser):
+    """A parser that gives every op the `file:line:col` where its text starts."""
+
+    def __init__(self, ctx, input: str, name: str = "<input>", line_offset: int = 0):
+        super().__init__(ctx, input, name)
+        self._file = name
+        self._line_offset = line_offset
+
+    def parse_operation(self) -> Operation:
+        start = self._current_token.span
+        op = super().parse_operation()
+        if not isinstance(op.location, FileLineColLoc):
+            loc = start.get_location()
+            op.location = FileLineColLoc(
+                StringAttr(self._file),
+                IntAttr(loc.line + self._line_offset),
+                IntAttr(loc.col),
+            )
+        return op
+
+
+def _verify_one(op: Operation) -> str | None:
+    try:
+        op.verify(verify_nested_ops=False)
+    except (VerifyException, DiagnosticException) as e:
+        return _first_line(e)
+    except Exception as e:  # a verifier that trips over malformed structure
+        return f"could not be verified ({type(e).__name__}: {e})"
+    return None
+
+
+def _first_line(e: Exception) -> str:
+    text = str(e.args[0]) if e.args else str(e)
+    text = text.removeprefix("Operation does not verify: ")
+    return text.strip().splitlines()[0] if text.strip() else type(e).__name__
+
+
+def verify_module(module: ModuleOp) -> list[Diagnostic]:
+    """Verify every op on its own, so each failure is reported at its own location.
+
+    Returns one error per op that fails (an empty list means the module verifies).
+    """
+    found: list[Diagnostic] = []
+    for op in module.walk():
+        if (msg := _verify_one(op)) is not None:
+            found.append(
+                Diagnostic(Severity.ERROR, f"'{op.name}' op {msg}", location_of(op))
+            )
+    return found

@@ -1,0 +1,547 @@
+"""Syntax and verification helpers shared by the ta, tl and pallas dialects.
+
+Nothing here defines an op: this module holds the pieces that every level spells the
+same way (kernel signatures with argument roles, `%buf[map](dims)[symbols]` accesses,
+reduction kinds, interval bounds of index maps), so that the three dialects cannot drift
+apart and none of them imports another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import (
+    I64,
+    AffineMapAttr,
+    ArrayAttr,
+    DenseArrayBase,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    StringAttr,
+    SymbolNameConstraint,
+    TensorType,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, BlockArgument, Region, SSAValue
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineMap,
+    AffineSymExpr,
+)
+from xdsl.irdl import (
+    IRDLOperation,
+    operand_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+)
+from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.printer import Printer
+from xdsl.traits import IsolatedFromAbove, NoTerminator, Pure, SymbolOpInterface
+from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
+
+# ---------------------------------------------------------------------------------------
+# Kernel argument roles
+
+
+class ArgRole(StrEnum):
+    """What a kernel does with a buffer argument."""
+
+    IN = "in"
+    OUT = "out"
+    INOUT = "inout"
+    PREFETCH = "prefetch"
+    """A small integer buffer whose values choose blocks (scalar prefetch, SMEM on TPU)."""
+
+
+READABLE_ROLES = frozenset({ArgRole.IN, ArgRole.INOUT, ArgRole.PREFETCH})
+WRITABLE_ROLES = frozenset({ArgRole.OUT, ArgRole.INOUT})
+
+
+def parse_kernel_signature(
+    parser: Parser,
+) -> tuple[StringAttr, list[Parser.Argument], list[str]]:
+    """Parse `@name(%a: T {role = "in"}, ...)` and return name, block args and roles."""
+    name = parser.parse_symbol_name()
+
+    def parse_one() -> tuple[Parser.Argument, str]:
+        arg = parser.parse_argument()
+        pos = parser.pos
+        attrs = parser.parse_optional_attr_dict()
+        role = attrs.get("role", None)
+        if not isinstance(role, StringAttr):
+            parser.raise_error(
+                'kernel argument needs a role: {role = "in" | "out" | "inout" | "prefetch"}',
+                pos,
+                parser.pos,
+            )
+        if set(attrs) != {"role"}:
+            parser.raise_error(
+                "kernel arguments take only a role attribute", pos, parser.pos
+            )
+        return arg, role.data
+
+    pairs = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parse_one)
+    return name, [a for a, _ in pairs], [r for _, r in pairs]
+
+
+def print_kernel_signature(
+    printer: Printer, name: StringAttr, block: Block, roles: ArrayAttr[StringAttr]
+) -> None:
+    printer.print_string(" ")
+    printer.print_symbol_name(name.data)
+    printer.print_string("(")
+    for i, (arg, role) in enumerate(zip(block.args, roles.data, strict=True)):
+        if i:
+            printer.print_string(", ")
+        printer.print_block_argument(arg)
+        printer.print_string(f' {{role = "{role.data}"}}')
+    printer.print_string(")")
+
+
+def verify_roles(roles: ArrayAttr[StringAttr], region: Region, what: str) -> None:
+    if not region.blocks:
+        raise VerifyException(f"{what} needs a body")
+    block = region.block
+    if len(block.args) != len(roles.data):
+        raise VerifyException(
+            f"{what} has {len(block.args)} arguments but {len(roles.data)} roles"
+        )
+    valid = {r.value for r in ArgRole}
+    for i, role in enumerate(roles.data):
+        if role.data not in valid:
+            raise VerifyException(
+                f"argument #{i} has role '{role.data}'; expected one of "
+                + ", ".join(sorted(valid))
+            )
+    if not any(r.data in WRITABLE_ROLES for r in roles.data):
+        raise VerifyException(f"{what} has no output argument (role 'out' or 'inout')")
+
+
+def parse_optional_attributes_keyword(parser: Parser) -> dict[str, Attribute]:
+    """Parse `attributes {...}` if present (the spelling of func.func)."""
+    if parser.parse_optional_keyword("attributes") is None:
+        return {}
+    return parser.parse_optional_attr_dict()
+
+
+def print_optional_attributes_keyword(
+    printer: Printer, attributes: dict[str, Attribute]
+) -> None:
+    if attributes:
+        printer.print_string(" attributes ")
+        printer.print_attr_dict(attributes)
+
+
+class KernelOpBase(IRDLOperation):
+    """Fields, syntax and checks of `ta.kernel` and `tl.kernel` (they differ in name only).
+
+    `@name(%a: memref<...> {role = "in"}, ...) attributes {...} { body }`
+    """
+
+    sym_name = prop_def(SymbolNameConstraint())
+    roles = prop_def(ArrayAttr[StringAttr])
+    body = region_def("single_block")
+
+    traits = traits_def(SymbolOpInterface(), IsolatedFromAbove(), NoTerminator())
+
+    def __init__(
+        self,
+        name: str,
+        arg_types: Sequence[Attribute],
+        roles: Sequence[str | ArgRole],
+        body: Region | None = None,
+    ):
+        if body is None:
+            body = Region(Block(arg_types=arg_types))
+        super().__init__(
+            properties={
+                "sym_name": StringAttr(name),
+                "roles": ArrayAttr([StringAttr(str(r)) for r in roles]),
+            },
+            regions=[body],
+        )
+
+    def role_of(self, arg: BlockArgument) -> ArgRole:
+        return ArgRole(self.roles.data[arg.index].data)
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        name, args, roles = parse_kernel_signature(parser)
+        attrs = parse_optional_attributes_keyword(parser)
+        body = parser.parse_region(args)
+        op = cls(name.data, [a.type for a in args], roles, body)
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        print_kernel_signature(printer, self.sym_name, self.body.block, self.roles)
+        print_optional_attributes_keyword(printer, dict(self.attributes))
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+
+    def verify_(self) -> None:
+        verify_roles(self.roles, self.body, self.name)
+        for arg in self.body.block.args:
+            if not isinstance(arg.type, MemRefType):
+                raise VerifyException(
+                    f"argument #{arg.index} must be a memref buffer, got {arg.type}"
+                )
+            if self.role_of(arg) == ArgRole.PREFETCH and not isinstance(
+                arg.type.element_type, IntegerType
+            ):
+                raise VerifyException(
+                    f"prefetch argument #{arg.index} must hold integers, got "
+                    f"{arg.type.element_type}"
+                )
+
+
+# ---------------------------------------------------------------------------------------
+# `%buf[map](%d0, %d1)[%s0]` accesses
+
+
+@dataclass
+class ParsedAccess:
+    buffer: UnresolvedOperand
+    map: AffineMap
+    dims: list[UnresolvedOperand]
+    symbols: list[UnresolvedOperand]
+
+
+def parse_access(parser: Parser) -> ParsedAccess:
+    """Parse `%buf[affine_map<...>](%d...)[%s...]` (the symbol list is optional)."""
+    buffer = parser.parse_unresolved_operand()
+    parser.parse_punctuation("[")
+    pos = parser.pos
+    attr = parser.parse_attribute()
+    if not isinstance(attr, AffineMapAttr):
+        parser.raise_error("expected an affine_map", pos, parser.pos)
+    parser.parse_punctuation("]")
+    dims = parser.parse_comma_separated_list(
+        parser.Delimiter.PAREN, parser.parse_unresolved_operand
+    )
+    symbols = (
+        parser.parse_comma_separated_list(
+            parser.Delimiter.SQUARE, parser.parse_unresolved_operand
+        )
+        if parser._current_token.text == "["  # pyright: ignore[reportPrivateUsage]
+        else []
+    )
+    return ParsedAccess(buffer, attr.data, dims, symbols)
+
+
+def resolve_indices(parser: Parser, values: list[UnresolvedOperand]) -> list[SSAValue]:
+    return [parser.resolve_operand(v, IndexType()) for v in values]
+
+
+def print_access(
+    printer: Printer,
+    buffer: SSAValue,
+    map: AffineMapAttr,
+    dims: Sequence[SSAValue],
+    symbols: Sequence[SSAValue],
+) -> None:
+    printer.print_operand(buffer)
+    printer.print_string("[")
+    printer.print_attribute(map)
+    printer.print_string("](")
+    printer.print_list(dims, printer.print_operand)
+    printer.print_string(")")
+    if symbols:
+        printer.print_string("[")
+        printer.print_list(symbols, printer.print_operand)
+        printer.print_string("]")
+
+
+def verify_map_arity(
+    map: AffineMap, n_dims: int, n_symbols: int, n_results: int, what: str
+) -> None:
+    if map.num_dims != n_dims:
+        raise VerifyException(
+            f"{what} map has {map.num_dims} dims but {n_dims} dim operands"
+        )
+    if map.num_symbols != n_symbols:
+        raise VerifyException(
+            f"{what} map has {map.num_symbols} symbols but {n_symbols} symbol operands"
+        )
+    if len(map.results) != n_results:
+        raise VerifyException(
+            f"{what} map has {len(map.results)} results but the buffer needs {n_results}"
+        )
+
+
+# ---------------------------------------------------------------------------------------
+# Reductions
+
+
+class ReductionKind(StrEnum):
+    SUM = "sum"
+    PROD = "prod"
+    MAX = "max"
+    MIN = "min"
+    ARGMAX = "argmax"
+    ARGMIN = "argmin"
+
+    @property
+    def returns_index(self) -> bool:
+        return self in (ReductionKind.ARGMAX, ReductionKind.ARGMIN)
+
+
+def parse_reduction_kind(parser: Parser) -> ReductionKind:
+    """Parse `<sum>`."""
+    parser.parse_punctuation("<")
+    kind = parser.parse_str_enum(ReductionKind)
+    parser.parse_punctuation(">")
+    return kind
+
+
+def verify_reduction_kind(kind: StringAttr) -> ReductionKind:
+    try:
+        return ReductionKind(kind.data)
+    except ValueError:
+        raise VerifyException(
+            f"unknown reduction kind '{kind.data}'; expected one of "
+            + ", ".join(k.value for k in ReductionKind)
+        ) from None
+
+
+def reduction_result_type(kind: ReductionKind, element_or_tensor: Attribute) -> Attribute:
+    """argmax/argmin give i32 positions; the other kinds keep the operand's type."""
+    if not kind.returns_index:
+        return element_or_tensor
+    if isinstance(element_or_tensor, TensorType):
+        return TensorType(i32, element_or_tensor.get_shape())
+    return i32
+
+
+# ---------------------------------------------------------------------------------------
+# Tile-level compute shared by tl and pallas (same meaning, different level)
+
+
+def _shape_str(shape: Sequence[int]) -> str:
+    return "x".join(map(str, shape))
+
+
+class TransposeOpBase(IRDLOperation):
+    """`%t = D.transpose %v [1, 0] : tensor<8x128xf32> -> tensor<128x8xf32>`:
+    result dim i is source dim permutation[i]."""
+
+    source = operand_def(TensorType)
+    permutation = prop_def(DenseArrayBase[I64])
+    result = result_def(TensorType)
+
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$source $permutation attr-dict `:` type($source) `->` type($result)"
+    )
+
+    def __init__(self, source: SSAValue, permutation: Sequence[int]):
+        assert isinstance(source.type, TensorType)
+        shape = source.type.get_shape()
+        super().__init__(
+            operands=[source],
+            properties={"permutation": DenseArrayBase.from_list(i64, permutation)},
+            result_types=[
+                TensorType(source.type.element_type, [shape[p] for p in permutation])
+            ],
+        )
+
+    def verify_(self) -> None:
+        src, res = self.source.type, self.result.type
+        assert isinstance(src, TensorType) and isinstance(res, TensorType)
+        perm = self.permutation.get_values()
+        if sorted(perm) != list(range(src.get_num_dims())):
+            raise VerifyException(
+                f"[{', '.join(map(str, perm))}] is not a permutation of "
+                f"{src.get_num_dims()} dims"
+            )
+        want = [src.get_shape()[p] for p in perm]
+        if list(res.get_shape()) != want or res.element_type != src.element_type:
+            raise VerifyException(
+                f"transposing {src} by [{', '.join(map(str, perm))}] gives "
+                f"tensor<{_shape_str(want)}x{src.element_type}>, not {res}"
+            )
+
+
+class BroadcastOpBase(IRDLOperation):
+    """`%b = D.broadcast %v : tensor<1x128xf32> to tensor<8x128xf32>`: dims of size 1
+    are repeated; ranks are equal."""
+
+    source = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    traits = traits_def(Pure())
+    assembly_format = "$source attr-dict `:` type($source) `to` type($result)"
+
+    def __init__(self, source: SSAValue, result_type: TensorType):
+        super().__init__(operands=[source], result_types=[result_type])
+
+    def verify_(self) -> None:
+        src, res = self.source.type, self.result.type
+        assert isinstance(src, TensorType) and isinstance(res, TensorType)
+        if src.element_type != res.element_type:
+            raise VerifyException("broadcast cannot change the element type")
+        if src.get_num_dims() != res.get_num_dims():
+            raise VerifyException(
+                f"broadcast keeps the rank: {src.get_num_dims()} vs {res.get_num_dims()}"
+            )
+        for i, (a, b) in enumerate(zip(src.get_shape(), res.get_shape())):
+            if a != b and a != 1:
+                raise VerifyException(
+                    f"dim {i} of size {a} cannot be broadcast to {b} (only size-1 dims can)"
+                )
+
+
+class ReduceTileOpBase(IRDLOperation):
+    """`%r = D.reduce <sum> %v [1] : tensor<8x128xf32> -> tensor<8x1xf32>`: reduced
+    dims are kept with size 1; argmax/argmin reduce one dim and give i32 positions."""
+
+    kind = prop_def(StringAttr)
+    dims = prop_def(DenseArrayBase[I64])
+    source = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    traits = traits_def(Pure())
+
+    def __init__(self, kind: ReductionKind | str, source: SSAValue, dims: Sequence[int]):
+        kind = ReductionKind(kind)
+        assert isinstance(source.type, TensorType)
+        shape = [1 if i in dims else n for i, n in enumerate(source.type.get_shape())]
+        elt = i32 if kind.returns_index else source.type.element_type
+        super().__init__(
+            operands=[source],
+            properties={
+                "kind": StringAttr(kind.value),
+                "dims": DenseArrayBase.from_list(i64, dims),
+            },
+            result_types=[TensorType(elt, shape)],
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        kind = parse_reduction_kind(parser)
+        source = parser.parse_unresolved_operand()
+        dims = parser.parse_comma_separated_list(
+            parser.Delimiter.SQUARE, parser.parse_integer
+        )
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        stype = parser.parse_type()
+        parser.parse_punctuation("->")
+        pos = parser.pos
+        rtype = parser.parse_type()
+        op = cls(kind, parser.resolve_operand(source, stype), dims)
+        if rtype != op.result.type:
+            parser.raise_error(
+                f"reducing {stype} over [{', '.join(map(str, dims))}] gives "
+                f"{op.result.type}, not {rtype}",
+                pos,
+                parser.pos,
+            )
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" <{self.kind.data}> ")
+        printer.print_operand(self.source)
+        printer.print_string(" [")
+        printer.print_list(self.dims.get_values(), lambda d: printer.print_string(str(d)))
+        printer.print_string("]")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.source.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+    def verify_(self) -> None:
+        kind = verify_reduction_kind(self.kind)
+        src, res = self.source.type, self.result.type
+        assert isinstance(src, TensorType) and isinstance(res, TensorType)
+        dims = self.dims.get_values()
+        rank = src.get_num_dims()
+        if (
+            not dims
+            or len(set(dims)) != len(dims)
+            or any(not 0 <= d < rank for d in dims)
+        ):
+            raise VerifyException(
+                f"reduction dims [{', '.join(map(str, dims))}] must be distinct dims "
+                f"of a rank-{rank} tensor"
+            )
+        if kind.returns_index and len(dims) != 1:
+            raise VerifyException(f"<{kind}> reduces exactly one dim")
+        shape = [1 if i in dims else n for i, n in enumerate(src.get_shape())]
+        elt = i32 if kind.returns_index else src.element_type
+        if list(res.get_shape()) != shape or res.element_type != elt:
+            raise VerifyException(
+                f"result must be tensor<{_shape_str(shape)}x{elt}>, got {res}"
+            )
+
+
+# ---------------------------------------------------------------------------------------
+# Interval bounds of affine expressions: used by verifiers to reject accesses that
+# leave their buffer for every point of a static iteration domain.
+
+
+Interval = tuple[int, int]
+
+
+def expr_bounds(
+    expr: AffineExpr, dims: Sequence[Interval | None], symbols: Sequence[Interval | None]
+) -> Interval | None:
+    """Inclusive bounds of `expr` over the box `dims` x `symbols`; None when unknown."""
+    match expr:
+        case AffineConstantExpr(value=v):
+            return (v, v)
+        case AffineDimExpr(position=p):
+            return dims[p] if p < len(dims) else None
+        case AffineSymExpr(position=p):
+            return symbols[p] if p < len(symbols) else None
+        case AffineBinaryOpExpr(kind=kind, lhs=lhs, rhs=rhs):
+            lo_hi = expr_bounds(lhs, dims, symbols)
+            r = expr_bounds(rhs, dims, symbols)
+            if lo_hi is None or r is None:
+                return None
+            (a, b), (c, d) = lo_hi, r
+            if kind == AffineBinaryOpKind.Add:
+                return (a + c, b + d)
+            if kind == AffineBinaryOpKind.Mul:
+                products = (a * c, a * d, b * c, b * d)
+                return (min(products), max(products))
+            if c != d or c <= 0:
+                return None  # division by a non-constant or non-positive value
+            if kind == AffineBinaryOpKind.FloorDiv:
+                return (a // c, b // c)
+            if kind == AffineBinaryOpKind.CeilDiv:
+                return (-(-a // c), -(-b // c))
+            if kind == AffineBinaryOpKind.Mod:
+                if b - a + 1 >= c or a // c != b // c:
+                    return (0, c - 1)
+                return (a % c, b % c)
+    return None
+
+
+def map_bounds(
+    map: AffineMap, dims: Sequence[Interval | None], symbols: Sequence[Interval | None]
+) -> list[Interval | None]:
+    return [expr_bounds(e, dims, symbols) for e in map.results]
+
+
+def loop_bounds_of(
+    values: Sequence[SSAValue], extent_of: Callable[[SSAValue], int | None]
+) -> list[Interval | None]:
+    """Intervals [0, extent - 1] of iteration variables; None where not known."""
+    out: list[Interval | None] = []
+    for v in values:
+        n = extent_of(v)
+        out.append(None if n is None or n <= 0 else (0, n - 1))
+    return out

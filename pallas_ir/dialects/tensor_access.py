@@ -1,0 +1,602 @@
+"""The `ta` (tensor_access) dialect: element-level loops over flat storage.
+
+This is the frontend's output and the level where index analysis happens: the MLIR
+form of Inductor's loop-level IR. A `ta.kernel` is one fused kernel (later one
+`pallas_call`); a `ta.loop` inside it is an iteration domain whose body runs once per
+point; `ta.load`/`ta.store` reach buffers through affine index maps of the loop
+variables (dims) and of data-dependent values (symbols); scalar compute uses `arith`
+and `math`. Outside kernels, `ta.alloc`, `ta.reshape` and `ta.launch` describe the host
+side, inside a `func.func @forward`.
+
+Buffers are storage, not views: a rank-1 `memref<NxT>` is the flat storage of a torch
+tensor (offset and strides live in the index maps); after the ta passes, a buffer may
+be an N-D contiguous `memref<AxBxT>` and maps give one index per dim.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    I64,
+    AffineMapAttr,
+    DenseArrayBase,
+    IndexType,
+    MemRefType,
+    StringAttr,
+    SymbolRefAttr,
+    i64,
+)
+from xdsl.ir import (
+    Block,
+    BlockArgument,
+    Dialect,
+    Operation,
+    Region,
+    SSAValue,
+)
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import (
+    HasAncestor,
+    HasParent,
+    MemoryReadEffect,
+    MemoryWriteEffect,
+    NoTerminator,
+    Pure,
+    SymbolTable,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from pallas_ir.dialects.common import (
+    READABLE_ROLES,
+    WRITABLE_ROLES,
+    ArgRole,
+    KernelOpBase,
+    ReductionKind,
+    loop_bounds_of,
+    map_bounds,
+    parse_access,
+    parse_optional_attributes_keyword,
+    parse_reduction_kind,
+    print_access,
+    print_optional_attributes_keyword,
+    reduction_result_type,
+    resolve_indices,
+    verify_map_arity,
+    verify_reduction_kind,
+)
+
+
+@irdl_op_definition
+class KernelOp(KernelOpBase):
+    """One fused kernel; it becomes one `pallas_call`.
+
+    ```mlir
+    ta.kernel @mul(%x: memref<16384xf32> {role = "in"},
+                   %out: memref<8192xf32> {role = "out"}) {
+      ta.loop [64, 128] (%i, %j) { ... }
+    }
+    ```
+
+    Every argument is a buffer with a role: `in` (read), `out` (written), `inout`
+    (both) or `prefetch` (a small integer buffer whose values choose what to read).
+    """
+
+    name = "ta.kernel"
+
+
+@irdl_op_definition
+class LoopOp(IRDLOperation):
+    """An iteration domain; the body runs once per point.
+
+    ```mlir
+    ta.loop [64, 128] reduce [256] (%i, %j, %k) { ... }
+    ```
+
+    The block arguments are the loop variables: first one per parallel dim, then one
+    per reduction dim. A value in the body is a function of the parallel point and,
+    if it depends on a reduction variable, of the reduction point too. `ta.reduce`
+    combines such a value over the whole reduction domain; its result is a function
+    of the parallel point alone and may be used anywhere in the body (softmax uses a
+    max and a sum at every point of the row it normalises).
+    """
+
+    name = "ta.loop"
+
+    bounds = prop_def(DenseArrayBase[I64])
+    reduce_bounds = prop_def(DenseArrayBase[I64])
+    body = region_def("single_block")
+
+    traits = traits_def(HasParent(KernelOp), NoTerminator())
+
+    def __init__(
+        self,
+        bounds: Sequence[int],
+        reduce_bounds: Sequence[int] = (),
+        body: Region | None = None,
+    ):
+        if body is None:
+            body = Region(
+                Block(arg_types=[IndexType()] * (len(bounds) + len(reduce_bounds)))
+            )
+        super().__init__(
+            properties={
+                "bounds": DenseArrayBase.from_list(i64, bounds),
+                "reduce_bounds": DenseArrayBase.from_list(i64, reduce_bounds),
+            },
+            regions=[body],
+        )
+
+    @property
+    def parallel_extents(self) -> tuple[int, ...]:
+        return self.bounds.get_values()
+
+    @property
+    def reduce_extents(self) -> tuple[int, ...]:
+        return self.reduce_bounds.get_values()
+
+    @property
+    def extents(self) -> tuple[int, ...]:
+        return self.parallel_extents + self.reduce_extents
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LoopOp:
+        bounds = parser.parse_comma_separated_list(
+            parser.Delimiter.SQUARE, parser.parse_integer
+        )
+        reduce_bounds: list[int] = []
+        if parser.parse_optional_keyword("reduce") is not None:
+            reduce_bounds = parser.parse_comma_separated_list(
+                parser.Delimiter.SQUARE, parser.parse_integer
+            )
+        ivs = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN, lambda: parser.parse_argument(expect_type=False)
+        )
+        args = [iv.resolve(IndexType()) for iv in ivs]
+        attrs = parse_optional_attributes_keyword(parser)
+        body = parser.parse_region(args)
+        op = cls(bounds, reduce_bounds, body)
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" [")
+        printer.print_list(self.parallel_extents, lambda n: printer.print_string(str(n)))
+        printer.print_string("]")
+        if self.reduce_extents:
+            printer.print_string(" reduce [")
+            printer.print_list(
+                self.reduce_extents, lambda n: printer.print_string(str(n))
+            )
+            printer.print_string("]")
+        printer.print_string(" (")
+        printer.print_list(self.body.block.args, printer.print_operand)
+        printer.print_string(")")
+        print_optional_attributes_keyword(printer, dict(self.attributes))
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+
+    def verify_(self) -> None:
+        extents = self.extents
+        if not self.parallel_extents and not self.reduce_extents:
+            raise VerifyException("a loop needs at least one dim")
+        for n in extents:
+            if n <= 0:
+                raise VerifyException(f"loop extents must be positive, got {n}")
+        args = self.body.block.args
+        if len(args) != len(extents):
+            raise VerifyException(
+                f"loop has {len(extents)} dims but {len(args)} loop variables"
+            )
+        for a in args:
+            if not isinstance(a.type, IndexType):
+                raise VerifyException("loop variables must be of type index")
+
+    def is_reduce_var(self, value: SSAValue) -> bool:
+        return (
+            isinstance(value, BlockArgument)
+            and value.block is self.body.block
+            and value.index >= len(self.parallel_extents)
+        )
+
+
+def _enclosing_loop(op: Operation) -> LoopOp | None:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, LoopOp):
+        parent = parent.parent_op()
+    return parent
+
+
+def _loop_extent(value: SSAValue) -> int | None:
+    if isinstance(value, BlockArgument) and isinstance(
+        loop := value.block.parent_op(), LoopOp
+    ):
+        return loop.extents[value.index]
+    return None
+
+
+def _verify_dims_are_loop_vars(dims: Sequence[SSAValue], what: str) -> None:
+    for i, d in enumerate(dims):
+        if _loop_extent(d) is None:
+            raise VerifyException(
+                f"{what} dim operand #{i} must be a variable of an enclosing ta.loop"
+            )
+
+
+def root_buffer(value: SSAValue) -> SSAValue:
+    """The buffer a (possibly reshaped) buffer value is a view of."""
+    while isinstance(value.owner, ReshapeOp):
+        value = value.owner.source
+    return value
+
+
+def _verify_buffer_role(buffer: SSAValue, allowed: frozenset[ArgRole], what: str):
+    root = root_buffer(buffer)
+    if not isinstance(root, BlockArgument) or not isinstance(
+        kernel := root.block.parent_op(), KernelOp
+    ):
+        raise VerifyException(
+            f"{what} buffer must be a kernel argument or a ta.reshape of one"
+        )
+    role = kernel.role_of(root)
+    if role not in allowed:
+        raise VerifyException(
+            f"{what} buffer is kernel argument #{root.index} with role '{role}'; "
+            "expected " + " or ".join(f"'{r}'" for r in sorted(allowed))
+        )
+
+
+def _verify_access(
+    buffer: SSAValue,
+    map: AffineMapAttr,
+    dims: Sequence[SSAValue],
+    symbols: Sequence[SSAValue],
+    what: str,
+) -> MemRefType:
+    mtype = buffer.type
+    assert isinstance(mtype, MemRefType)  # guaranteed by the operand constraint
+    shape = mtype.get_shape()
+    verify_map_arity(map.data, len(dims), len(symbols), len(shape), what)
+    _verify_dims_are_loop_vars(dims, what)
+    bounds = map_bounds(
+        map.data, loop_bounds_of(dims, _loop_extent), [None] * len(symbols)
+    )
+    for k, (b, n) in enumerate(zip(bounds, shape, strict=True)):
+        if b is not None and (b[0] < 0 or b[1] >= n):
+            raise VerifyException(
+                f"{what} index #{k} ranges over [{b[0]}, {b[1]}] but the buffer "
+                f"dim is {n}: the access leaves its buffer"
+            )
+    return mtype
+
+
+@irdl_op_definition
+class LoadOp(IRDLOperation):
+    """Read one element of a buffer at an affine index.
+
+    ```mlir
+    %v = ta.load %x[affine_map<(d0, d1) -> (d0 * 256 + d1 * 2)>](%i, %j) : memref<16384xf32>
+    %e = ta.load %table[affine_map<(d0)[s0] -> (s0 * 64 + d0)>](%d)[%row] : memref<64000xf32>
+    ```
+
+    Dims are loop variables; symbols are data-dependent index values (an indirect
+    access). The map gives one result per buffer dim.
+    """
+
+    name = "ta.load"
+
+    buffer = operand_def(MemRefType)
+    dims = var_operand_def(IndexType)
+    symbols = var_operand_def(IndexType)
+    map = prop_def(AffineMapAttr)
+    result = result_def()
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(HasAncestor(LoopOp), MemoryReadEffect())
+
+    def __init__(
+        self,
+        buffer: SSAValue,
+        map: AffineMapAttr,
+        dims: Sequence[SSAValue],
+        symbols: Sequence[SSAValue] = (),
+    ):
+        assert isinstance(buffer.type, MemRefType)
+        super().__init__(
+            operands=[buffer, dims, symbols],
+            properties={"map": map},
+            result_types=[buffer.type.element_type],
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LoadOp:
+        access = parse_access(parser)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        btype = parser.parse_type()
+        if not isinstance(btype, MemRefType):
+            parser.raise_error("expected a memref type", pos, parser.pos)
+        op = cls(
+            parser.resolve_operand(access.buffer, btype),
+            AffineMapAttr(access.map),
+            resolve_indices(parser, access.dims),
+            resolve_indices(parser, access.symbols),
+        )
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        print_access(printer, self.buffer, self.map, self.dims, self.symbols)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.buffer.type)
+
+    def verify_(self) -> None:
+        mtype = _verify_access(self.buffer, self.map, self.dims, self.symbols, "load")
+        if self.result.type != mtype.element_type:
+            raise VerifyException(
+                f"result type {self.result.type} differs from the buffer's element "
+                f"type {mtype.element_type}"
+            )
+        _verify_buffer_role(self.buffer, READABLE_ROLES, "loaded")
+
+
+@irdl_op_definition
+class StoreOp(IRDLOperation):
+    """Write one element of a buffer at an affine index.
+
+    ```mlir
+    ta.store %m, %out[affine_map<(d0, d1) -> (d0 * 128 + d1)>](%i, %j) : memref<8192xf32>
+    ```
+    """
+
+    name = "ta.store"
+
+    value = operand_def()
+    buffer = operand_def(MemRefType)
+    dims = var_operand_def(IndexType)
+    symbols = var_operand_def(IndexType)
+    map = prop_def(AffineMapAttr)
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(HasAncestor(LoopOp), MemoryWriteEffect())
+
+    def __init__(
+        self,
+        value: SSAValue,
+        buffer: SSAValue,
+        map: AffineMapAttr,
+        dims: Sequence[SSAValue],
+        symbols: Sequence[SSAValue] = (),
+    ):
+        super().__init__(operands=[value, buffer, dims, symbols], properties={"map": map})
+
+    @classmethod
+    def parse(cls, parser: Parser) -> StoreOp:
+        value = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        access = parse_access(parser)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        btype = parser.parse_type()
+        if not isinstance(btype, MemRefType):
+            parser.raise_error("expected a memref type", pos, parser.pos)
+        op = cls(
+            parser.resolve_operand(value, btype.element_type),
+            parser.resolve_operand(access.buffer, btype),
+            AffineMapAttr(access.map),
+            resolve_indices(parser, access.dims),
+            resolve_indices(parser, access.symbols),
+        )
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.value)
+        printer.print_string(", ")
+        print_access(printer, self.buffer, self.map, self.dims, self.symbols)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.buffer.type)
+
+    def verify_(self) -> None:
+        mtype = _verify_access(self.buffer, self.map, self.dims, self.symbols, "store")
+        if self.value.type != mtype.element_type:
+            raise VerifyException(
+                f"stored value has type {self.value.type} but the buffer holds "
+                f"{mtype.element_type}"
+            )
+        _verify_buffer_role(self.buffer, WRITABLE_ROLES, "stored")
+
+
+@irdl_op_definition
+class ReduceOp(IRDLOperation):
+    """Combine a value over the reduction dims of the enclosing `ta.loop`.
+
+    ```mlir
+    %s = ta.reduce <sum> %v : f32
+    %a = ta.reduce <argmax> %v : f32 -> i32
+    ```
+
+    The result is defined once per parallel point. `argmax`/`argmin` give the i32
+    row-major position in the reduction domain of the first extreme value (torch's
+    convention); the other kinds keep the operand's type.
+    """
+
+    name = "ta.reduce"
+
+    kind = prop_def(StringAttr)
+    value = operand_def()
+    result = result_def()
+
+    traits = traits_def(HasAncestor(LoopOp), Pure())
+
+    def __init__(self, kind: ReductionKind | str, value: SSAValue):
+        kind = ReductionKind(kind)
+        super().__init__(
+            operands=[value],
+            properties={"kind": StringAttr(kind.value)},
+            result_types=[reduction_result_type(kind, value.type)],
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ReduceOp:
+        kind = parse_reduction_kind(parser)
+        value = parser.parse_unresolved_operand()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        vtype = parser.parse_type()
+        op = cls(kind, parser.resolve_operand(value, vtype))
+        if parser.parse_optional_punctuation("->") is not None:
+            pos = parser.pos
+            rtype = parser.parse_type()
+            if rtype != op.result.type:
+                parser.raise_error(
+                    f"ta.reduce <{kind}> gives {op.result.type}, not {rtype}",
+                    pos,
+                    parser.pos,
+                )
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" <{self.kind.data}> ")
+        printer.print_operand(self.value)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.value.type)
+        if self.result.type != self.value.type:
+            printer.print_string(" -> ")
+            printer.print_attribute(self.result.type)
+
+    def verify_(self) -> None:
+        kind = verify_reduction_kind(self.kind)
+        loop = _enclosing_loop(self)
+        if loop is None or not loop.reduce_extents:
+            raise VerifyException("ta.reduce needs an enclosing ta.loop with reduce dims")
+        expected = reduction_result_type(kind, self.value.type)
+        if self.result.type != expected:
+            raise VerifyException(
+                f"<{kind}> result must be {expected}, got {self.result.type}"
+            )
+
+
+@irdl_op_definition
+class ReshapeOp(IRDLOperation):
+    """A contiguous reinterpretation of a buffer's storage: a view, no data moves.
+
+    ```mlir
+    %x3 = ta.reshape %x : memref<16384xf32> to memref<64x128x2xf32>
+    ```
+
+    Free on the host, but on TPU a reshape that changes the last two dims of an
+    array is an HBM relayout copy; the lowering and the cost report account for it.
+    """
+
+    name = "ta.reshape"
+
+    source = operand_def(MemRefType)
+    result = result_def(MemRefType)
+
+    traits = traits_def(Pure())
+    assembly_format = "$source attr-dict `:` type($source) `to` type($result)"
+
+    def __init__(self, source: SSAValue, result_type: MemRefType):
+        super().__init__(operands=[source], result_types=[result_type])
+
+    def verify_(self) -> None:
+        src, dst = self.source.type, self.result.type
+        assert isinstance(src, MemRefType) and isinstance(dst, MemRefType)
+        if src.element_type != dst.element_type:
+            raise VerifyException(
+                f"reshape changes the element type from {src.element_type} to "
+                f"{dst.element_type}"
+            )
+        if src.element_count() != dst.element_count():
+            raise VerifyException(
+                f"reshape from {src.element_count()} to {dst.element_count()} elements"
+            )
+
+
+@irdl_op_definition
+class AllocOp(IRDLOperation):
+    """A host-side intermediate buffer between kernels.
+
+    ```mlir
+    %tmp = ta.alloc : memref<4096xf32>
+    ```
+    """
+
+    name = "ta.alloc"
+
+    result = result_def(MemRefType)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, result_type: MemRefType):
+        super().__init__(result_types=[result_type])
+
+    def verify_(self) -> None:
+        parent = self.parent_op()
+        while parent is not None:
+            if isinstance(parent, KernelOp):
+                raise VerifyException("ta.alloc is host-side: it cannot be in a kernel")
+            parent = parent.parent_op()
+
+
+@irdl_op_definition
+class LaunchOp(IRDLOperation):
+    """Run a `ta.kernel` on host buffers, in program order.
+
+    ```mlir
+    ta.launch @mul(%x, %out) : memref<16384xf32>, memref<8192xf32>
+    ```
+    """
+
+    name = "ta.launch"
+
+    callee = prop_def(SymbolRefAttr)
+    args = var_operand_def(MemRefType)
+    assembly_format = "$callee `(` $args `)` attr-dict `:` type($args)"
+
+    def __init__(self, callee: str, args: Sequence[SSAValue]):
+        super().__init__(operands=[args], properties={"callee": SymbolRefAttr(callee)})
+
+    def verify_(self) -> None:
+        kernel = SymbolTable.lookup_symbol(self, self.callee)
+        if not isinstance(kernel, KernelOp):
+            raise VerifyException(f"'{self.callee.string_value()}' is not a ta.kernel")
+        expected = [a.type for a in kernel.body.block.args]
+        got = [a.type for a in self.args]
+        if expected != got:
+            raise VerifyException(
+                f"argument types {', '.join(map(str, got))} do not match kernel "
+                f"@{kernel.sym_name.data}'s {', '.join(map(str, expected))}"
+            )
+        parent = self.parent_op()
+        while parent is not None:
+            if isinstance(parent, KernelOp):
+                raise VerifyException("ta.launch is host-side: it cannot be in a kernel")
+            parent = parent.parent_op()
+
+
+TensorAccess = Dialect(
+    "ta",
+    [KernelOp, LoopOp, LoadOp, StoreOp, ReduceOp, ReshapeOp, AllocOp, LaunchOp],
+    [],
+)

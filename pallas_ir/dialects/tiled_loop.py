@@ -1,0 +1,565 @@
+"""The `tl` (tiled_loop) dialect: a grid of tiles at element offsets, target-neutral.
+
+`tile` lowers a `ta.kernel` to a `tl.kernel` holding one `tl.grid`: each grid point
+loads tiles (`tensor` values) at element offsets that are affine in the grid indices
+and in prefetched scalars, computes on whole tiles (`arith`/`math` on tensors,
+`tl.broadcast`, `tl.transpose`, `tl.reduce`) and stores tiles back. Grid dims are
+`parallel` (independent points) or `sequential` (points run in order, so a tile can
+carry a value, such as a partial reduction, from one point to the next).
+`tl-to-pallas` then turns element offsets into Pallas block indices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    I64,
+    AffineMapAttr,
+    ArrayAttr,
+    DenseArrayBase,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    TensorType,
+    i64,
+)
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import (
+    Block,
+    BlockArgument,
+    Dialect,
+    Operation,
+    Region,
+    SpacedOpaqueSyntaxAttribute,
+    SSAValue,
+)
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import (
+    HasAncestor,
+    HasParent,
+    MemoryReadEffect,
+    MemoryWriteEffect,
+    NoTerminator,
+)
+from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
+
+from pallas_ir.dialects.common import (
+    READABLE_ROLES,
+    WRITABLE_ROLES,
+    ArgRole,
+    BroadcastOpBase,
+    KernelOpBase,
+    ReduceTileOpBase,
+    TransposeOpBase,
+    loop_bounds_of,
+    map_bounds,
+    parse_access,
+    parse_optional_attributes_keyword,
+    print_access,
+    print_optional_attributes_keyword,
+    resolve_indices,
+    verify_map_arity,
+)
+
+
+class GridSemantics(StrEnum):
+    PARALLEL = "parallel"
+    SEQUENTIAL = "sequential"
+
+
+@irdl_attr_definition
+class GridSemanticsAttr(EnumAttribute[GridSemantics], SpacedOpaqueSyntaxAttribute):
+    """`#tl<grid_semantics parallel>` or `sequential`."""
+
+    name = "tl.grid_semantics"
+
+
+@irdl_op_definition
+class KernelOp(KernelOpBase):
+    """A tiled kernel: buffer arguments with roles and one `tl.grid`.
+
+    ```mlir
+    tl.kernel @add(%x: memref<512x1024xf32> {role = "in"},
+                   %o: memref<512x1024xf32> {role = "out"}) {
+      tl.grid [4, 2] (parallel, parallel) (%i, %j) { ... }
+    }
+    ```
+    """
+
+    name = "tl.kernel"
+
+
+@irdl_op_definition
+class GridOp(IRDLOperation):
+    """The grid of tile indices; the body runs once per grid point.
+
+    ```mlir
+    tl.grid [4, 2] (parallel, sequential) (%i, %j) { ... }
+    ```
+    """
+
+    name = "tl.grid"
+
+    shape = prop_def(DenseArrayBase[I64])
+    semantics = prop_def(ArrayAttr[GridSemanticsAttr])
+    body = region_def("single_block")
+
+    traits = traits_def(HasParent(KernelOp), NoTerminator())
+
+    def __init__(
+        self,
+        shape: Sequence[int],
+        semantics: Sequence[GridSemantics | str],
+        body: Region | None = None,
+    ):
+        if body is None:
+            body = Region(Block(arg_types=[IndexType()] * len(shape)))
+        super().__init__(
+            properties={
+                "shape": DenseArrayBase.from_list(i64, shape),
+                "semantics": ArrayAttr(
+                    [GridSemanticsAttr(GridSemantics(s)) for s in semantics]
+                ),
+            },
+            regions=[body],
+        )
+
+    @property
+    def extents(self) -> tuple[int, ...]:
+        return self.shape.get_values()
+
+    @classmethod
+    def parse(cls, parser: Parser) -> GridOp:
+        shape = parser.parse_comma_separated_list(
+            parser.Delimiter.SQUARE, parser.parse_integer
+        )
+        semantics = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN, lambda: parser.parse_str_enum(GridSemantics)
+        )
+        ivs = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN, lambda: parser.parse_argument(expect_type=False)
+        )
+        attrs = parse_optional_attributes_keyword(parser)
+        body = parser.parse_region([iv.resolve(IndexType()) for iv in ivs])
+        op = cls(shape, semantics, body)
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" [")
+        printer.print_list(self.extents, lambda n: printer.print_string(str(n)))
+        printer.print_string("] (")
+        printer.print_list(
+            self.semantics.data, lambda s: printer.print_string(s.data.value)
+        )
+        printer.print_string(") (")
+        printer.print_list(self.body.block.args, printer.print_operand)
+        printer.print_string(")")
+        print_optional_attributes_keyword(printer, dict(self.attributes))
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+
+    def verify_(self) -> None:
+        extents = self.extents
+        if len(self.semantics.data) != len(extents):
+            raise VerifyException(
+                f"grid has {len(extents)} dims but {len(self.semantics.data)} semantics"
+            )
+        if any(n <= 0 for n in extents):
+            raise VerifyException("grid extents must be positive")
+        if len(self.body.block.args) != len(extents):
+            raise VerifyException(
+                f"grid has {len(extents)} dims but {len(self.body.block.args)} indices"
+            )
+
+
+def _grid_extent(value: SSAValue) -> int | None:
+    if isinstance(value, BlockArgument) and isinstance(
+        grid := value.block.parent_op(), GridOp
+    ):
+        return grid.extents[value.index]
+    return None
+
+
+def _kernel_arg(buffer: SSAValue, allowed: frozenset[ArgRole], what: str) -> None:
+    if not isinstance(buffer, BlockArgument) or not isinstance(
+        kernel := buffer.block.parent_op(), KernelOp
+    ):
+        raise VerifyException(f"{what} buffer must be a tl.kernel argument")
+    role = kernel.role_of(buffer)
+    if role not in allowed:
+        raise VerifyException(
+            f"{what} buffer is kernel argument #{buffer.index} with role '{role}'; "
+            "expected " + " or ".join(f"'{r}'" for r in sorted(allowed))
+        )
+
+
+def _verify_tile_access(
+    op: Operation,
+    buffer: SSAValue,
+    map: AffineMapAttr,
+    dims: Sequence[SSAValue],
+    symbols: Sequence[SSAValue],
+    tile: TensorType,
+    strides: Sequence[int],
+    what: str,
+) -> None:
+    mtype = buffer.type
+    assert isinstance(mtype, MemRefType)
+    shape = mtype.get_shape()
+    verify_map_arity(map.data, len(dims), len(symbols), len(shape), what)
+    for i, d in enumerate(dims):
+        if _grid_extent(d) is None:
+            raise VerifyException(
+                f"{what} dim operand #{i} must be an index of the enclosing tl.grid"
+            )
+    if tile.element_type != mtype.element_type:
+        raise VerifyException(
+            f"tile element type {tile.element_type} differs from the buffer's "
+            f"{mtype.element_type}"
+        )
+    tshape = tile.get_shape()
+    if len(tshape) != len(shape):
+        raise VerifyException(
+            f"tile rank {len(tshape)} differs from the buffer rank {len(shape)}"
+        )
+    if len(strides) != len(shape) or any(s <= 0 for s in strides):
+        raise VerifyException("strides must be positive, one per buffer dim")
+    starts = map_bounds(
+        map.data, loop_bounds_of(dims, _grid_extent), [None] * len(symbols)
+    )
+    for k, (t, s, n, b) in enumerate(zip(tshape, strides, shape, starts)):
+        span = (t - 1) * s + 1
+        if t <= 0 or span > n:
+            raise VerifyException(
+                f"the tile does not tile its buffer: dim {k} spans {span} elements "
+                f"(tile {t}, stride {s}) of a buffer dim of {n}"
+            )
+        if b is not None and (b[0] < 0 or b[1] >= n):
+            raise VerifyException(
+                f"the tile does not tile its buffer: dim {k} starts in [{b[0]}, {b[1]}] "
+                f"but the buffer dim is {n}"
+            )
+
+
+def _parse_strides(parser: Parser) -> list[int] | None:
+    if parser.parse_optional_keyword("strides") is None:
+        return None
+    return parser.parse_comma_separated_list(
+        parser.Delimiter.SQUARE, parser.parse_integer
+    )
+
+
+def _print_strides(printer: Printer, strides: DenseArrayBase | None) -> None:
+    if strides is not None:
+        printer.print_string(" strides [")
+        printer.print_list(strides.get_values(), lambda s: printer.print_string(str(s)))
+        printer.print_string("]")
+
+
+def _strides_or_ones(strides: DenseArrayBase | None, rank: int) -> tuple[int, ...]:
+    return strides.get_values() if strides is not None else (1,) * rank
+
+
+@irdl_op_definition
+class LoadOp(IRDLOperation):
+    """Load a tile whose first element is at the map's element offsets.
+
+    ```mlir
+    %t = tl.load %x[affine_map<(d0, d1) -> (d0 * 128, d1 * 512)>](%i, %j)
+        : memref<512x1024xf32> -> tensor<128x512xf32>
+    %r = tl.load %x[affine_map<(d0) -> (d0 * 16, 0)>](%i) strides [2, 1]
+        : memref<64x128xf32> -> tensor<8x128xf32>
+    ```
+
+    Tile dim k holds the elements `offset_k + stride_k * t` for t < tile dim; a tile
+    may run past the end of the buffer (a padded last tile), its start may not.
+    """
+
+    name = "tl.load"
+
+    buffer = operand_def(MemRefType)
+    dims = var_operand_def(IndexType)
+    symbols = var_operand_def(IndexType)
+    map = prop_def(AffineMapAttr)
+    strides = opt_prop_def(DenseArrayBase[I64])
+    result = result_def(TensorType)
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(HasAncestor(GridOp), MemoryReadEffect())
+
+    def __init__(
+        self,
+        buffer: SSAValue,
+        map: AffineMapAttr,
+        dims: Sequence[SSAValue],
+        symbols: Sequence[SSAValue],
+        tile_type: TensorType,
+        strides: Sequence[int] | None = None,
+    ):
+        super().__init__(
+            operands=[buffer, dims, symbols],
+            properties={
+                "map": map,
+                "strides": None
+                if strides is None
+                else DenseArrayBase.from_list(i64, strides),
+            },
+            result_types=[tile_type],
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LoadOp:
+        access = parse_access(parser)
+        strides = _parse_strides(parser)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        btype = parser.parse_type()
+        parser.parse_punctuation("->")
+        ttype = parser.parse_type()
+        if not isinstance(btype, MemRefType) or not isinstance(ttype, TensorType):
+            parser.raise_error("expected `memref<...> -> tensor<...>`", pos, parser.pos)
+        op = cls(
+            parser.resolve_operand(access.buffer, btype),
+            AffineMapAttr(access.map),
+            resolve_indices(parser, access.dims),
+            resolve_indices(parser, access.symbols),
+            ttype,
+            strides,
+        )
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        print_access(printer, self.buffer, self.map, self.dims, self.symbols)
+        _print_strides(printer, self.strides)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.buffer.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+    def verify_(self) -> None:
+        tile = self.result.type
+        assert isinstance(tile, TensorType)
+        strides = _strides_or_ones(self.strides, tile.get_num_dims())
+        _verify_tile_access(
+            self, self.buffer, self.map, self.dims, self.symbols, tile, strides, "load"
+        )
+        _kernel_arg(self.buffer, READABLE_ROLES - {ArgRole.PREFETCH}, "loaded")
+
+
+@irdl_op_definition
+class StoreOp(IRDLOperation):
+    """Store a tile whose first element goes to the map's element offsets.
+
+    ```mlir
+    tl.store %t, %o[affine_map<(d0, d1) -> (d0 * 128, d1 * 512)>](%i, %j)
+        : tensor<128x512xf32>, memref<512x1024xf32>
+    ```
+    """
+
+    name = "tl.store"
+
+    value = operand_def(TensorType)
+    buffer = operand_def(MemRefType)
+    dims = var_operand_def(IndexType)
+    symbols = var_operand_def(IndexType)
+    map = prop_def(AffineMapAttr)
+    strides = opt_prop_def(DenseArrayBase[I64])
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(HasAncestor(GridOp), MemoryWriteEffect())
+
+    def __init__(
+        self,
+        value: SSAValue,
+        buffer: SSAValue,
+        map: AffineMapAttr,
+        dims: Sequence[SSAValue],
+        symbols: Sequence[SSAValue] = (),
+        strides: Sequence[int] | None = None,
+    ):
+        super().__init__(
+            operands=[value, buffer, dims, symbols],
+            properties={
+                "map": map,
+                "strides": None
+                if strides is None
+                else DenseArrayBase.from_list(i64, strides),
+            },
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> StoreOp:
+        value = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        access = parse_access(parser)
+        strides = _parse_strides(parser)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        ttype = parser.parse_type()
+        parser.parse_punctuation(",")
+        btype = parser.parse_type()
+        if not isinstance(btype, MemRefType) or not isinstance(ttype, TensorType):
+            parser.raise_error("expected `tensor<...>, memref<...>`", pos, parser.pos)
+        op = cls(
+            parser.resolve_operand(value, ttype),
+            parser.resolve_operand(access.buffer, btype),
+            AffineMapAttr(access.map),
+            resolve_indices(parser, access.dims),
+            resolve_indices(parser, access.symbols),
+            strides,
+        )
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.value)
+        printer.print_string(", ")
+        print_access(printer, self.buffer, self.map, self.dims, self.symbols)
+        _print_strides(printer, self.strides)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.value.type)
+        printer.print_string(", ")
+        printer.print_attribute(self.buffer.type)
+
+    def verify_(self) -> None:
+        tile = self.value.type
+        assert isinstance(tile, TensorType)
+        strides = _strides_or_ones(self.strides, tile.get_num_dims())
+        _verify_tile_access(
+            self, self.buffer, self.map, self.dims, self.symbols, tile, strides, "store"
+        )
+        _kernel_arg(self.buffer, WRITABLE_ROLES, "stored")
+
+
+@irdl_op_definition
+class ScalarLoadOp(IRDLOperation):
+    """Read one prefetched integer as an index, to offset tiles by data.
+
+    ```mlir
+    %row = tl.scalar_load %idx[affine_map<(d0) -> (d0)>](%i) : memref<64xi32>
+    ```
+    """
+
+    name = "tl.scalar_load"
+
+    buffer = operand_def(MemRefType)
+    dims = var_operand_def(IndexType)
+    map = prop_def(AffineMapAttr)
+    result = result_def(IndexType)
+
+    traits = traits_def(HasAncestor(GridOp), MemoryReadEffect())
+
+    def __init__(self, buffer: SSAValue, map: AffineMapAttr, dims: Sequence[SSAValue]):
+        super().__init__(
+            operands=[buffer, dims], properties={"map": map}, result_types=[IndexType()]
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ScalarLoadOp:
+        access = parse_access(parser)
+        if access.symbols:
+            parser.raise_error("tl.scalar_load takes no symbols")
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        btype = parser.parse_type()
+        op = cls(
+            parser.resolve_operand(access.buffer, btype),
+            AffineMapAttr(access.map),
+            resolve_indices(parser, access.dims),
+        )
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        print_access(printer, self.buffer, self.map, self.dims, ())
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.buffer.type)
+
+    def verify_(self) -> None:
+        mtype = self.buffer.type
+        assert isinstance(mtype, MemRefType)
+        if not isinstance(mtype.element_type, IntegerType):
+            raise VerifyException("tl.scalar_load reads an integer buffer")
+        verify_map_arity(
+            self.map.data, len(self.dims), 0, mtype.get_num_dims(), "scalar_load"
+        )
+        _kernel_arg(self.buffer, frozenset({ArgRole.PREFETCH}), "scalar_load")
+
+
+@irdl_op_definition
+class TransposeOp(TransposeOpBase):
+    """Permute the dims of a tile.
+
+    ```mlir
+    %t = tl.transpose %v [1, 0] : tensor<128x256xf32> -> tensor<256x128xf32>
+    ```
+    """
+
+    name = "tl.transpose"
+
+
+@irdl_op_definition
+class BroadcastOp(BroadcastOpBase):
+    """Repeat the size-1 dims of a tile.
+
+    ```mlir
+    %b = tl.broadcast %v : tensor<1x128xf32> to tensor<8x128xf32>
+    ```
+    """
+
+    name = "tl.broadcast"
+
+
+@irdl_op_definition
+class ReduceOp(ReduceTileOpBase):
+    """Reduce a tile over some dims, keeping them with size 1.
+
+    ```mlir
+    %s = tl.reduce <sum> %v [1] : tensor<8x128xf32> -> tensor<8x1xf32>
+    %a = tl.reduce <argmax> %v [1] : tensor<8x128xf32> -> tensor<8x1xi32>
+    ```
+    """
+
+    name = "tl.reduce"
+
+
+TiledLoop = Dialect(
+    "tl",
+    [
+        KernelOp,
+        GridOp,
+        LoadOp,
+        StoreOp,
+        ScalarLoadOp,
+        TransposeOp,
+        BroadcastOp,
+        ReduceOp,
+    ],
+    [GridSemanticsAttr],
+)

@@ -1,0 +1,521 @@
+"""emit-python: print a `pallas` module as one self-contained Python module.
+
+The module imports only jax, jax.numpy, jax.experimental.pallas (and its tpu module)
+and defines `forward(*arrays, interpret=False)`, jax arrays in and out, plus one named
+kernel function per `pallas.call`. Printing is mechanical: one Python statement per op.
+The same text runs in interpret mode on a CPU and lowers for TPU.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import IO
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, math
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    Signedness,
+    TensorType,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineSymExpr,
+)
+from xdsl.utils.exceptions import DiagnosticException
+from xdsl.utils.target import Target
+
+from pallas_ir.dialects import pallas
+from pallas_ir.dialects.common import ReductionKind
+
+HEADER = """\
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+"""
+
+_RESERVED = {"jax", "jnp", "pl", "pltpu", "forward", "interpret", "np"}
+
+
+class EmitError(DiagnosticException):
+    """An op or attribute that has no Python spelling; carries the op for its location."""
+
+    def __init__(self, op: Operation, message: str):
+        super().__init__(message)
+        self.op = op
+
+
+def dtype_name(t: Attribute, op: Operation) -> str:
+    """The `jnp` dtype for an element type."""
+    match t:
+        case Float32Type():
+            return "jnp.float32"
+        case BFloat16Type():
+            return "jnp.bfloat16"
+        case Float16Type():
+            return "jnp.float16"
+        case Float64Type():
+            return "jnp.float64"
+        case IntegerType():
+            width = t.width.data
+            if width == 1:
+                return "jnp.bool_"
+            unsigned = t.signedness.data == Signedness.UNSIGNED
+            if width in (8, 16, 32, 64):
+                return f"jnp.{'u' if unsigned else ''}int{width}"
+        case IndexType():
+            return "jnp.int32"
+    raise EmitError(op, f"emit-python: no jnp dtype for {t}")
+
+
+class Namer:
+    """Python identifiers for SSA values: their name hints where possible, unique."""
+
+    def __init__(self, taken: Sequence[str] = ()):
+        self.names: dict[SSAValue, str] = {}
+        self.used: set[str] = set(_RESERVED) | set(taken)
+
+    def fresh(self, hint: str) -> str:
+        base = re.sub(r"\W", "_", hint) or "v"
+        if base[0].isdigit():
+            base = "v" + base
+        if keyword.iskeyword(base):
+            base += "_"
+        name, n = base, 1
+        while name in self.used:
+            name, n = f"{base}_{n}", n + 1
+        self.used.add(name)
+        return name
+
+    def define(self, value: SSAValue, fallback: str = "v") -> str:
+        name = self.fresh(value.name_hint or fallback)
+        self.names[value] = name
+        return name
+
+    def __getitem__(self, value: SSAValue) -> str:
+        return self.names[value]
+
+
+def _grid_index_names(rank: int) -> list[str]:
+    letters = "ijklmn"
+    return [letters[d] if rank <= len(letters) else f"i{d}" for d in range(rank)]
+
+
+def affine_to_python(
+    expr: AffineExpr, dims: Sequence[str], symbols: Sequence[str]
+) -> str:
+    """An affine expression in Python integer arithmetic (floordiv is `//`)."""
+    match expr:
+        case AffineConstantExpr(value=v):
+            return str(v)
+        case AffineDimExpr(position=p):
+            return dims[p]
+        case AffineSymExpr(position=p):
+            return symbols[p]
+        case AffineBinaryOpExpr(kind=kind, lhs=lhs, rhs=rhs):
+            a = affine_to_python(lhs, dims, symbols)
+            b = affine_to_python(rhs, dims, symbols)
+            if kind == AffineBinaryOpKind.Add:
+                if isinstance(rhs, AffineConstantExpr) and rhs.value < 0:
+                    return f"({a} - {-rhs.value})"
+                return f"({a} + {b})"
+            if kind == AffineBinaryOpKind.Mul:
+                return f"{a} * {b}"
+            if kind == AffineBinaryOpKind.FloorDiv:
+                return f"({a} // {b})"
+            if kind == AffineBinaryOpKind.CeilDiv:
+                return f"(-(-{a} // {b}))"
+            return f"({a} % {b})"
+    raise ValueError(f"unknown affine expression {expr}")
+
+
+def _strip_parens(text: str) -> str:
+    if text.startswith("(") and text.endswith(")"):
+        depth = 0
+        for i, c in enumerate(text):
+            depth += c == "("
+            depth -= c == ")"
+            if depth == 0 and i != len(text) - 1:
+                return text
+        return text[1:-1]
+    return text
+
+
+def emit_index_map(
+    spec: pallas.BlockSpecAttr, grid_rank: int, prefetch_names: Sequence[str]
+) -> str:
+    """`lambda i, j, idx_ref: (idx_ref[i], jnp.int32(0))`: results are int32 (a bare
+    literal would be int64 under x64 and break the TPU compile)."""
+    dims = _grid_index_names(grid_rank)
+    symbols = [
+        f"{prefetch_names[p]}["
+        + ", ".join(_strip_parens(affine_to_python(e, dims, [])) for e in m.results)
+        + "]"
+        for p, m in spec.prefetch
+    ]
+    results: list[str] = []
+    for e in spec.map.results:
+        if isinstance(e, AffineConstantExpr):
+            results.append(f"jnp.int32({e.value})")
+        else:
+            results.append(_strip_parens(affine_to_python(e, dims, symbols)))
+    params = ", ".join([*dims, *prefetch_names])
+    body = ", ".join(results) + ("," if len(results) == 1 else "")
+    return f"lambda {params}: ({body})"
+
+
+def emit_block_spec(
+    spec: pallas.BlockSpecAttr, grid_rank: int, prefetch_names: Sequence[str]
+) -> str:
+    if spec.space == pallas.MemorySpace.ANY:
+        return "pl.BlockSpec(memory_space=pl.ANY)"
+    shape = ", ".join("None" if b is None else str(b) for b in spec.shape)
+    shape = f"({shape}{',' if len(spec.shape) == 1 else ''})"
+    text = f"pl.BlockSpec({shape}, {emit_index_map(spec, grid_rank, prefetch_names)}"
+    if spec.space == pallas.MemorySpace.SMEM:
+        text += ", memory_space=pltpu.SMEM"
+    return text + ")"
+
+
+def _tuple(values: Sequence[object]) -> str:
+    inner = ", ".join(map(str, values))
+    return f"({inner},)" if len(values) == 1 else f"({inner})"
+
+
+def _shape_dtype(t: Attribute, op: Operation) -> str:
+    assert isinstance(t, TensorType)
+    return (
+        f"jax.ShapeDtypeStruct({_tuple(t.get_shape())}, {dtype_name(t.element_type, op)})"
+    )
+
+
+def _indexers(op: pallas.LoadOp | pallas.StoreOp, ref: str) -> str:
+    rtype = op.ref.type
+    assert isinstance(rtype, pallas.RefType)
+    if not op.indexers.data:
+        return f"{ref}[...]"
+    parts: list[str] = []
+    for ix, n in zip(op.indexers.data, rtype.get_shape()):
+        if isinstance(ix, pallas.SliceAttr):
+            s, z, k = ix.start.data, ix.size.data, ix.stride.data
+            if s == 0 and z == n and k == 1:
+                parts.append(":")
+            elif k == 1:
+                parts.append(f"pl.ds({s}, {z})")
+            else:
+                parts.append(f"pl.ds({s}, {z}, stride={k})")
+        else:
+            parts.append(str(ix.data))  # type: ignore[union-attr]
+    return f"{ref}[{', '.join(parts)}]"
+
+
+_BINARY: dict[type[Operation], str] = {
+    arith.AddfOp: "{0} + {1}",
+    arith.AddiOp: "{0} + {1}",
+    arith.SubfOp: "{0} - {1}",
+    arith.SubiOp: "{0} - {1}",
+    arith.MulfOp: "{0} * {1}",
+    arith.MuliOp: "{0} * {1}",
+    arith.DivfOp: "{0} / {1}",
+    arith.DivSIOp: "jax.lax.div({0}, {1})",
+    arith.FloorDivSIOp: "{0} // {1}",
+    arith.RemSIOp: "jax.lax.rem({0}, {1})",
+    arith.MaximumfOp: "jnp.maximum({0}, {1})",
+    arith.MaxnumfOp: "jnp.maximum({0}, {1})",
+    arith.MaxSIOp: "jnp.maximum({0}, {1})",
+    arith.MinimumfOp: "jnp.minimum({0}, {1})",
+    arith.MinnumfOp: "jnp.minimum({0}, {1})",
+    arith.MinSIOp: "jnp.minimum({0}, {1})",
+    arith.AndIOp: "{0} & {1}",
+    arith.OrIOp: "{0} | {1}",
+    arith.XOrIOp: "{0} ^ {1}",
+    arith.ShLIOp: "{0} << {1}",
+    arith.ShRSIOp: "{0} >> {1}",
+    math.PowFOp: "jnp.power({0}, {1})",
+    math.Atan2Op: "jnp.arctan2({0}, {1})",
+}
+
+_UNARY: dict[type[Operation], str] = {
+    arith.NegfOp: "-{0}",
+    math.ExpOp: "jnp.exp({0})",
+    math.Exp2Op: "jnp.exp2({0})",
+    math.ExpM1Op: "jnp.expm1({0})",
+    math.LogOp: "jnp.log({0})",
+    math.Log1pOp: "jnp.log1p({0})",
+    math.Log2Op: "jnp.log2({0})",
+    math.TanhOp: "jnp.tanh({0})",
+    math.SqrtOp: "jnp.sqrt({0})",
+    math.RsqrtOp: "jax.lax.rsqrt({0})",
+    math.ErfOp: "jax.lax.erf({0})",
+    math.AbsFOp: "jnp.abs({0})",
+    math.AbsIOp: "jnp.abs({0})",
+    math.SinOp: "jnp.sin({0})",
+    math.CosOp: "jnp.cos({0})",
+    math.TanOp: "jnp.tan({0})",
+    math.AtanOp: "jnp.arctan({0})",
+    math.FloorOp: "jnp.floor({0})",
+    math.CeilOp: "jnp.ceil({0})",
+    math.RoundEvenOp: "jnp.round({0})",
+}
+
+_CASTS = (
+    arith.ExtFOp,
+    arith.TruncFOp,
+    arith.SIToFPOp,
+    arith.FPToSIOp,
+    arith.ExtSIOp,
+    arith.ExtUIOp,
+    arith.TruncIOp,
+    arith.UIToFPOp,
+    arith.FPToUIOp,
+    arith.IndexCastOp,
+)
+
+_CMPF = {
+    "oeq": "==", "ueq": "==", "one": "!=", "une": "!=",
+    "ogt": ">", "ugt": ">", "oge": ">=", "uge": ">=",
+    "olt": "<", "ult": "<", "ole": "<=", "ule": "<=",
+}  # fmt: skip
+_CMPI = {
+    "eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">=",
+    "ult": "<", "ule": "<=", "ugt": ">", "uge": ">=",
+}  # fmt: skip
+
+
+def _python_literal(attr: Attribute) -> str:
+    if isinstance(attr, FloatAttr):
+        v = attr.value.data
+        return repr(float(v))
+    if isinstance(attr, IntegerAttr):
+        return str(attr.value.data)
+    raise TypeError(attr)
+
+
+@dataclass
+class KernelEmitter:
+    """The statements of one kernel body."""
+
+    namer: Namer
+    lines: list[str] = field(default_factory=list[str])
+
+    def emit(self, op: Operation) -> None:
+        out = self._expression(op)
+        if isinstance(op, pallas.StoreOp):
+            self.lines.append(
+                f"{_indexers(op, self.namer[op.ref])} = {self.namer[op.value]}"
+            )
+            return
+        if out is None:
+            raise EmitError(op, f"emit-python: no Python for '{op.name}' in a kernel")
+        (result,) = op.results
+        self.lines.append(f"{self.namer.define(result)} = {out}")
+
+    def _expression(self, op: Operation) -> str | None:
+        n = self.namer
+        args = [n[o] for o in op.operands] if not isinstance(op, pallas.StoreOp) else []
+        if isinstance(op, pallas.StoreOp):
+            return ""
+        if isinstance(op, pallas.LoadOp):
+            return _indexers(op, n[op.ref])
+        if isinstance(op, pallas.ProgramIdOp):
+            return f"pl.program_id({op.axis.value.data})"
+        if isinstance(op, pallas.TransposeOp):
+            perm = op.permutation.get_values()
+            if perm == (1, 0):
+                return f"{args[0]}.T"
+            return f"jnp.transpose({args[0]}, {_tuple(perm)})"
+        if isinstance(op, pallas.BroadcastOp):
+            assert isinstance(op.result.type, TensorType)
+            return f"jnp.broadcast_to({args[0]}, {_tuple(op.result.type.get_shape())})"
+        if isinstance(op, pallas.ReduceOp):
+            kind = ReductionKind(op.kind.data)
+            axes = op.dims.get_values()
+            if kind.returns_index:
+                return (
+                    f"jnp.{kind.value}({args[0]}, axis={axes[0]}, keepdims=True)"
+                    ".astype(jnp.int32)"
+                )
+            fn = {"sum": "sum", "prod": "prod", "max": "max", "min": "min"}[kind.value]
+            return f"jnp.{fn}({args[0]}, axis={_tuple(axes)}, keepdims=True)"
+        if isinstance(op, arith.ConstantOp):
+            return self._constant(op)
+        if (fmt := _BINARY.get(type(op))) is not None:
+            return fmt.format(*args)
+        if (fmt := _UNARY.get(type(op))) is not None:
+            return fmt.format(*args)
+        if isinstance(op, _CASTS):
+            t = op.results[0].type
+            elt = t.element_type if isinstance(t, TensorType) else t
+            return f"{args[0]}.astype({dtype_name(elt, op)})"
+        if isinstance(op, arith.CmpfOp | arith.CmpiOp):
+            table = _CMPF if isinstance(op, arith.CmpfOp) else _CMPI
+            pred = op.predicate.value.data
+            names = (
+                arith.CMPF_COMPARISON_OPERATIONS
+                if isinstance(op, arith.CmpfOp)
+                else arith.CMPI_COMPARISON_OPERATIONS
+            )
+            sym = table.get(names[pred])
+            if sym is None:
+                raise EmitError(op, f"emit-python: no Python for predicate {names[pred]}")
+            return f"{args[0]} {sym} {args[1]}"
+        if isinstance(op, arith.SelectOp):
+            return f"jnp.where({args[0]}, {args[1]}, {args[2]})"
+        return None
+
+    def _constant(self, op: arith.ConstantOp) -> str:
+        value = op.value
+        t = op.result.type
+        if isinstance(value, DenseIntOrFPElementsAttr) and isinstance(t, TensorType):
+            values = value.get_values()
+            if len(set(values)) != 1:
+                raise EmitError(
+                    op, "emit-python: only splat tensor constants are supported"
+                )
+            v = values[0]
+            lit = repr(float(v)) if isinstance(v, float) else str(int(v))
+            return f"jnp.full({_tuple(t.get_shape())}, {lit}, {dtype_name(t.element_type, op)})"
+        if isinstance(value, FloatAttr | IntegerAttr):
+            return f"{dtype_name(t, op)}({_python_literal(value)})"
+        raise EmitError(op, f"emit-python: unsupported constant {value}")
+
+
+def _kernel_function(call: pallas.CallOp, name: str) -> list[str]:
+    namer = Namer()
+    params = [namer.define(a, f"ref{a.index}") for a in call.body.block.args]
+    em = KernelEmitter(namer)
+    for op in call.body.block.ops:
+        em.emit(op)
+    body = em.lines or ["pass"]
+    return [f"def {name}({', '.join(params)}):", *(f"    {line}" for line in body)]
+
+
+def _call_statement(
+    call: pallas.CallOp, kernel: str, namer: Namer, call_namer: Namer
+) -> list[str]:
+    grid_rank = len(call.grid.get_values())
+    ref_names = [call_namer.fresh(a.name_hint or f"prefetch{i}") for i, a in
+                 enumerate(call.body.block.args[: call.n_prefetch])]  # fmt: skip
+    in_specs = [emit_block_spec(s, grid_rank, ref_names) for s in call.in_specs.data]
+    out_specs = [emit_block_spec(s, grid_rank, ref_names) for s in call.out_specs.data]
+    outs = [_shape_dtype(r.type, call) for r in call.outs]
+    ind = " " * 8
+    lines: list[str] = [f"{ind}{kernel},"]
+    if len(outs) == 1:
+        lines.append(f"{ind}out_shape={outs[0]},")
+    else:
+        lines.append(f"{ind}out_shape=(")
+        lines += [f"{ind}    {o}," for o in outs]
+        lines.append(f"{ind}),")
+
+    def spec_list(key: str, specs: list[str], single: bool, pad: str) -> list[str]:
+        if single and len(specs) == 1:
+            return [f"{pad}{key}={specs[0]},"]
+        return [f"{pad}{key}=[", *(f"{pad}    {s}," for s in specs), f"{pad}],"]
+
+    scratch = [
+        f"pltpu.{s.space.value.upper()}({_tuple(s.get_shape())}, "
+        f"{dtype_name(s.element_type, call)})"
+        for s in call.scratch_shapes.data
+    ]
+    grid = _tuple(call.grid.get_values())
+    if call.n_prefetch:
+        p = ind + "    "
+        lines.append(f"{ind}grid_spec=pltpu.PrefetchScalarGridSpec(")
+        lines.append(f"{p}num_scalar_prefetch={call.n_prefetch},")
+        lines.append(f"{p}grid={grid},")
+        lines += spec_list("in_specs", in_specs, False, p)
+        lines += spec_list("out_specs", out_specs, True, p)
+        if scratch:
+            lines.append(f"{p}scratch_shapes=[{', '.join(scratch)}],")
+        lines.append(f"{ind}),")
+    else:
+        lines.append(f"{ind}grid={grid},")
+        lines += spec_list("in_specs", in_specs, False, ind)
+        lines += spec_list("out_specs", out_specs, True, ind)
+        if scratch:
+            lines.append(f"{ind}scratch_shapes=[{', '.join(scratch)}],")
+    if call.aliases:
+        pairs = ", ".join(f"{i}: {o}" for i, o in call.aliases)
+        lines.append(f"{ind}input_output_aliases={{{pairs}}},")
+    semantics = _tuple([f'"{s.data.value}"' for s in call.dimension_semantics.data])
+    params = [f"dimension_semantics={semantics}"]
+    if call.vmem_limit_bytes is not None:
+        params.append(f"vmem_limit_bytes={call.vmem_limit_bytes.value.data}")
+    lines.append(f"{ind}compiler_params=pltpu.CompilerParams({', '.join(params)}),")
+    if (c := call.cost_estimate) is not None:
+        lines.append(
+            f"{ind}cost_estimate=pl.CostEstimate(flops={c.flops.data}, "
+            f"transcendentals={c.transcendentals.data}, "
+            f"bytes_accessed={c.bytes_accessed.data}),"
+        )
+    lines.append(f'{ind}name="{call.kernel_name.data}",')
+    lines.append(f"{ind}interpret=interpret,")
+    results = [namer.define(r, "out") for r in call.outs]
+    target = results[0] if len(results) == 1 else ", ".join(results)
+    args = ", ".join(namer[a] for a in call.args)
+    return [f"    {target} = pl.pallas_call(", *lines, f"    )({args})"]
+
+
+def emit_python(module: ModuleOp) -> str:
+    """The Python module for a verified `pallas` module."""
+    forward = None
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.sym_name.data == "forward":
+            forward = op
+        else:
+            raise EmitError(
+                op,
+                f"emit-python: expected only func.func @forward at top level, got {op.name}",
+            )
+    if forward is None or not forward.body.blocks:
+        raise EmitError(module, "emit-python: the module has no func.func @forward")
+
+    kernels: list[list[str]] = []
+    namer = Namer()
+    params = [namer.define(a, f"arg{a.index}") for a in forward.body.block.args]
+    body: list[str] = []
+    for op in forward.body.block.ops:
+        if isinstance(op, pallas.CallOp):
+            kname = namer.fresh(f"{op.kernel_name.data}_kernel")
+            kernels.append(_kernel_function(op, kname))
+            body += _call_statement(op, kname, namer, Namer(namer.used))
+        elif isinstance(op, func.ReturnOp):
+            vals = [namer[v] for v in op.arguments]
+            body.append(f"    return {', '.join(vals)}" if vals else "    return None")
+        else:
+            raise EmitError(op, f"emit-python: no Python for '{op.name}' in @forward")
+    parts = [HEADER]
+    for k in kernels:
+        parts.append("\n\n" + "\n".join(k) + "\n")
+    signature = ", ".join([*params, "interpret=False"])
+    parts.append(f"\n\ndef forward({signature}):\n" + "\n".join(body) + "\n")
+    return "".join(parts)
+
+
+@dataclass(frozen=True)
+class PythonTarget(Target):
+    """`-t python`: the Pallas module as Python source."""
+
+    name = "python"
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        output.write(emit_python(module))

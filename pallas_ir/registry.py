@@ -1,0 +1,51 @@
+"""The one registry of pallas-ir's dialects, passes and targets.
+
+Factories import lazily so that `pallas-opt --help` and `xdsl-opt` stay fast. Both
+`pallas-opt` and the `xdsl.universe` entry point (plain `xdsl-opt`) read from here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.ir import Dialect
+from xdsl.passes import ModulePass
+from xdsl.utils.target import Target
+
+
+def _tensor_access() -> Dialect:
+    from pallas_ir.dialects.tensor_access import TensorAccess
+
+    return TensorAccess
+
+
+def _tiled_loop() -> Dialect:
+    from pallas_ir.dialects.tiled_loop import TiledLoop
+
+    return TiledLoop
+
+
+def _pallas() -> Dialect:
+    from pallas_ir.dialects.pallas import Pallas
+
+    return Pallas
+
+
+def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
+    return {"ta": _tensor_access, "tl": _tiled_loop, "pallas": _pallas}
+
+
+def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """pallas-ir's own passes: ta → ta rewrites (`passes/`) and level-to-level
+    conversions (`lowering/`), in pipeline order."""
+    return {}
+
+
+def _python_target() -> type[Target]:
+    from pallas_ir.lowering.emit_python import PythonTarget
+
+    return PythonTarget
+
+
+def get_all_targets() -> dict[str, Callable[[], type[Target]]]:
+    return {"python": _python_target}

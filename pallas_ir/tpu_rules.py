@@ -1,0 +1,77 @@
+"""TPU facts that every level checks against (tested in `shared/notes/pallas-tpu-facts.md`).
+
+One place for the numbers: block-shape legality, chip memory sizes. The `pallas` dialect
+verifier rejects blocks that Mosaic would reject; the tiler picks blocks that pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+LANES = 128
+"""Minor (lane) dim of a TPU vreg tile."""
+
+SMEM_BYTES = 1 << 20
+"""Scalar memory on v5e and v6e: scalar-prefetch operands must fit in it."""
+
+
+@dataclass(frozen=True)
+class Chip:
+    name: str
+    device_kind: str
+    topology: str
+    default_scoped_vmem_bytes: int
+    vmem_bytes: int
+
+
+CHIPS: dict[str, Chip] = {
+    "v5e": Chip("v5e", "TPU v5 lite", "v5e:1x1", 16 << 20, 128 << 20),
+    "v6e": Chip("v6e", "TPU v6 lite", "v6e:1x1", 32 << 20, 128 << 20),
+}
+
+
+def min_sublanes(bitwidth: int) -> int:
+    """Rows a block's second-minor dim must be a multiple of (unless it is the whole dim).
+
+    libtpu rejects 8-bit blocks of fewer than 32 rows (E2002); 16- and 32-bit types
+    compile with 8 (16-bit prefers 16, a tiler's choice, not a legality rule).
+    """
+    return 32 if bitwidth <= 8 else 8
+
+
+def block_shape_error(
+    block: Sequence[int | None], array: Sequence[int], bitwidth: int
+) -> str | None:
+    """Why a block shape cannot be DMA'd on TPU, or None if it can.
+
+    `None` in `block` is a squeezed dim (size 1 in the array's window).
+    """
+    if len(block) != len(array):
+        return f"block rank {len(block)} differs from the array rank {len(array)}"
+    sizes = [1 if b is None else b for b in block]
+    for k, (b, n) in enumerate(zip(sizes, array)):
+        if b <= 0:
+            return f"block dim {k} is {b}; block dims must be positive"
+        if b > n:
+            return f"block dim {k} is {b} but the array dim is only {n}"
+    if len(array) == 1:
+        (b,), (n,) = sizes, array
+        tile = LANES * 32 // max(bitwidth, 1)
+        if b == n or b % 1024 == 0 or (b >= tile and b & (b - 1) == 0):
+            return None
+        return (
+            f"a rank-1 block must equal the array dim ({n}), be a multiple of 1024, "
+            f"or be a power of 2 of at least {tile}; got {b}"
+        )
+    rows = min_sublanes(bitwidth)
+    checks = ((len(array) - 2, rows), (len(array) - 1, LANES))
+    for k, multiple in checks:
+        b, n = sizes[k], array[k]
+        if b != n and b % multiple != 0:
+            what = "squeezed" if block[k] is None else str(b)
+            return (
+                f"block dim {k} ({what}) of a {bitwidth}-bit array must be a multiple "
+                f"of {multiple} or equal the array dim {n}"
+            )
+    return None

@@ -1,0 +1,302 @@
+// RUN: pallas-opt %s --split-input-file --verify-diagnostics
+
+// Malformed ta IR: each chunk must produce exactly the expected error.
+
+// The map takes two dims but the load passes one loop variable.
+ta.kernel @k(%x: memref<8192xf32> {role = "in"}, %o: memref<8192xf32> {role = "out"}) {
+  ta.loop [64, 128] (%i, %j) {
+    // expected-error@+1 {{load map has 2 dims but 1 dim operands}}
+    %v = ta.load %x[affine_map<(d0, d1) -> (d0 * 128 + d1)>](%i) : memref<8192xf32>
+  }
+}
+
+// -----
+
+// The map has a symbol but no symbol operand is given.
+ta.kernel @k(%x: memref<8192xf32> {role = "in"}, %o: memref<8192xf32> {role = "out"}) {
+  ta.loop [64, 128] (%i, %j) {
+    // expected-error@+1 {{load map has 1 symbols but 0 symbol operands}}
+    %v = ta.load %x[affine_map<(d0, d1)[s0] -> (d0 * 128 + d1 + s0)>](%i, %j) : memref<8192xf32>
+  }
+}
+
+// -----
+
+// Two indices for a rank-1 buffer.
+ta.kernel @k(%x: memref<8192xf32> {role = "in"}, %o: memref<8192xf32> {role = "out"}) {
+  ta.loop [64, 128] (%i, %j) {
+    // expected-error@+1 {{load map has 2 results but the buffer needs 1}}
+    %v = ta.load %x[affine_map<(d0, d1) -> (d0, d1)>](%i, %j) : memref<8192xf32>
+  }
+}
+
+// -----
+
+// The last point of the loop reads element 8192 of an 8192-element buffer.
+ta.kernel @k(%x: memref<8192xf32> {role = "in"}, %o: memref<8192xf32> {role = "out"}) {
+  ta.loop [64, 128] (%i, %j) {
+    // expected-error@+1 {{load index #0 ranges over [1, 8192] but the buffer dim is 8192: the access leaves its buffer}}
+    %v = ta.load %x[affine_map<(d0, d1) -> (d0 * 128 + d1 + 1)>](%i, %j) : memref<8192xf32>
+  }
+}
+
+// -----
+
+// The first point of the loop reads element -1.
+ta.kernel @k(%x: memref<8192xf32> {role = "in"}, %o: memref<8192xf32> {role = "out"}) {
+  ta.loop [8192] (%i) {
+    %v = ta.load %x[affine_map<(d0) -> (d0)>](%i) : memref<8192xf32>
+    // expected-error@+1 {{store index #0 ranges over [-1, 8190] but the buffer dim is 8192}}
+    ta.store %v, %o[affine_map<(d0) -> (d0 - 1)>](%i) : memref<8192xf32>
+  }
+}
+
+// -----
+
+// A dim operand must be a loop variable; a data-dependent index is a symbol.
+ta.kernel @k(%x: memref<8192xf32> {role = "in"}, %o: memref<8192xf32> {role = "out"}) {
+  ta.loop [64, 128] (%i, %j) {
+    %c = arith.constant 0 : index
+    // expected-error@+1 {{load dim operand #0 must be a variable of an enclosing ta.loop}}
+    %v = ta.load %x[affine_map<(d0, d1) -> (d0 * 128 + d1)>](%c, %j) : memref<8192xf32>
+  }
+}
+
+// -----
+
+// A store to an input buffer.
+ta.kernel @k(%x: memref<8192xf32> {role = "in"}, %o: memref<8192xf32> {role = "out"}) {
+  ta.loop [64, 128] (%i, %j) {
+    %v = ta.load %x[affine_map<(d0, d1) -> (d0 * 128 + d1)>](%i, %j) : memref<8192xf32>
+    // expected-error@+1 {{stored buffer is kernel argument #0 with role 'in'; expected 'inout' or 'out'}}
+    ta.store %v, %x[affine_map<(d0, d1) -> (d0 * 128 + d1)>](%i, %j) : memref<8192xf32>
+  }
+}
+
+// -----
+
+// A load from an output buffer.
+ta.kernel @k(%x: memref<8192xf32> {role = "in"}, %o: memref<8192xf32> {role = "out"}) {
+  ta.loop [64, 128] (%i, %j) {
+    // expected-error@+1 {{loaded buffer is kernel argument #1 with role 'out'; expected 'in' or 'inout' or 'prefetch'}}
+    %v = ta.load %o[affine_map<(d0, d1) -> (d0 * 128 + d1)>](%i, %j) : memref<8192xf32>
+  }
+}
+
+// -----
+
+// In generic form, a load result that is not the buffer's element type.
+ta.kernel @k(%x: memref<8192xf32> {role = "in"}, %o: memref<8192xf32> {role = "out"}) {
+  ta.loop [64, 128] (%i, %j) {
+    // expected-error@+1 {{result type i32 differs from the buffer's element type f32}}
+    %v = "ta.load"(%x, %i, %j) <{map = affine_map<(d0, d1) -> (d0 * 128 + d1)>, operandSegmentSizes = array<i32: 1, 2, 0>}> : (memref<8192xf32>, index, index) -> i32
+  }
+}
+
+// -----
+
+// A load outside any loop.
+ta.kernel @k(%x: memref<8192xf32> {role = "in"}, %o: memref<8192xf32> {role = "out"}) {
+  // expected-error@+1 {{'ta.load' expects ancestor op 'ta.loop'}}
+  %v = ta.load %x[affine_map<() -> (0)>]() : memref<8192xf32>
+}
+
+// -----
+
+// A reduction in a loop without reduce dims has nothing to reduce over.
+ta.kernel @k(%x: memref<8192xf32> {role = "in"}, %o: memref<64xf32> {role = "out"}) {
+  ta.loop [64, 128] (%i, %j) {
+    %v = ta.load %x[affine_map<(d0, d1) -> (d0 * 128 + d1)>](%i, %j) : memref<8192xf32>
+    // expected-error@+1 {{ta.reduce needs an enclosing ta.loop with reduce dims}}
+    %s = ta.reduce <sum> %v : f32
+  }
+}
+
+// -----
+
+// argmax gives an i32 position, so `-> f32` is rejected while parsing.
+ta.kernel @k(%x: memref<8192xf32> {role = "in"}, %o: memref<64xi32> {role = "out"}) {
+  ta.loop [64] reduce [128] (%i, %j) {
+    %v = ta.load %x[affine_map<(d0, d1) -> (d0 * 128 + d1)>](%i, %j) : memref<8192xf32>
+    // expected-error@+1 {{ta.reduce <argmax> gives i32, not f32}}
+    %s = ta.reduce <argmax> %v : f32 -> f32
+  }
+}
+
+// -----
+
+// The same in generic form is caught by the verifier.
+ta.kernel @k(%x: memref<8192xf32> {role = "in"}, %o: memref<64xi32> {role = "out"}) {
+  ta.loop [64] reduce [128] (%i, %j) {
+    %v = ta.load %x[affine_map<(d0, d1) -> (d0 * 128 + d1)>](%i, %j) : memref<8192xf32>
+    // expected-error@+1 {{<argmax> result must be i32, got f32}}
+    %s = "ta.reduce"(%v) <{kind = "argmax"}> : (f32) -> f32
+  }
+}
+
+// -----
+
+// An unknown reduction kind in generic form.
+ta.kernel @k(%x: memref<8192xf32> {role = "in"}, %o: memref<64xf32> {role = "out"}) {
+  ta.loop [64] reduce [128] (%i, %j) {
+    %v = ta.load %x[affine_map<(d0, d1) -> (d0 * 128 + d1)>](%i, %j) : memref<8192xf32>
+    // expected-error@+1 {{unknown reduction kind 'mean'; expected one of sum, prod, max, min, argmax, argmin}}
+    %s = "ta.reduce"(%v) <{kind = "mean"}> : (f32) -> f32
+  }
+}
+
+// -----
+
+// An unknown reduction kind in custom form is a parse error.
+ta.kernel @k(%x: memref<8192xf32> {role = "in"}, %o: memref<64xf32> {role = "out"}) {
+  ta.loop [64] reduce [128] (%i, %j) {
+    %v = ta.load %x[affine_map<(d0, d1) -> (d0 * 128 + d1)>](%i, %j) : memref<8192xf32>
+    // expected-error@+1 {{Expected `sum`, `prod`, `max`, `min`, `argmax`, or `argmin`.}}
+    %s = ta.reduce <average> %v : f32
+  }
+}
+
+// -----
+
+// A reshape keeps the element count.
+func.func @forward(%x: memref<8192xf32>) {
+  // expected-error@+1 {{reshape from 8192 to 4096 elements}}
+  %r = ta.reshape %x : memref<8192xf32> to memref<64x64xf32>
+  func.return
+}
+
+// -----
+
+// A reshape keeps the element type.
+func.func @forward(%x: memref<8192xf32>) {
+  // expected-error@+1 {{reshape changes the element type from f32 to i32}}
+  %r = ta.reshape %x : memref<8192xf32> to memref<64x128xi32>
+  func.return
+}
+
+// -----
+
+// Buffers are allocated on the host, not in kernels.
+ta.kernel @k(%x: memref<8192xf32> {role = "in"}, %o: memref<64xf32> {role = "out"}) {
+  // expected-error@+1 {{ta.alloc is host-side: it cannot be in a kernel}}
+  %t = ta.alloc : memref<64xf32>
+}
+
+// -----
+
+// Only a ta.kernel can be launched.
+func.func @forward(%x: memref<8192xf32>) {
+  // expected-error@+1 {{'forward' is not a ta.kernel}}
+  ta.launch @forward(%x) : memref<8192xf32>
+  func.return
+}
+
+// -----
+
+// The launch's buffers must have the kernel's argument types.
+ta.kernel @k(%x: memref<8192xf32> {role = "in"}, %o: memref<64xf32> {role = "out"}) {
+}
+func.func @forward(%x: memref<8192xf32>, %o: memref<128xf32>) {
+  // expected-error@+1 {{argument types memref<8192xf32>, memref<128xf32> do not match kernel @k's memref<8192xf32>, memref<64xf32>}}
+  ta.launch @k(%x, %o) : memref<8192xf32>, memref<128xf32>
+  func.return
+}
+
+// -----
+
+// Launches are host-side.
+ta.kernel @k(%x: memref<64xf32> {role = "in"}, %o: memref<64xf32> {role = "out"}) {
+}
+ta.kernel @k2(%x: memref<64xf32> {role = "in"}, %o: memref<64xf32> {role = "out"}) {
+  // expected-error@+1 {{ta.launch is host-side: it cannot be in a kernel}}
+  ta.launch @k(%x, %o) : memref<64xf32>, memref<64xf32>
+}
+
+// -----
+
+// A kernel that writes nothing.
+// expected-error@+1 {{ta.kernel has no output argument (role 'out' or 'inout')}}
+ta.kernel @k(%x: memref<8192xf32> {role = "in"}, %y: memref<8192xf32> {role = "in"}) {
+}
+
+// -----
+
+// expected-error@+1 {{argument #0 has role 'input'; expected one of in, inout, out, prefetch}}
+ta.kernel @k(%x: memref<8192xf32> {role = "input"}, %o: memref<64xf32> {role = "out"}) {
+}
+
+// -----
+
+// Prefetched buffers hold block indices: integers.
+// expected-error@+1 {{prefetch argument #0 must hold integers, got f32}}
+ta.kernel @k(%idx: memref<64xf32> {role = "prefetch"}, %o: memref<64xf32> {role = "out"}) {
+}
+
+// -----
+
+// expected-error@+1 {{argument #0 must be a memref buffer, got tensor<8192xf32>}}
+ta.kernel @k(%x: tensor<8192xf32> {role = "in"}, %o: memref<8192xf32> {role = "out"}) {
+}
+
+// -----
+
+// expected-error@+2 {{ta.kernel has 2 arguments but 1 roles}}
+// The roles property must have one entry per argument (generic form).
+"ta.kernel"() <{sym_name = "k", roles = ["in"]}> ({
+^bb0(%x: memref<8192xf32>, %o: memref<8192xf32>):
+}) : () -> ()
+
+// -----
+
+ta.kernel @k(%x: memref<8192xf32> {role = "in"}, %o: memref<8192xf32> {role = "out"}) {
+  // expected-error@+1 {{loop extents must be positive, got 0}}
+  ta.loop [0, 128] (%i, %j) {
+  }
+}
+
+// -----
+
+ta.kernel @k(%x: memref<8192xf32> {role = "in"}, %o: memref<8192xf32> {role = "out"}) {
+  // expected-error@+1 {{loop has 2 dims but 1 loop variables}}
+  ta.loop [64, 128] (%i) {
+  }
+}
+
+// -----
+
+func.func @forward(%x: memref<8192xf32>) {
+  // expected-error@+1 {{'ta.loop' expects parent op 'ta.kernel'}}
+  ta.loop [64] (%i) {
+  }
+  func.return
+}
+
+// -----
+
+// Parse errors: a kernel argument without a role.
+// expected-error@+1 {{kernel argument needs a role: {role = "in" | "out" | "inout" | "prefetch"}}}
+ta.kernel @k(%x: memref<8192xf32>, %o: memref<8192xf32> {role = "out"}) {
+}
+
+// -----
+
+// expected-error@+1 {{kernel arguments take only a role attribute}}
+ta.kernel @k(%x: memref<8192xf32> {role = "in", extra = 1}, %o: memref<8192xf32> {role = "out"}) {
+}
+
+// -----
+
+ta.kernel @k(%x: memref<8192xf32> {role = "in"}, %o: memref<8192xf32> {role = "out"}) {
+  // expected-error@+1 {{'(' expected}}
+  ta.loop [64, 128] %i, %j {
+  }
+}
+
+// -----
+
+ta.kernel @k(%x: memref<8192xf32> {role = "in"}, %o: memref<8192xf32> {role = "out"}) {
+  ta.loop [64, 128] (%i, %j) {
+    // expected-error@+1 {{expected a memref type}}
+    %v = ta.load %x[affine_map<(d0, d1) -> (d0 * 128 + d1)>](%i, %j) : tensor<8192xf32>
+  }
+}
