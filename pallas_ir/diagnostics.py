@@ -15,14 +15,17 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
-from xdsl.ir import Operation
+from xdsl.ir import Attribute, Operation, TypeAttribute
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from xdsl.utils.str_enum import StrEnum
+
+_A = TypeVar("_A")
 
 
 class Severity(StrEnum):
@@ -125,17 +128,34 @@ def emit_warning(op: Operation | None, message: str) -> None:
 # Parsing with locations, verifying with locations
 
 
+_STRING_LITERAL = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
+
+
 class LocatedParser(Parser):
-    """A parser that gives every op the `file:line:col` where its text starts."""
+    """A parser that gives every op the `file:line:col` where its text starts.
+
+    An attribute or type whose verifier fails while it is parsed (e.g. a
+    `#pallas.block_spec` whose index map does not fit its block) is a parse error
+    at the place it is written, not an internal error.
+    """
 
     def __init__(self, ctx, input: str, name: str = "<input>", line_offset: int = 0):
         super().__init__(ctx, input, name)
         self._file = name
         self._line_offset = line_offset
+        # xDSL 0.75's string-literal regex nests quantifiers, `(?:[^"...]+|...)*"`, and
+        # backtracks exponentially on an unterminated literal (a 40-character line took
+        # minutes). One character per repetition matches the same language in linear time.
+        self.lexer._unescaped_characters_regex = _STRING_LITERAL  # pyright: ignore
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span
-        op = super().parse_operation()
+        try:
+            op = super().parse_operation()
+        except (
+            VerifyException
+        ) as e:  # e.g. a type constraint checked by an assembly format
+            self.raise_error(_first_line(e), start)
         if not isinstance(op.location, FileLineColLoc):
             loc = start.get_location()
             op.location = FileLineColLoc(
@@ -144,6 +164,19 @@ class LocatedParser(Parser):
                 IntAttr(loc.col),
             )
         return op
+
+    def parse_optional_attribute(self) -> Attribute | None:
+        return self._verifying(super().parse_optional_attribute)
+
+    def parse_optional_type(self) -> TypeAttribute | None:
+        return self._verifying(super().parse_optional_type)
+
+    def _verifying(self, parse: Callable[[], _A]) -> _A:
+        start = self.pos
+        try:
+            return parse()
+        except VerifyException as e:
+            self.raise_error(_first_line(e), start, max(self.pos, start + 1))
 
 
 def _verify_one(op: Operation) -> str | None:

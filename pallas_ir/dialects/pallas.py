@@ -263,7 +263,10 @@ class BlockSpecAttr(ParametrizedAttribute):
                     sym = parser.parse_identifier()
                     if sym != f"s{len(prefetch)}":
                         parser.raise_error(
-                            f"expected the binding of s{len(prefetch)}", pos, parser.pos
+                            f"expected a memory space (vmem, smem, any) or the binding "
+                            f"`s{len(prefetch)} = prefetchN[map]`, got '{sym}'",
+                            pos,
+                            parser.pos,
                         )
                     parser.parse_punctuation("=")
                     pos = parser.pos
@@ -378,6 +381,25 @@ def _bitwidth(t: Attribute) -> int | None:
 
 _CALL_CLAUSES = ("grid", "prefetch", "in", "out", "semantics", "scratch", "aliases")
 """Keyword clauses of `pallas.call`, in print order."""
+
+
+def _parse_block_spec(parser: Parser) -> Attribute:
+    """One entry of an `in`/`out` clause; a non-spec is rejected where it is written."""
+    pos = parser.pos
+    spec = parser.parse_attribute()
+    if not isinstance(spec, BlockSpecAttr):
+        parser.raise_error(f"expected a #pallas.block_spec, got {spec}", pos, parser.pos)
+    return spec
+
+
+def _parse_scratch_ref(parser: Parser) -> Attribute:
+    pos = parser.pos
+    ref = parser.parse_type()
+    if not isinstance(ref, RefType):
+        parser.raise_error(
+            f"scratch shapes are !pallas.ref types, got {ref}", pos, parser.pos
+        )
+    return ref
 
 
 @irdl_op_definition
@@ -531,11 +553,11 @@ class CallOp(IRDLOperation):
                 )
             elif clause == "in":
                 in_specs = parser.parse_comma_separated_list(
-                    parser.Delimiter.SQUARE, parser.parse_attribute
+                    parser.Delimiter.SQUARE, lambda: _parse_block_spec(parser)
                 )
             elif clause == "out":
                 out_specs = parser.parse_comma_separated_list(
-                    parser.Delimiter.SQUARE, parser.parse_attribute
+                    parser.Delimiter.SQUARE, lambda: _parse_block_spec(parser)
                 )
             elif clause == "prefetch":
                 n_prefetch = parser.parse_integer(
@@ -548,7 +570,7 @@ class CallOp(IRDLOperation):
                 )
             elif clause == "scratch":
                 scratch = parser.parse_comma_separated_list(
-                    parser.Delimiter.SQUARE, parser.parse_type
+                    parser.Delimiter.SQUARE, lambda: _parse_scratch_ref(parser)
                 )
             else:
 
@@ -580,13 +602,6 @@ class CallOp(IRDLOperation):
             parser.Delimiter.PAREN, parser.parse_argument
         )
         body = parser.parse_region(kargs)
-        for spec_list in (in_specs, out_specs):
-            for s in spec_list:
-                if not isinstance(s, BlockSpecAttr):
-                    parser.raise_error(f"expected a #pallas.block_spec, got {s}", pos)
-        for s in scratch:
-            if not isinstance(s, RefType):
-                parser.raise_error(f"scratch shapes are !pallas.ref types, got {s}", pos)
         props: dict[str, Attribute] = {}
         for key in ("cost_estimate", "vmem_limit_bytes"):
             if key in attrs:
@@ -726,6 +741,11 @@ class CallOp(IRDLOperation):
                 raise VerifyException(
                     f"alias {i} -> {o} joins {self.args[i].type} and {self.outs[o].type}"
                 )
+        for k, ref in enumerate(self.scratch_shapes.data):
+            if ref.space == MemorySpace.ANY:
+                raise VerifyException(
+                    f"scratch_shapes[{k}] is in memory space any; scratch lives in vmem or smem"
+                )
         if self.vmem_limit_bytes is not None and self.vmem_limit_bytes.value.data <= 0:
             raise VerifyException("vmem_limit_bytes must be positive")
         got = [a.type for a in self.body.block.args]
@@ -848,11 +868,16 @@ def _parse_indexers(parser: Parser) -> list[int | tuple[int, int | None, int]]:
 
 
 def _resolve_indexers(
-    parser: Parser, raw: list[int | tuple[int, int | None, int]], shape: Sequence[int]
+    parser: Parser,
+    raw: list[int | tuple[int, int | None, int]],
+    shape: Sequence[int],
+    span: tuple[int, int] | None = None,
 ) -> ArrayAttr:
+    """`span` is where the indexers were written, for the error's location."""
     if raw and len(raw) != len(shape):
         parser.raise_error(
-            f"{len(raw)} indexers for a rank-{len(shape)} ref (use [...] for all of it)"
+            f"{len(raw)} indexers for a rank-{len(shape)} ref (use [...] for all of it)",
+            *(span or ()),
         )
     out: list[Attribute] = []
     for r, n in zip(raw, shape):
@@ -860,7 +885,10 @@ def _resolve_indexers(
             out.append(IntAttr(r))
         else:
             start, size, stride = r
-            out.append(SliceAttr(start, n if size is None else size, stride))
+            try:
+                out.append(SliceAttr(start, n if size is None else size, stride))
+            except VerifyException as e:
+                parser.raise_error(str(e), *(span or ()))
     return ArrayAttr(out)
 
 
@@ -965,7 +993,9 @@ class LoadOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> LoadOp:
         ref = parser.parse_unresolved_operand()
+        ix_pos = parser.pos
         raw = _parse_indexers(parser)
+        ix_span = (ix_pos, parser.pos)
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         pos = parser.pos
@@ -979,7 +1009,7 @@ class LoadOp(IRDLOperation):
         op = cls(
             parser.resolve_operand(ref, rtype),
             ttype,
-            _resolve_indexers(parser, raw, rtype.get_shape()).data,  # type: ignore[arg-type]
+            _resolve_indexers(parser, raw, rtype.get_shape(), ix_span).data,  # type: ignore[arg-type]
         )
         op.attributes.update(attrs)
         return op
@@ -1027,7 +1057,9 @@ class StoreOp(IRDLOperation):
         value = parser.parse_unresolved_operand()
         parser.parse_punctuation(",")
         ref = parser.parse_unresolved_operand()
+        ix_pos = parser.pos
         raw = _parse_indexers(parser)
+        ix_span = (ix_pos, parser.pos)
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         pos = parser.pos
@@ -1041,7 +1073,7 @@ class StoreOp(IRDLOperation):
         op = cls(
             parser.resolve_operand(value, ttype),
             parser.resolve_operand(ref, rtype),
-            _resolve_indexers(parser, raw, rtype.get_shape()).data,  # type: ignore[arg-type]
+            _resolve_indexers(parser, raw, rtype.get_shape(), ix_span).data,  # type: ignore[arg-type]
         )
         op.attributes.update(attrs)
         return op

@@ -104,6 +104,16 @@ class KernelOp(KernelOpBase):
 
     name = "tl.kernel"
 
+    def verify_(self) -> None:
+        super().verify_()
+        grids = [op for op in self.body.block.ops if isinstance(op, GridOp)]
+        others = [op.name for op in self.body.block.ops if not isinstance(op, GridOp)]
+        if len(grids) != 1 or others:
+            raise VerifyException(
+                f"a tl.kernel holds exactly one tl.grid, found {len(grids)}"
+                + (f" and {', '.join(others)}" if others else "")
+            )
+
 
 @irdl_op_definition
 class GridOp(IRDLOperation):
@@ -509,6 +519,18 @@ class ScalarLoadOp(IRDLOperation):
         verify_map_arity(
             self.map.data, len(self.dims), 0, mtype.get_num_dims(), "scalar_load"
         )
+        for i, d in enumerate(self.dims):
+            if _grid_extent(d) is None:
+                raise VerifyException(
+                    f"scalar_load dim operand #{i} must be an index of the enclosing tl.grid"
+                )
+        bounds = map_bounds(self.map.data, loop_bounds_of(self.dims, _grid_extent), [])
+        for k, (b, n) in enumerate(zip(bounds, mtype.get_shape())):
+            if b is not None and (b[0] < 0 or b[1] >= n):
+                raise VerifyException(
+                    f"scalar_load index #{k} ranges over [{b[0]}, {b[1]}] but the buffer "
+                    f"dim is {n}"
+                )
         _kernel_arg(self.buffer, frozenset({ArgRole.PREFETCH}), "scalar_load")
 
 

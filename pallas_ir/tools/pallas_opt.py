@@ -355,9 +355,12 @@ class PallasOptMain(xDSLOptMain):
         """Parse, verify, run the pipeline and emit one chunk; None if it failed."""
         t0 = time.perf_counter()
         try:
-            module = LocatedParser(self.ctx, chunk, name, offset).parse_module(
-                not self.args.no_implicit_module
-            )
+            if _only_comments(chunk):  # an empty file is an empty module, as in MLIR
+                module = ModuleOp([])
+            else:
+                module = LocatedParser(self.ctx, chunk, name, offset).parse_module(
+                    not self.args.no_implicit_module
+                )
         except ParseError as e:
             loc = e.span.get_location()
             engine.diagnostics.append(
@@ -471,6 +474,10 @@ class PallasOptMain(xDSLOptMain):
         return 1 if failed else 0
 
 
+def _only_comments(text: str) -> bool:
+    return all(not ln.strip() or ln.lstrip().startswith("//") for ln in text.split("\n"))
+
+
 def _first_line(e: BaseException) -> str:
     text = str(e.args[0]) if e.args else str(e)
     return text.strip().splitlines()[0] if text.strip() else type(e).__name__
@@ -484,6 +491,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `pallas-opt ... | head`: the reader is gone, stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as e:  # a bug in pallas-ir, not in the input
         if os.environ.get("PALLAS_IR_DEBUG"):
             traceback.print_exc()

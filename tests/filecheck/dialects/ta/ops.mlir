@@ -89,6 +89,16 @@ ta.kernel @embedding(%idx: memref<64xi32> {role = "prefetch"}, %table: memref<64
   }
 }
 
+// A scatter: the symbol indexes the store.
+ta.kernel @scatter(%idx: memref<64xi32> {role = "prefetch"}, %src: memref<4096xf32> {role = "in"}, %dst: memref<64000xf32> {role = "inout"}) {
+  ta.loop [64, 64] (%i, %d) {
+    %r = ta.load %idx[affine_map<(d0) -> (d0)>](%i) : memref<64xi32>
+    %row = arith.index_cast %r : i32 to index
+    %v = ta.load %src[affine_map<(d0, d1) -> (d0 * 64 + d1)>](%i, %d) : memref<4096xf32>
+    ta.store %v, %dst[affine_map<(d0)[s0] -> (s0 * 64 + d0)>](%d)[%row] : memref<64000xf32>
+  }
+}
+
 // CHECK-LABEL: ta.kernel @embedding(%idx: memref<64xi32> {role = "prefetch"}, %table: memref<64000xf32> {role = "in"}, %out: memref<4096xf32> {role = "out"}) {
 // CHECK-NEXT:    ta.loop [64, 64] (%i, %d) {
 // CHECK-NEXT:      %r = ta.load %idx[affine_map<(d0) -> (d0)>](%i) : memref<64xi32>
@@ -98,8 +108,19 @@ ta.kernel @embedding(%idx: memref<64xi32> {role = "prefetch"}, %table: memref<64
 // CHECK-NEXT:    }
 // CHECK-NEXT:  }
 
+// CHECK-LABEL: ta.kernel @scatter(%idx: memref<64xi32> {role = "prefetch"}, %src: memref<4096xf32> {role = "in"}, %dst: memref<64000xf32> {role = "inout"}) {
+// CHECK-NEXT:    ta.loop [64, 64] (%i, %d) {
+// CHECK-NEXT:      %r = ta.load %idx[affine_map<(d0) -> (d0)>](%i) : memref<64xi32>
+// CHECK-NEXT:      %row = arith.index_cast %r : i32 to index
+// CHECK-NEXT:      %v = ta.load %src[affine_map<(d0, d1) -> (((d0 * 64) + d1))>](%i, %d) : memref<4096xf32>
+// CHECK-NEXT:      ta.store %v, %dst[affine_map<(d0)[s0] -> (((s0 * 64) + d0))>](%d)[%row] : memref<64000xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+
 // CHECK-GENERIC-LABEL: "ta.kernel"() <{sym_name = "embedding", roles = ["prefetch", "in", "out"]}> ({
 // CHECK-GENERIC:         %e = "ta.load"(%table, %d, %row) <{map = affine_map<(d0)[s0] -> (((s0 * 64) + d0))>, operandSegmentSizes = array<i32: 1, 1, 1>}> : (memref<64000xf32>, index, index) -> f32
+// CHECK-GENERIC-LABEL: "ta.kernel"() <{sym_name = "scatter", roles = ["prefetch", "in", "inout"]}> ({
+// CHECK-GENERIC:         "ta.store"(%v, %dst, %d, %row) <{map = affine_map<(d0)[s0] -> (((s0 * 64) + d0))>, operandSegmentSizes = array<i32: 1, 1, 1, 1>}> : (f32, memref<64000xf32>, index, index) -> ()
 
 // -----
 

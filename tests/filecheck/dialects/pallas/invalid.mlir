@@ -1,0 +1,624 @@
+// RUN: pallas-opt %s --split-input-file --verify-diagnostics
+
+// Malformed pallas IR: each chunk must produce exactly the expected errors. Block
+// specs follow the TPU block rules: the last two block dims are multiples of (8, 128)
+// for 32-bit types ((32, 128) for 8-bit types) or equal the array dims.
+
+// A rank-1 block spec for a rank-2 operand.
+func.func @forward(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  // expected-error@+1 {{in_specs[0]: the block spec has rank 1 but its operand tensor<64x256xf32> has rank 2}}
+  %o = pallas.call @k(%x) grid [8, 2]
+      in [#pallas.block_spec<[8], (d0, d1) -> (d0)>]
+      out [#pallas.block_spec<[8, 128], (d0, d1) -> (d0, d1)>]
+      semantics [parallel, parallel]
+      : (tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%x_ref: !pallas.ref<8xf32, vmem>, %o_ref: !pallas.ref<8x128xf32, vmem>) {
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// -----
+
+// The index map takes one grid index; the grid has two.
+func.func @forward(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  // expected-error@+1 {{in_specs[0]: the index map takes 1 grid indices but the grid has 2 dims}}
+  %o = pallas.call @k(%x) grid [8, 2]
+      in [#pallas.block_spec<[8, 128], (d0) -> (d0, 0)>]
+      out [#pallas.block_spec<[8, 128], (d0, d1) -> (d0, d1)>]
+      semantics [parallel, parallel]
+      : (tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%x_ref: !pallas.ref<8x128xf32, vmem>, %o_ref: !pallas.ref<8x128xf32, vmem>) {
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// -----
+
+// 4 rows of f32 is not a multiple of 8 (nor all 64 rows).
+func.func @forward(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  // expected-error@+1 {{in_specs[0]: block dim 0 (4) of a 32-bit array must be a multiple of 8 or equal the array dim 64}}
+  %o = pallas.call @k(%x) grid [16, 2]
+      in [#pallas.block_spec<[4, 128], (d0, d1) -> (d0, d1)>]
+      out [#pallas.block_spec<[8, 128], (d0, d1) -> (d0, d1)>]
+      semantics [parallel, parallel]
+      : (tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%x_ref: !pallas.ref<4x128xf32, vmem>, %o_ref: !pallas.ref<8x128xf32, vmem>) {
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// -----
+
+// A squeezed second-minor dim is a block of 1 row out of 16.
+func.func @forward(%x: tensor<64x16x256xf32>) -> tensor<64x16x256xf32> {
+  // expected-error@+1 {{in_specs[0]: block dim 1 (squeezed) of a 32-bit array must be a multiple of 8 or equal the array dim 16}}
+  %o = pallas.call @k(%x) grid [16, 2]
+      in [#pallas.block_spec<[8, squeezed, 128], (d0, d1) -> (d0, 0, d1)>]
+      out [#pallas.block_spec<[8, 16, 128], (d0, d1) -> (d0, 0, d1)>]
+      semantics [parallel, parallel]
+      : (tensor<64x16x256xf32>) -> tensor<64x16x256xf32>
+      kernel(%x_ref: !pallas.ref<8x128xf32, vmem>, %o_ref: !pallas.ref<8x16x128xf32, vmem>) {
+  }
+  func.return %o : tensor<64x16x256xf32>
+}
+
+// -----
+
+// 8-bit blocks need 32 rows.
+func.func @forward(%x: tensor<64x256xi8>) -> tensor<64x256xi8> {
+  // expected-error@+1 {{in_specs[0]: block dim 0 (8) of a 8-bit array must be a multiple of 32 or equal the array dim 64}}
+  %o = pallas.call @k(%x) grid [8, 2]
+      in [#pallas.block_spec<[8, 128], (d0, d1) -> (d0, d1)>]
+      out [#pallas.block_spec<[8, 128], (d0, d1) -> (d0, d1)>]
+      semantics [parallel, parallel]
+      : (tensor<64x256xi8>) -> tensor<64x256xi8>
+      kernel(%x_ref: !pallas.ref<8x128xi8, vmem>, %o_ref: !pallas.ref<8x128xi8, vmem>) {
+  }
+  func.return %o : tensor<64x256xi8>
+}
+
+// -----
+
+// Out specs are checked too: 64 lanes is not a multiple of 128 (nor all 256).
+func.func @forward(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  // expected-error@+1 {{out_specs[0]: block dim 1 (64) of a 32-bit array must be a multiple of 128 or equal the array dim 256}}
+  %o = pallas.call @k(%x) grid [8, 4]
+      in [#pallas.block_spec<[8, 256], (d0, d1) -> (d0, 0)>]
+      out [#pallas.block_spec<[8, 64], (d0, d1) -> (d0, d1)>]
+      semantics [parallel, parallel]
+      : (tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%x_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x64xf32, vmem>) {
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// -----
+
+// A rank-1 block must be the whole array, a multiple of 1024, or a large power of 2.
+func.func @forward(%x: tensor<1024xf32>) -> tensor<1024xf32> {
+  // expected-error@+1 {{in_specs[0]: a rank-1 block must equal the array dim (1024), be a multiple of 1024, or be a power of 2 of at least 128; got 100}}
+  %o = pallas.call @k(%x) grid [8]
+      in [#pallas.block_spec<[100], (d0) -> (d0)>]
+      out [#pallas.block_spec<[128], (d0) -> (d0)>]
+      semantics [parallel]
+      : (tensor<1024xf32>) -> tensor<1024xf32>
+      kernel(%x_ref: !pallas.ref<100xf32, vmem>, %o_ref: !pallas.ref<128xf32, vmem>) {
+  }
+  func.return %o : tensor<1024xf32>
+}
+
+// -----
+
+// One dimension semantics per grid dim.
+func.func @forward(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  // expected-error@+1 {{grid has 2 dims but dimension_semantics has 1 entries}}
+  %o = pallas.call @k(%x) grid [8, 2]
+      in [#pallas.block_spec<[8, 128], (d0, d1) -> (d0, d1)>]
+      out [#pallas.block_spec<[8, 128], (d0, d1) -> (d0, d1)>]
+      semantics [parallel]
+      : (tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%x_ref: !pallas.ref<8x128xf32, vmem>, %o_ref: !pallas.ref<8x128xf32, vmem>) {
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// -----
+
+func.func @forward(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  // expected-error@+1 {{grid extents must be positive}}
+  %o = pallas.call @k(%x) grid [0]
+      in [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      semantics [parallel]
+      : (tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%x_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x256xf32, vmem>) {
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// -----
+
+func.func @forward(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  // expected-error@+1 {{1 block operands but 0 in_specs}}
+  %o = pallas.call @k(%x) grid [8]
+      in []
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      semantics [parallel]
+      : (tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%x_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x256xf32, vmem>) {
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// -----
+
+func.func @forward(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  // expected-error@+1 {{1 results but 0 out_specs}}
+  %o = pallas.call @k(%x) grid [8]
+      in [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      out []
+      semantics [parallel]
+      : (tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%x_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x256xf32, vmem>) {
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// -----
+
+// The kernel's refs have the block shapes: (8, 128), not (8, 256).
+func.func @forward(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  // expected-error@+1 {{kernel arguments must be (!pallas.ref<8x128xf32, vmem>, !pallas.ref<8x128xf32, vmem>), got (!pallas.ref<8x256xf32, vmem>, !pallas.ref<8x128xf32, vmem>)}}
+  %o = pallas.call @k(%x) grid [8, 2]
+      in [#pallas.block_spec<[8, 128], (d0, d1) -> (d0, d1)>]
+      out [#pallas.block_spec<[8, 128], (d0, d1) -> (d0, d1)>]
+      semantics [parallel, parallel]
+      : (tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%x_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x128xf32, vmem>) {
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// -----
+
+// A squeezed dim is dropped from the kernel's ref.
+func.func @forward(%x: tensor<64x1x256xf32>) -> tensor<64x1x256xf32> {
+  // expected-error@+1 {{kernel arguments must be (!pallas.ref<1x256xf32, vmem>, !pallas.ref<1x256xf32, vmem>), got (!pallas.ref<1x1x256xf32, vmem>, !pallas.ref<1x256xf32, vmem>)}}
+  %o = pallas.call @k(%x) grid [64]
+      in [#pallas.block_spec<[squeezed, 1, 256], (d0) -> (d0, 0, 0)>]
+      out [#pallas.block_spec<[squeezed, 1, 256], (d0) -> (d0, 0, 0)>]
+      semantics [parallel]
+      : (tensor<64x1x256xf32>) -> tensor<64x1x256xf32>
+      kernel(%x_ref: !pallas.ref<1x1x256xf32, vmem>, %o_ref: !pallas.ref<1x256xf32, vmem>) {
+  }
+  func.return %o : tensor<64x1x256xf32>
+}
+
+// -----
+
+// Prefetch refs come first and live in SMEM; a missing output ref is caught too.
+func.func @forward(%idx: tensor<8xi32>, %x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  // expected-error@+1 {{kernel arguments must be (!pallas.ref<8xi32, smem>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<8x256xf32, vmem>), got (!pallas.ref<8xi32, vmem>, !pallas.ref<8x256xf32, vmem>)}}
+  %o = pallas.call @k(%idx, %x) grid [8] prefetch 1
+      in [#pallas.block_spec<[8, 256], (d0)[s0] -> (s0, 0), s0 = prefetch0[(d0) -> (d0)]>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      semantics [parallel]
+      : (tensor<8xi32>, tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%i_ref: !pallas.ref<8xi32, vmem>, %x_ref: !pallas.ref<8x256xf32, vmem>) {
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// -----
+
+// SMEM holds 32-bit scalars.
+func.func @forward(%idx: tensor<8xi64>, %x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  // expected-error@+1 {{scalar-prefetch operand #0 must be i32 (SMEM holds 32-bit scalars), got i64}}
+  %o = pallas.call @k(%idx, %x) grid [8] prefetch 1
+      in [#pallas.block_spec<[8, 256], (d0)[s0] -> (s0, 0), s0 = prefetch0[(d0) -> (d0)]>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      semantics [parallel]
+      : (tensor<8xi64>, tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%i_ref: !pallas.ref<8xi64, smem>, %x_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x256xf32, vmem>) {
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// -----
+
+// 300000 int32 indices take 1.2 MB; SMEM holds 1 MiB.
+func.func @forward(%idx: tensor<300000xi32>, %x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  // expected-error@+1 {{scalar-prefetch operands take 1200000 bytes; SMEM holds 1048576}}
+  %o = pallas.call @k(%idx, %x) grid [8] prefetch 1
+      in [#pallas.block_spec<[8, 256], (d0)[s0] -> (s0, 0), s0 = prefetch0[(d0) -> (d0)]>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      semantics [parallel]
+      : (tensor<300000xi32>, tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%i_ref: !pallas.ref<300000xi32, smem>, %x_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x256xf32, vmem>) {
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// -----
+
+func.func @forward(%idx: tensor<8xi32>, %x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  // expected-error@+1 {{prefetch 3 but only 2 operands}}
+  %o = pallas.call @k(%idx, %x) grid [8] prefetch 3
+      in []
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      semantics [parallel]
+      : (tensor<8xi32>, tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%i_ref: !pallas.ref<8xi32, smem>, %x_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x256xf32, vmem>) {
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// -----
+
+// s0 is bound to a second prefetch operand that does not exist.
+func.func @forward(%idx: tensor<8xi32>, %x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  // expected-error@+1 {{in_specs[0]: binds prefetch1 but the call has 1 prefetch operands}}
+  %o = pallas.call @k(%idx, %x) grid [8] prefetch 1
+      in [#pallas.block_spec<[8, 256], (d0)[s0] -> (s0, 0), s0 = prefetch1[(d0) -> (d0)]>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      semantics [parallel]
+      : (tensor<8xi32>, tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%i_ref: !pallas.ref<8xi32, smem>, %x_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x256xf32, vmem>) {
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// -----
+
+// The binding reads a rank-1 prefetch operand with two indices.
+func.func @forward(%idx: tensor<8xi32>, %x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  // expected-error@+1 {{in_specs[0]: prefetch0 has rank 1 but its binding gives 2 indices}}
+  %o = pallas.call @k(%idx, %x) grid [8] prefetch 1
+      in [#pallas.block_spec<[8, 256], (d0)[s0] -> (s0, 0), s0 = prefetch0[(d0) -> (d0, 0)]>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      semantics [parallel]
+      : (tensor<8xi32>, tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%i_ref: !pallas.ref<8xi32, smem>, %x_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x256xf32, vmem>) {
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// -----
+
+func.func @forward(%x: tensor<64x256xf64>) -> tensor<64x256xf64> {
+  // expected-error@+1 {{in_specs[0]: TPU kernels have no 64-bit types; got f64}}
+  %o = pallas.call @k(%x) grid [8]
+      in [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      semantics [parallel]
+      : (tensor<64x256xf64>) -> tensor<64x256xf64>
+      kernel(%x_ref: !pallas.ref<8x256xf64, vmem>, %o_ref: !pallas.ref<8x256xf64, vmem>) {
+  }
+  func.return %o : tensor<64x256xf64>
+}
+
+// -----
+
+// An aliased input and output share one buffer: same type.
+func.func @forward(%x: tensor<64x256xf32>) -> tensor<64x128xf32> {
+  // expected-error@+1 {{alias 0 -> 0 joins tensor<64x256xf32> and tensor<64x128xf32>}}
+  %o = pallas.call @k(%x) grid [8]
+      in [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      out [#pallas.block_spec<[8, 128], (d0) -> (d0, 0)>]
+      semantics [parallel] aliases [0 -> 0]
+      : (tensor<64x256xf32>) -> tensor<64x128xf32>
+      kernel(%x_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x128xf32, vmem>) {
+  }
+  func.return %o : tensor<64x128xf32>
+}
+
+// -----
+
+// A scalar-prefetch operand cannot be aliased.
+func.func @forward(%idx: tensor<8xi32>, %x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  // expected-error@+1 {{alias 0 -> 0 names no block operand/result}}
+  %o = pallas.call @k(%idx, %x) grid [8] prefetch 1
+      in [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      semantics [parallel] aliases [0 -> 0]
+      : (tensor<8xi32>, tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%i_ref: !pallas.ref<8xi32, smem>, %x_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x256xf32, vmem>) {
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// -----
+
+func.func @forward(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  // expected-error@+1 {{vmem_limit_bytes must be positive}}
+  %o = pallas.call @k(%x) grid [8]
+      in [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      semantics [parallel]
+      attributes {vmem_limit_bytes = 0 : i64}
+      : (tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%x_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x256xf32, vmem>) {
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// -----
+
+// Kernel ops: a ref in memory space `any` is reachable only by DMA; SMEM moves scalars;
+// indexers stay inside the ref; the result shape follows the indexers; program_id
+// names a grid dim.
+func.func @forward(%x: tensor<64x256xf32>, %h: tensor<1024x128xf32>, %t: tensor<8x128xi32>) -> tensor<64x256xf32> {
+  %o = pallas.call @k(%x, %h, %t) grid [8]
+      in [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>, #pallas.block_spec<any>, #pallas.block_spec<[8, 128], (d0) -> (0, 0), smem>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      semantics [parallel]
+      : (tensor<64x256xf32>, tensor<1024x128xf32>, tensor<8x128xi32>) -> tensor<64x256xf32>
+      kernel(%x_ref: !pallas.ref<8x256xf32, vmem>, %h_ref: !pallas.ref<1024x128xf32, any>, %t_ref: !pallas.ref<8x128xi32, smem>, %o_ref: !pallas.ref<8x256xf32, vmem>) {
+    // expected-error@+1 {{load cannot touch a ref in memory space any: it is reachable only by DMA}}
+    %hv = pallas.load %h_ref[ds(0, 8), :] : !pallas.ref<1024x128xf32, any> -> tensor<8x128xf32>
+    // expected-error@+1 {{load of SMEM moves scalars only; index every dim}}
+    %tv = pallas.load %t_ref[0, ds(0, 4)] : !pallas.ref<8x128xi32, smem> -> tensor<4xi32>
+    // expected-error@+1 {{slice of dim 0 reaches element 11 of 8: out of bounds}}
+    %a = pallas.load %x_ref[ds(4, 8), :] : !pallas.ref<8x256xf32, vmem> -> tensor<8x256xf32>
+    // expected-error@+1 {{index 8 is out of bounds for dim 0 of 8}}
+    %b = pallas.load %x_ref[8, :] : !pallas.ref<8x256xf32, vmem> -> tensor<256xf32>
+    // expected-error@+1 {{slice of dim 0 reaches element 14 of 8: out of bounds}}
+    %c = pallas.load %x_ref[ds(0, 8, stride = 2), :] : !pallas.ref<8x256xf32, vmem> -> tensor<8x256xf32>
+    // expected-error@+1 {{load of !pallas.ref<8x256xf32, vmem> at these indexers is tensor<8x256xf32>, not tensor<8x128xf32>}}
+    %d = pallas.load %x_ref[...] : !pallas.ref<8x256xf32, vmem> -> tensor<8x128xf32>
+    // expected-error@+1 {{load of !pallas.ref<8x256xf32, vmem> at these indexers is tensor<256xf32>, not tensor<1x256xf32>}}
+    %e = pallas.load %x_ref[0, :] : !pallas.ref<8x256xf32, vmem> -> tensor<1x256xf32>
+    %f = pallas.load %x_ref[...] : !pallas.ref<8x256xf32, vmem> -> tensor<8x256xf32>
+    // expected-error@+1 {{store of !pallas.ref<8x256xf32, vmem> at these indexers is tensor<8x128xf32>, not tensor<8x256xf32>}}
+    pallas.store %f, %o_ref[:, ds(0, 128)] : tensor<8x256xf32>, !pallas.ref<8x256xf32, vmem>
+    // expected-error@+1 {{axis 1 is not a dim of the rank-1 grid}}
+    %p = pallas.program_id 1 : i32
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// -----
+
+func.func @forward(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  // expected-error@+1 {{'pallas.program_id' expects ancestor op 'pallas.call'}}
+  %p = pallas.program_id 0 : i32
+  func.return %x : tensor<64x256xf32>
+}
+
+// -----
+
+// Tile compute in a kernel: the shared transpose/broadcast/reduce checks.
+func.func @forward(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  %o = pallas.call @k(%x) grid [8]
+      in [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      semantics [parallel]
+      : (tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%x_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x256xf32, vmem>) {
+    %v = pallas.load %x_ref[...] : !pallas.ref<8x256xf32, vmem> -> tensor<8x256xf32>
+    // expected-error@+1 {{[1, 1] is not a permutation of 2 dims}}
+    %t = pallas.transpose %v [1, 1] : tensor<8x256xf32> -> tensor<256x256xf32>
+    // expected-error@+1 {{dim 1 of size 256 cannot be broadcast to 512 (only size-1 dims can)}}
+    %b = pallas.broadcast %v : tensor<8x256xf32> to tensor<8x512xf32>
+    // expected-error@+1 {{<argmin> reduces exactly one dim}}
+    %r = pallas.reduce <argmin> %v [0, 1] : tensor<8x256xf32> -> tensor<1x1xi32>
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// -----
+
+// Attributes are verified where they are written: an index map with one result for
+// a rank-2 block ...
+func.func @forward(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  %o = pallas.call @k(%x) grid [8]
+      // expected-error@+1 {{index map has 1 results for a rank-2 block}}
+      in [#pallas.block_spec<[8, 256], (d0) -> (d0)>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      semantics [parallel]
+      : (tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%x_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x256xf32, vmem>) {
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// -----
+
+// ... a symbol without a prefetch binding ...
+func.func @forward(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  %o = pallas.call @k(%x) grid [8]
+      // expected-error@+1 {{index map has 1 symbols but 0 prefetch bindings}}
+      in [#pallas.block_spec<[8, 256], (d0)[s0] -> (s0, 0)>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      semantics [parallel]
+      : (tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%x_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x256xf32, vmem>) {
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// -----
+
+// ... an empty block dim ...
+func.func @forward(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  %o = pallas.call @k(%x) grid [8]
+      // expected-error@+1 {{block dims must be positive or squeezed}}
+      in [#pallas.block_spec<[0, 256], (d0) -> (d0, 0)>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      semantics [parallel]
+      : (tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%x_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x256xf32, vmem>) {
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// -----
+
+// ... a negative cost ...
+func.func @forward(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  %o = pallas.call @k(%x) grid [8]
+      in [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      semantics [parallel]
+      // expected-error@+1 {{cost estimate flops must be non-negative}}
+      attributes {cost_estimate = #pallas.cost_estimate<flops = -1, transcendentals = 0, bytes_accessed = 0>}
+      : (tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%x_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x256xf32, vmem>) {
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// -----
+
+// ... an empty ref ...
+func.func @forward(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  %o = pallas.call @k(%x) grid [8]
+      in [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      semantics [parallel]
+      // expected-error@+1 {{ref dims must be positive}}
+      scratch [!pallas.ref<0x128xf32, vmem>]
+      : (tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%x_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x256xf32, vmem>) {
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// -----
+
+// ... and an empty ds (generic form).
+func.func @forward(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  %o = pallas.call @k(%x) grid [8]
+      in [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      semantics [parallel]
+      : (tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%x_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x256xf32, vmem>) {
+    // expected-error@+1 {{ds needs start >= 0, size > 0 and stride > 0}}
+    %v = "pallas.load"(%x_ref) <{indexers = [#pallas.ds<0, 0, 1>, #pallas.ds<0, 256, 1>]}> : (!pallas.ref<8x256xf32, vmem>) -> tensor<0x256xf32>
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// -----
+
+// Parse errors, reported where the mistake is written: an indexer list of the wrong
+// length ...
+func.func @forward(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  %o = pallas.call @k(%x) grid [8]
+      in [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      semantics [parallel]
+      : (tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%x_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x256xf32, vmem>) {
+    // expected-error@+1 {{1 indexers for a rank-2 ref (use [...] for all of it)}}
+    %f = pallas.load %x_ref[0] : !pallas.ref<8x256xf32, vmem> -> tensor<256xf32>
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// -----
+
+// ... a stride without its keyword ...
+func.func @forward(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  %o = pallas.call @k(%x) grid [8]
+      in [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      semantics [parallel]
+      : (tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%x_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x256xf32, vmem>) {
+    // expected-error@+1 {{Expected 'stride'}}
+    %a = pallas.load %x_ref[ds(0, 4, 2), :] : !pallas.ref<8x256xf32, vmem> -> tensor<4x256xf32>
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// -----
+
+// ... something other than a block spec in `in` ...
+func.func @forward(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  %o = pallas.call @k(%x) grid [8]
+      // expected-error@+1 {{expected a #pallas.block_spec, got #pallas.cost_estimate<flops = 0, transcendentals = 0, bytes_accessed = 0>}}
+      in [#pallas.cost_estimate<flops = 0, transcendentals = 0, bytes_accessed = 0>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      semantics [parallel]
+      : (tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%x_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x256xf32, vmem>) {
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// -----
+
+// ... a memref as scratch ...
+func.func @forward(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  %o = pallas.call @k(%x) grid [8]
+      in [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      // expected-error@+1 {{scratch shapes are !pallas.ref types, got memref<8xf32>}}
+      semantics [parallel] scratch [memref<8xf32>]
+      : (tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%x_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x256xf32, vmem>) {
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// -----
+
+// ... symbols bound out of order ...
+func.func @forward(%idx: tensor<8xi32>, %x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  %o = pallas.call @k(%idx, %x) grid [8] prefetch 1
+      // expected-error@+1 {{the binding `s0 = prefetchN[map]`, got 's1'}}
+      in [#pallas.block_spec<[8, 256], (d0)[s0] -> (s0, 0), s1 = prefetch0[(d0) -> (d0)]>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      semantics [parallel]
+      : (tensor<8xi32>, tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%i_ref: !pallas.ref<8xi32, smem>, %x_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x256xf32, vmem>) {
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// -----
+
+// ... a binding to something other than a prefetch operand ...
+func.func @forward(%idx: tensor<8xi32>, %x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  %o = pallas.call @k(%idx, %x) grid [8] prefetch 1
+      // expected-error@+1 {{expected `prefetchN`}}
+      in [#pallas.block_spec<[8, 256], (d0)[s0] -> (s0, 0), s0 = idx[(d0) -> (d0)]>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      semantics [parallel]
+      : (tensor<8xi32>, tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%i_ref: !pallas.ref<8xi32, smem>, %x_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x256xf32, vmem>) {
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// -----
+
+// ... an unknown dimension semantics ...
+func.func @forward(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  %o = pallas.call @k(%x) grid [8]
+      in [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      // expected-error@+1 {{Expected `parallel`, or `arbitrary`.}}
+      semantics [sequential]
+      : (tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%x_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x256xf32, vmem>) {
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// -----
+
+// ... and an operand type list of the wrong length.
+func.func @forward(%x: tensor<64x256xf32>, %y: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  %o = pallas.call @k(%x, %y) grid [8]
+      in [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      semantics [parallel]
+      // expected-error@+1 {{2 operands but 1 operand types}}
+      : (tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%x_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x256xf32, vmem>) {
+  }
+  func.return %o : tensor<64x256xf32>
+}

@@ -1,0 +1,337 @@
+// RUN: pallas-opt %s --split-input-file --verify-diagnostics
+
+// Malformed tl IR: each chunk must produce exactly the expected error.
+
+// A (256, 512) tile is taller than the 128-row buffer.
+tl.kernel @k(%x: memref<128x1024xf32> {role = "in"}, %o: memref<128x1024xf32> {role = "out"}) {
+  tl.grid [1, 2] (parallel, parallel) (%i, %j) {
+    // expected-error@+1 {{the tile does not tile its buffer: dim 0 spans 256 elements (tile 256, stride 1) of a buffer dim of 128}}
+    %t = tl.load %x[affine_map<(d0, d1) -> (d0 * 256, d1 * 512)>](%i, %j) : memref<128x1024xf32> -> tensor<256x512xf32>
+  }
+}
+
+// -----
+
+// Grid point i = 4 starts a tile at row 512 of a 512-row buffer.
+tl.kernel @k(%x: memref<512x1024xf32> {role = "in"}, %o: memref<512x1024xf32> {role = "out"}) {
+  tl.grid [5, 2] (parallel, parallel) (%i, %j) {
+    // expected-error@+1 {{the tile does not tile its buffer: dim 0 starts in [0, 512] but the buffer dim is 512}}
+    %t = tl.load %x[affine_map<(d0, d1) -> (d0 * 128, d1 * 512)>](%i, %j) : memref<512x1024xf32> -> tensor<128x512xf32>
+  }
+}
+
+// -----
+
+// Strides stretch a tile: 8 rows every 32 rows span 225 rows.
+tl.kernel @k(%x: memref<128x1024xf32> {role = "in"}, %o: memref<128x1024xf32> {role = "out"}) {
+  tl.grid [4, 2] (parallel, parallel) (%i, %j) {
+    // expected-error@+1 {{dim 0 spans 225 elements (tile 8, stride 32) of a buffer dim of 128}}
+    %t = tl.load %x[affine_map<(d0, d1) -> (d0 * 16, d1 * 512)>](%i, %j) strides [32, 1] : memref<128x1024xf32> -> tensor<8x512xf32>
+  }
+}
+
+// -----
+
+tl.kernel @k(%x: memref<128x1024xf32> {role = "in"}, %o: memref<128x1024xf32> {role = "out"}) {
+  tl.grid [4, 2] (parallel, parallel) (%i, %j) {
+    // expected-error@+1 {{strides must be positive, one per buffer dim}}
+    %t = tl.load %x[affine_map<(d0, d1) -> (d0 * 16, d1 * 512)>](%i, %j) strides [2] : memref<128x1024xf32> -> tensor<8x512xf32>
+  }
+}
+
+// -----
+
+tl.kernel @k(%x: memref<128x1024xf32> {role = "in"}, %o: memref<128x1024xf32> {role = "out"}) {
+  tl.grid [4, 2] (parallel, parallel) (%i, %j) {
+    // expected-error@+1 {{strides must be positive, one per buffer dim}}
+    %t = tl.load %x[affine_map<(d0, d1) -> (d0 * 16, d1 * 512)>](%i, %j) strides [0, 1] : memref<128x1024xf32> -> tensor<8x512xf32>
+  }
+}
+
+// -----
+
+tl.kernel @k(%x: memref<512x1024xf32> {role = "in"}, %o: memref<512x1024xf32> {role = "out"}) {
+  tl.grid [4, 2] (parallel, parallel) (%i, %j) {
+    // expected-error@+1 {{tile element type f16 differs from the buffer's f32}}
+    %t = tl.load %x[affine_map<(d0, d1) -> (d0 * 128, d1 * 512)>](%i, %j) : memref<512x1024xf32> -> tensor<128x512xf16>
+  }
+}
+
+// -----
+
+tl.kernel @k(%x: memref<512x1024xf32> {role = "in"}, %o: memref<512x1024xf32> {role = "out"}) {
+  tl.grid [4, 2] (parallel, parallel) (%i, %j) {
+    // expected-error@+1 {{tile rank 1 differs from the buffer rank 2}}
+    %t = tl.load %x[affine_map<(d0, d1) -> (d0 * 128, d1 * 512)>](%i, %j) : memref<512x1024xf32> -> tensor<65536xf32>
+  }
+}
+
+// -----
+
+// Offsets come from grid indices; other index values are symbols.
+tl.kernel @k(%x: memref<128x128xf32> {role = "in"}, %o: memref<128x128xf32> {role = "out"}) {
+  tl.grid [1] (parallel) (%i) {
+    %c = arith.constant 0 : index
+    // expected-error@+1 {{load dim operand #0 must be an index of the enclosing tl.grid}}
+    %t = tl.load %x[affine_map<(d0) -> (d0, 0)>](%c) : memref<128x128xf32> -> tensor<8x128xf32>
+  }
+}
+
+// -----
+
+// expected-error@+1 {{a tl.kernel holds exactly one tl.grid, found 0 and tl.load}}
+tl.kernel @k(%x: memref<128x128xf32> {role = "in"}, %o: memref<128x128xf32> {role = "out"}) {
+  // expected-error@+1 {{'tl.load' expects ancestor op 'tl.grid'}}
+  %t = tl.load %x[affine_map<() -> (0, 0)>]() : memref<128x128xf32> -> tensor<8x128xf32>
+}
+
+// -----
+
+// expected-error@+1 {{a tl.kernel holds exactly one tl.grid, found 2}}
+tl.kernel @k(%x: memref<128x128xf32> {role = "in"}, %o: memref<128x128xf32> {role = "out"}) {
+  tl.grid [1] (parallel) (%i) {
+  }
+  tl.grid [1] (parallel) (%i) {
+  }
+}
+
+// -----
+
+tl.kernel @k(%x: memref<128x128xf32> {role = "in"}, %o: memref<128x128xf32> {role = "out"}) {
+  tl.grid [1] (parallel) (%i) {
+    %t = tl.load %x[affine_map<(d0) -> (0, 0)>](%i) : memref<128x128xf32> -> tensor<8x128xf32>
+    // expected-error@+1 {{stored buffer is kernel argument #0 with role 'in'; expected 'inout' or 'out'}}
+    tl.store %t, %x[affine_map<(d0) -> (0, 0)>](%i) : tensor<8x128xf32>, memref<128x128xf32>
+  }
+}
+
+// -----
+
+// One semantics per grid dim.
+tl.kernel @k(%x: memref<512x1024xf32> {role = "in"}, %o: memref<512x1024xf32> {role = "out"}) {
+  // expected-error@+1 {{grid has 2 dims but 1 semantics}}
+  tl.grid [4, 2] (parallel) (%i, %j) {
+  }
+}
+
+// -----
+
+tl.kernel @k(%x: memref<512x1024xf32> {role = "in"}, %o: memref<512x1024xf32> {role = "out"}) {
+  // expected-error@+1 {{grid extents must be positive}}
+  tl.grid [4, 0] (parallel, parallel) (%i, %j) {
+  }
+}
+
+// -----
+
+tl.kernel @k(%x: memref<512x1024xf32> {role = "in"}, %o: memref<512x1024xf32> {role = "out"}) {
+  // expected-error@+1 {{grid has 2 dims but 1 indices}}
+  tl.grid [4, 2] (parallel, parallel) (%i) {
+  }
+}
+
+// -----
+
+func.func @f() {
+  // expected-error@+1 {{'tl.grid' expects parent op 'tl.kernel'}}
+  tl.grid [1] (parallel) (%i) {
+  }
+  func.return
+}
+
+// -----
+
+// Prefetched buffers are read with tl.scalar_load, not loaded as tiles.
+tl.kernel @k(%idx: memref<64x256xi32> {role = "prefetch"}, %o: memref<64x256xi32> {role = "out"}) {
+  tl.grid [64] (parallel) (%i) {
+    // expected-error@+1 {{loaded buffer is kernel argument #0 with role 'prefetch'; expected 'in' or 'inout'}}
+    %t = tl.load %idx[affine_map<(d0) -> (d0, 0)>](%i) : memref<64x256xi32> -> tensor<1x256xi32>
+  }
+}
+
+// -----
+
+tl.kernel @k(%idx: memref<64xi32> {role = "in"}, %o: memref<64x256xi32> {role = "out"}) {
+  tl.grid [64] (parallel) (%i) {
+    // expected-error@+1 {{scalar_load buffer is kernel argument #0 with role 'in'; expected 'prefetch'}}
+    %row = tl.scalar_load %idx[affine_map<(d0) -> (d0)>](%i) : memref<64xi32>
+  }
+}
+
+// -----
+
+tl.kernel @k(%idx: memref<64xf32> {role = "in"}, %o: memref<64x256xi32> {role = "out"}) {
+  tl.grid [64] (parallel) (%i) {
+    // expected-error@+1 {{tl.scalar_load reads an integer buffer}}
+    %row = tl.scalar_load %idx[affine_map<(d0) -> (d0)>](%i) : memref<64xf32>
+  }
+}
+
+// -----
+
+// The last grid point reads index 64 of a 64-entry prefetch buffer.
+tl.kernel @k(%idx: memref<64xi32> {role = "prefetch"}, %o: memref<64x256xi32> {role = "out"}) {
+  tl.grid [64] (parallel) (%i) {
+    // expected-error@+1 {{scalar_load index #0 ranges over [1, 64] but the buffer dim is 64}}
+    %row = tl.scalar_load %idx[affine_map<(d0) -> (d0 + 1)>](%i) : memref<64xi32>
+  }
+}
+
+// -----
+
+tl.kernel @k(%idx: memref<64xi32> {role = "prefetch"}, %o: memref<64x256xi32> {role = "out"}) {
+  tl.grid [64] (parallel) (%i) {
+    %c = arith.constant 0 : index
+    // expected-error@+1 {{scalar_load dim operand #0 must be an index of the enclosing tl.grid}}
+    %row = tl.scalar_load %idx[affine_map<(d0) -> (d0)>](%c) : memref<64xi32>
+  }
+}
+
+// -----
+
+tl.kernel @k(%idx: memref<64xi32> {role = "prefetch"}, %o: memref<64x256xi32> {role = "out"}) {
+  tl.grid [64] (parallel) (%i) {
+    // expected-error@+1 {{scalar_load map has 2 results but the buffer needs 1}}
+    %row = tl.scalar_load %idx[affine_map<(d0) -> (d0, 0)>](%i) : memref<64xi32>
+  }
+}
+
+// -----
+
+tl.kernel @k(%x: memref<128x128xf32> {role = "in"}, %o: memref<128x128xf32> {role = "out"}) {
+  tl.grid [1] (parallel) (%i) {
+    %t = tl.load %x[affine_map<(d0) -> (0, 0)>](%i) : memref<128x128xf32> -> tensor<8x128xf32>
+    // expected-error@+1 {{[0, 0] is not a permutation of 2 dims}}
+    %tt = tl.transpose %t [0, 0] : tensor<8x128xf32> -> tensor<8x8xf32>
+  }
+}
+
+// -----
+
+tl.kernel @k(%x: memref<128x128xf32> {role = "in"}, %o: memref<128x128xf32> {role = "out"}) {
+  tl.grid [1] (parallel) (%i) {
+    %t = tl.load %x[affine_map<(d0) -> (0, 0)>](%i) : memref<128x128xf32> -> tensor<8x128xf32>
+    // expected-error@+1 {{transposing tensor<8x128xf32> by [1, 0] gives tensor<128x8xf32>, not tensor<8x128xf32>}}
+    %tt = tl.transpose %t [1, 0] : tensor<8x128xf32> -> tensor<8x128xf32>
+  }
+}
+
+// -----
+
+tl.kernel @k(%x: memref<128x128xf32> {role = "in"}, %o: memref<128x128xf32> {role = "out"}) {
+  tl.grid [1] (parallel) (%i) {
+    %t = tl.load %x[affine_map<(d0) -> (0, 0)>](%i) : memref<128x128xf32> -> tensor<2x128xf32>
+    // expected-error@+1 {{dim 0 of size 2 cannot be broadcast to 8 (only size-1 dims can)}}
+    %b = tl.broadcast %t : tensor<2x128xf32> to tensor<8x128xf32>
+  }
+}
+
+// -----
+
+tl.kernel @k(%x: memref<128x128xf32> {role = "in"}, %o: memref<128x128xf32> {role = "out"}) {
+  tl.grid [1] (parallel) (%i) {
+    %t = tl.load %x[affine_map<(d0) -> (0, 0)>](%i) : memref<128x128xf32> -> tensor<1x128xf32>
+    // expected-error@+1 {{broadcast keeps the rank: 2 vs 3}}
+    %b = tl.broadcast %t : tensor<1x128xf32> to tensor<4x8x128xf32>
+  }
+}
+
+// -----
+
+tl.kernel @k(%x: memref<128x128xf32> {role = "in"}, %o: memref<128x128xf32> {role = "out"}) {
+  tl.grid [1] (parallel) (%i) {
+    %t = tl.load %x[affine_map<(d0) -> (0, 0)>](%i) : memref<128x128xf32> -> tensor<1x128xf32>
+    // expected-error@+1 {{broadcast cannot change the element type}}
+    %b = tl.broadcast %t : tensor<1x128xf32> to tensor<8x128xf16>
+  }
+}
+
+// -----
+
+tl.kernel @k(%x: memref<128x128xf32> {role = "in"}, %o: memref<128x128xf32> {role = "out"}) {
+  tl.grid [1] (parallel) (%i) {
+    %t = tl.load %x[affine_map<(d0) -> (0, 0)>](%i) : memref<128x128xf32> -> tensor<8x128xf32>
+    // expected-error@+1 {{reduction dims [2] must be distinct dims of a rank-2 tensor}}
+    %s = tl.reduce <sum> %t [2] : tensor<8x128xf32> -> tensor<8x128xf32>
+  }
+}
+
+// -----
+
+tl.kernel @k(%x: memref<128x128xf32> {role = "in"}, %o: memref<128x128xf32> {role = "out"}) {
+  tl.grid [1] (parallel) (%i) {
+    %t = tl.load %x[affine_map<(d0) -> (0, 0)>](%i) : memref<128x128xf32> -> tensor<8x128xf32>
+    // expected-error@+1 {{reduction dims [] must be distinct dims of a rank-2 tensor}}
+    %s = tl.reduce <sum> %t [] : tensor<8x128xf32> -> tensor<8x128xf32>
+  }
+}
+
+// -----
+
+tl.kernel @k(%x: memref<128x128xf32> {role = "in"}, %o: memref<128x128xf32> {role = "out"}) {
+  tl.grid [1] (parallel) (%i) {
+    %t = tl.load %x[affine_map<(d0) -> (0, 0)>](%i) : memref<128x128xf32> -> tensor<8x128xf32>
+    // expected-error@+1 {{reduction dims [1, 1] must be distinct dims of a rank-2 tensor}}
+    %s = "tl.reduce"(%t) <{kind = "sum", dims = array<i64: 1, 1>}> : (tensor<8x128xf32>) -> tensor<8x1xf32>
+  }
+}
+
+// -----
+
+tl.kernel @k(%x: memref<128x128xf32> {role = "in"}, %o: memref<128x128xf32> {role = "out"}) {
+  tl.grid [1] (parallel) (%i) {
+    %t = tl.load %x[affine_map<(d0) -> (0, 0)>](%i) : memref<128x128xf32> -> tensor<8x128xf32>
+    // expected-error@+1 {{<argmax> reduces exactly one dim}}
+    %s = tl.reduce <argmax> %t [0, 1] : tensor<8x128xf32> -> tensor<1x1xi32>
+  }
+}
+
+// -----
+
+// Reduced dims are kept with size 1: caught while parsing ...
+tl.kernel @k(%x: memref<128x128xf32> {role = "in"}, %o: memref<128x128xf32> {role = "out"}) {
+  tl.grid [1] (parallel) (%i) {
+    %t = tl.load %x[affine_map<(d0) -> (0, 0)>](%i) : memref<128x128xf32> -> tensor<8x128xf32>
+    // expected-error@+1 {{reducing tensor<8x128xf32> over [1] gives tensor<8x1xf32>, not tensor<8xf32>}}
+    %s = tl.reduce <sum> %t [1] : tensor<8x128xf32> -> tensor<8xf32>
+  }
+}
+
+// -----
+
+// ... and by the verifier in generic form.
+tl.kernel @k(%x: memref<128x128xf32> {role = "in"}, %o: memref<128x128xf32> {role = "out"}) {
+  tl.grid [1] (parallel) (%i) {
+    %t = tl.load %x[affine_map<(d0) -> (0, 0)>](%i) : memref<128x128xf32> -> tensor<8x128xf32>
+    // expected-error@+1 {{result must be tensor<8x1xf32>, got tensor<8xf32>}}
+    %s = "tl.reduce"(%t) <{kind = "sum", dims = array<i64: 1>}> : (tensor<8x128xf32>) -> tensor<8xf32>
+  }
+}
+
+// -----
+
+// Parse errors: an unknown grid semantics, a symbol list on scalar_load, swapped store types.
+tl.kernel @k(%x: memref<512x1024xf32> {role = "in"}, %o: memref<512x1024xf32> {role = "out"}) {
+  // expected-error@+1 {{Expected `parallel`, or `sequential`.}}
+  tl.grid [4, 2] (parallel, arbitrary) (%i, %j) {
+  }
+}
+
+// -----
+
+tl.kernel @k(%idx: memref<64xi32> {role = "prefetch"}, %o: memref<64x256xi32> {role = "out"}) {
+  tl.grid [64] (parallel) (%i) {
+    // expected-error@+1 {{tl.scalar_load takes no symbols}}
+    %row = tl.scalar_load %idx[affine_map<(d0)[s0] -> (d0)>](%i)[%i] : memref<64xi32>
+  }
+}
+
+// -----
+
+tl.kernel @k(%x: memref<128x128xf32> {role = "in"}, %o: memref<128x128xf32> {role = "out"}) {
+  tl.grid [1] (parallel) (%i) {
+    %t = tl.load %x[affine_map<(d0) -> (0, 0)>](%i) : memref<128x128xf32> -> tensor<8x128xf32>
+    // expected-error@+1 {{expected `tensor<...>, memref<...>`}}
+    tl.store %t, %o[affine_map<(d0) -> (0, 0)>](%i) : memref<128x128xf32>, tensor<8x128xf32>
+  }
+}

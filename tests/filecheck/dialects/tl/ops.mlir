@@ -1,0 +1,134 @@
+// RUN: PALLAS_ROUNDTRIP
+// RUN: PALLAS_GENERIC_ROUNDTRIP
+// RUN: pallas-opt %s --split-input-file --print-op-generic | filecheck %s --check-prefix=CHECK-GENERIC
+
+// Every tl op and attribute, in realistic kernels. Note: xDSL prints each affine result
+// in parentheses, so `(d0 * 128, d1 * 512)` comes back as `((d0 * 128), (d1 * 512))`;
+// the CHECK lines spell that normalised form, which has the same meaning.
+
+// A tiled elementwise add: (128, 512) tiles at element offsets (128 i, 512 j).
+tl.kernel @add(%x: memref<512x1024xf32> {role = "in"}, %y: memref<512x1024xf32> {role = "in"}, %o: memref<512x1024xf32> {role = "out"}) {
+  tl.grid [4, 2] (parallel, parallel) (%i, %j) {
+    %a = tl.load %x[affine_map<(d0, d1) -> (d0 * 128, d1 * 512)>](%i, %j) : memref<512x1024xf32> -> tensor<128x512xf32>
+    %b = tl.load %y[affine_map<(d0, d1) -> (d0 * 128, d1 * 512)>](%i, %j) : memref<512x1024xf32> -> tensor<128x512xf32>
+    %c = arith.addf %a, %b : tensor<128x512xf32>
+    tl.store %c, %o[affine_map<(d0, d1) -> (d0 * 128, d1 * 512)>](%i, %j) : tensor<128x512xf32>, memref<512x1024xf32>
+  }
+}
+
+// CHECK-LABEL: tl.kernel @add(%x: memref<512x1024xf32> {role = "in"}, %y: memref<512x1024xf32> {role = "in"}, %o: memref<512x1024xf32> {role = "out"}) {
+// CHECK-NEXT:    tl.grid [4, 2] (parallel, parallel) (%i, %j) {
+// CHECK-NEXT:      %a = tl.load %x[affine_map<(d0, d1) -> ((d0 * 128), (d1 * 512))>](%i, %j) : memref<512x1024xf32> -> tensor<128x512xf32>
+// CHECK-NEXT:      %b = tl.load %y[affine_map<(d0, d1) -> ((d0 * 128), (d1 * 512))>](%i, %j) : memref<512x1024xf32> -> tensor<128x512xf32>
+// CHECK-NEXT:      %c = arith.addf %a, %b : tensor<128x512xf32>
+// CHECK-NEXT:      tl.store %c, %o[affine_map<(d0, d1) -> ((d0 * 128), (d1 * 512))>](%i, %j) : tensor<128x512xf32>, memref<512x1024xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+
+// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "add", roles = ["in", "in", "out"]}> ({
+// CHECK-GENERIC:         "tl.grid"() <{shape = array<i64: 4, 2>, semantics = [#tl<grid_semantics parallel>, #tl<grid_semantics parallel>]}> ({
+// CHECK-GENERIC-NEXT:    ^bb0(%i: index, %j: index):
+// CHECK-GENERIC-NEXT:      %a = "tl.load"(%x, %i, %j) <{map = affine_map<(d0, d1) -> ((d0 * 128), (d1 * 512))>, operandSegmentSizes = array<i32: 1, 2, 0>}> : (memref<512x1024xf32>, index, index) -> tensor<128x512xf32>
+// CHECK-GENERIC:           "tl.store"(%c, %o, %i, %j) <{map = affine_map<(d0, d1) -> ((d0 * 128), (d1 * 512))>, operandSegmentSizes = array<i32: 1, 1, 2, 0>}> : (tensor<128x512xf32>, memref<512x1024xf32>, index, index) -> ()
+
+// -----
+
+// A row softmax-like kernel with a sequential grid dim: strided loads (every other row),
+// every reduction kind, a broadcast, math on tiles, a transposed store, an inout buffer,
+// explicit unit strides on a store, and `attributes` on the kernel and the grid.
+tl.kernel @softmax_t(%x: memref<128x1024xf32> {role = "in"}, %o: memref<1024x64xf32> {role = "out"}, %stats: memref<64x8xf32> {role = "inout"}, %pos: memref<64x4xi32> {role = "out"}) attributes {fused = 3 : i64} {
+  tl.grid [8, 4] (parallel, sequential) (%i, %j) attributes {note = "rows"} {
+    %t = tl.load %x[affine_map<(d0, d1) -> (d0 * 16, d1 * 256)>](%i, %j) strides [2, 1] : memref<128x1024xf32> -> tensor<8x256xf32>
+    %m = tl.reduce <max> %t [1] : tensor<8x256xf32> -> tensor<8x1xf32>
+    %mb = tl.broadcast %m : tensor<8x1xf32> to tensor<8x256xf32>
+    %d = arith.subf %t, %mb : tensor<8x256xf32>
+    %e = math.exp %d : tensor<8x256xf32>
+    %s = tl.reduce <sum> %e [1] : tensor<8x256xf32> -> tensor<8x1xf32>
+    %p = tl.reduce <prod> %e [0, 1] : tensor<8x256xf32> -> tensor<1x1xf32>
+    %mn = tl.reduce <min> %e [1] : tensor<8x256xf32> -> tensor<8x1xf32>
+    %am = tl.reduce <argmax> %t [1] : tensor<8x256xf32> -> tensor<8x1xi32>
+    %an = tl.reduce <argmin> %t [1] {tie = "first"} : tensor<8x256xf32> -> tensor<8x1xi32>
+    %et = tl.transpose %e [1, 0] : tensor<8x256xf32> -> tensor<256x8xf32>
+    tl.store %et, %o[affine_map<(d0, d1) -> (d1 * 256, d0 * 8)>](%i, %j) : tensor<256x8xf32>, memref<1024x64xf32>
+    tl.store %s, %stats[affine_map<(d0, d1) -> (d0 * 8, d1)>](%i, %j) strides [1, 1] : tensor<8x1xf32>, memref<64x8xf32>
+    tl.store %mn, %stats[affine_map<(d0, d1) -> (d0 * 8, d1 + 4)>](%i, %j) : tensor<8x1xf32>, memref<64x8xf32>
+    tl.store %am, %pos[affine_map<(d0, d1) -> (d0 * 8, d1)>](%i, %j) : tensor<8x1xi32>, memref<64x4xi32>
+  }
+}
+
+// CHECK-LABEL: tl.kernel @softmax_t(%x: memref<128x1024xf32> {role = "in"}, %o: memref<1024x64xf32> {role = "out"}, %stats: memref<64x8xf32> {role = "inout"}, %pos: memref<64x4xi32> {role = "out"}) attributes {fused = 3 : i64} {
+// CHECK-NEXT:    tl.grid [8, 4] (parallel, sequential) (%i, %j) attributes {note = "rows"} {
+// CHECK-NEXT:      %t = tl.load %x[affine_map<(d0, d1) -> ((d0 * 16), (d1 * 256))>](%i, %j) strides [2, 1] : memref<128x1024xf32> -> tensor<8x256xf32>
+// CHECK-NEXT:      %m = tl.reduce <max> %t [1] : tensor<8x256xf32> -> tensor<8x1xf32>
+// CHECK-NEXT:      %mb = tl.broadcast %m : tensor<8x1xf32> to tensor<8x256xf32>
+// CHECK-NEXT:      %d = arith.subf %t, %mb : tensor<8x256xf32>
+// CHECK-NEXT:      %e = math.exp %d : tensor<8x256xf32>
+// CHECK-NEXT:      %s = tl.reduce <sum> %e [1] : tensor<8x256xf32> -> tensor<8x1xf32>
+// CHECK-NEXT:      %p = tl.reduce <prod> %e [0, 1] : tensor<8x256xf32> -> tensor<1x1xf32>
+// CHECK-NEXT:      %mn = tl.reduce <min> %e [1] : tensor<8x256xf32> -> tensor<8x1xf32>
+// CHECK-NEXT:      %am = tl.reduce <argmax> %t [1] : tensor<8x256xf32> -> tensor<8x1xi32>
+// CHECK-NEXT:      %an = tl.reduce <argmin> %t [1] {tie = "first"} : tensor<8x256xf32> -> tensor<8x1xi32>
+// CHECK-NEXT:      %et = tl.transpose %e [1, 0] : tensor<8x256xf32> -> tensor<256x8xf32>
+// CHECK-NEXT:      tl.store %et, %o[affine_map<(d0, d1) -> ((d1 * 256), (d0 * 8))>](%i, %j) : tensor<256x8xf32>, memref<1024x64xf32>
+// CHECK-NEXT:      tl.store %s, %stats[affine_map<(d0, d1) -> ((d0 * 8), d1)>](%i, %j) strides [1, 1] : tensor<8x1xf32>, memref<64x8xf32>
+// CHECK-NEXT:      tl.store %mn, %stats[affine_map<(d0, d1) -> ((d0 * 8), (d1 + 4))>](%i, %j) : tensor<8x1xf32>, memref<64x8xf32>
+// CHECK-NEXT:      tl.store %am, %pos[affine_map<(d0, d1) -> ((d0 * 8), d1)>](%i, %j) : tensor<8x1xi32>, memref<64x4xi32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+
+// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "softmax_t", roles = ["in", "out", "inout", "out"]}> ({
+// CHECK-GENERIC:         "tl.grid"() <{shape = array<i64: 8, 4>, semantics = [#tl<grid_semantics parallel>, #tl<grid_semantics sequential>]}> ({
+// CHECK-GENERIC:           %t = "tl.load"(%x, %i, %j) <{map = affine_map<(d0, d1) -> ((d0 * 16), (d1 * 256))>, strides = array<i64: 2, 1>, operandSegmentSizes = array<i32: 1, 2, 0>}>
+// CHECK-GENERIC-NEXT:      %m = "tl.reduce"(%t) <{kind = "max", dims = array<i64: 1>}> : (tensor<8x256xf32>) -> tensor<8x1xf32>
+// CHECK-GENERIC-NEXT:      %mb = "tl.broadcast"(%m) : (tensor<8x1xf32>) -> tensor<8x256xf32>
+// CHECK-GENERIC:           %p = "tl.reduce"(%e) <{kind = "prod", dims = array<i64: 0, 1>}> : (tensor<8x256xf32>) -> tensor<1x1xf32>
+// CHECK-GENERIC:           %an = "tl.reduce"(%t) <{kind = "argmin", dims = array<i64: 1>}> {tie = "first"} : (tensor<8x256xf32>) -> tensor<8x1xi32>
+// CHECK-GENERIC-NEXT:      %et = "tl.transpose"(%e) <{permutation = array<i64: 1, 0>}> : (tensor<8x256xf32>) -> tensor<256x8xf32>
+// CHECK-GENERIC:           "tl.store"(%s, %stats, %i, %j) <{map = affine_map<(d0, d1) -> ((d0 * 8), d1)>, strides = array<i64: 1, 1>, operandSegmentSizes = array<i32: 1, 1, 2, 0>}>
+// CHECK-GENERIC:         }) {note = "rows"} : () -> ()
+// CHECK-GENERIC-NEXT:  }) {fused = 3 : i64} : () -> ()
+
+// -----
+
+// An embedding gather: a prefetched index, read by tl.scalar_load, offsets the table
+// tile through the symbol s0.
+tl.kernel @embedding(%idx: memref<64xi32> {role = "prefetch"}, %table: memref<1000x256xf32> {role = "in"}, %out: memref<64x256xf32> {role = "out"}) {
+  tl.grid [64] (sequential) (%i) {
+    %row = tl.scalar_load %idx[affine_map<(d0) -> (d0)>](%i) : memref<64xi32>
+    %t = tl.load %table[affine_map<(d0)[s0] -> (s0, 0)>](%i)[%row] : memref<1000x256xf32> -> tensor<1x256xf32>
+    tl.store %t, %out[affine_map<(d0) -> (d0, 0)>](%i) : tensor<1x256xf32>, memref<64x256xf32>
+  }
+}
+
+// A scatter: the prefetched index offsets the stored tile.
+tl.kernel @scatter(%idx: memref<64xi32> {role = "prefetch"}, %src: memref<64x256xf32> {role = "in"}, %dst: memref<1000x256xf32> {role = "inout"}) {
+  tl.grid [64] (sequential) (%i) {
+    %row = tl.scalar_load %idx[affine_map<(d0) -> (d0)>](%i) : memref<64xi32>
+    %t = tl.load %src[affine_map<(d0) -> (d0, 0)>](%i) : memref<64x256xf32> -> tensor<1x256xf32>
+    tl.store %t, %dst[affine_map<(d0)[s0] -> (s0, 0)>](%i)[%row] : tensor<1x256xf32>, memref<1000x256xf32>
+  }
+}
+
+// CHECK-LABEL: tl.kernel @embedding(%idx: memref<64xi32> {role = "prefetch"}, %table: memref<1000x256xf32> {role = "in"}, %out: memref<64x256xf32> {role = "out"}) {
+// CHECK-NEXT:    tl.grid [64] (sequential) (%i) {
+// CHECK-NEXT:      %row = tl.scalar_load %idx[affine_map<(d0) -> (d0)>](%i) : memref<64xi32>
+// CHECK-NEXT:      %t = tl.load %table[affine_map<(d0)[s0] -> (s0, 0)>](%i)[%row] : memref<1000x256xf32> -> tensor<1x256xf32>
+// CHECK-NEXT:      tl.store %t, %out[affine_map<(d0) -> (d0, 0)>](%i) : tensor<1x256xf32>, memref<64x256xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+
+// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "embedding", roles = ["prefetch", "in", "out"]}> ({
+// CHECK-GENERIC:         "tl.grid"() <{shape = array<i64: 64>, semantics = [#tl<grid_semantics sequential>]}> ({
+// CHECK-GENERIC:           %row = "tl.scalar_load"(%idx, %i) <{map = affine_map<(d0) -> (d0)>}> : (memref<64xi32>, index) -> index
+// CHECK-GENERIC-NEXT:      %t = "tl.load"(%table, %i, %row) <{map = affine_map<(d0)[s0] -> (s0, 0)>, operandSegmentSizes = array<i32: 1, 1, 1>}> : (memref<1000x256xf32>, index, index) -> tensor<1x256xf32>
+
+// CHECK-LABEL: tl.kernel @scatter(%idx: memref<64xi32> {role = "prefetch"}, %src: memref<64x256xf32> {role = "in"}, %dst: memref<1000x256xf32> {role = "inout"}) {
+// CHECK-NEXT:    tl.grid [64] (sequential) (%i) {
+// CHECK-NEXT:      %row = tl.scalar_load %idx[affine_map<(d0) -> (d0)>](%i) : memref<64xi32>
+// CHECK-NEXT:      %t = tl.load %src[affine_map<(d0) -> (d0, 0)>](%i) : memref<64x256xf32> -> tensor<1x256xf32>
+// CHECK-NEXT:      tl.store %t, %dst[affine_map<(d0)[s0] -> (s0, 0)>](%i)[%row] : tensor<1x256xf32>, memref<1000x256xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+
+// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "scatter", roles = ["prefetch", "in", "inout"]}> ({
+// CHECK-GENERIC:         "tl.store"(%t, %dst, %i, %row) <{map = affine_map<(d0)[s0] -> (s0, 0)>, operandSegmentSizes = array<i32: 1, 1, 1, 1>}> : (tensor<1x256xf32>, memref<1000x256xf32>, index, index) -> ()
