@@ -72,6 +72,8 @@ from pallas_ir.dialects.common import (
     BroadcastOpBase,
     ReduceTileOpBase,
     TransposeOpBase,
+    Interval,
+    map_bounds,
     parse_optional_attributes_keyword,
 )
 from pallas_ir.tpu_rules import SMEM_BYTES, block_shape_error
@@ -796,6 +798,19 @@ class CallOp(IRDLOperation):
                 )
         if (err := block_shape_error(spec.shape, t.get_shape(), bits or 32)) is not None:
             raise VerifyException(f"{what}: {err}")
+        # Block indices must name blocks of the array at every grid point (interpret
+        # mode clamps a stray index silently; on a TPU it reads the wrong memory).
+        grid = [(0, n - 1) for n in self.grid.get_values()]
+        symbols: list[Interval | None] = [None] * spec.map.num_symbols
+        for k, (b, size, n) in enumerate(
+            zip(map_bounds(spec.map, grid, symbols), spec.shape, t.get_shape())
+        ):
+            blocks = -(-n // (size or 1))
+            if b is not None and (b[0] < 0 or b[1] >= blocks):
+                raise VerifyException(
+                    f"{what}: block index {k} ranges over [{b[0]}, {b[1]}] but the "
+                    f"operand has {blocks} blocks of {size or 1} along dim {k}"
+                )
 
 
 # ---------------------------------------------------------------------------------------

@@ -622,3 +622,33 @@ func.func @forward(%x: tensor<64x256xf32>, %y: tensor<64x256xf32>) -> tensor<64x
   }
   func.return %o : tensor<64x256xf32>
 }
+
+// -----
+
+// A transpose whose output index map forgot to swap: grid dim 1 runs to 2 but the
+// (384, 256) output has only 2 column blocks of 128.
+func.func @forward(%x: tensor<256x384xf32>) -> tensor<384x256xf32> {
+  // expected-error@+1 {{out_specs[0]: block index 1 ranges over [0, 2] but the operand has 2 blocks of 128 along dim 1}}
+  %out = pallas.call @transpose(%x) grid [2, 3]
+      in [#pallas.block_spec<[128, 128], (d0, d1) -> (d0, d1)>]
+      out [#pallas.block_spec<[128, 128], (d0, d1) -> (d0, d1)>]
+      semantics [parallel, parallel]
+      : (tensor<256x384xf32>) -> tensor<384x256xf32>
+      kernel(%x_ref: !pallas.ref<128x128xf32, vmem>, %o_ref: !pallas.ref<128x128xf32, vmem>) {
+  }
+  func.return %out : tensor<384x256xf32>
+}
+
+// -----
+
+func.func @forward(%x: tensor<16x128xf32>) -> tensor<16x128xf32> {
+  // expected-error@+1 {{scratch_shapes[0] is in memory space any}}
+  %out = pallas.call @k(%x) grid [2]
+      in [#pallas.block_spec<[8, 128], (d0) -> (d0, 0)>]
+      out [#pallas.block_spec<[8, 128], (d0) -> (d0, 0)>]
+      semantics [parallel] scratch [!pallas.ref<8x128xf32, any>]
+      : (tensor<16x128xf32>) -> tensor<16x128xf32>
+      kernel(%x_ref: !pallas.ref<8x128xf32, vmem>, %o_ref: !pallas.ref<8x128xf32, vmem>, %s: !pallas.ref<8x128xf32, any>) {
+  }
+  func.return %out : tensor<16x128xf32>
+}
