@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -84,6 +85,8 @@ class PassError(DiagnosticException):
 @dataclass
 class DiagnosticEngine:
     diagnostics: list[Diagnostic] = field(default_factory=list[Diagnostic])
+    statistics: dict[str, Counter[str]] = field(default_factory=dict[str, Counter[str]])
+    """Per pass: how many accesses it saw, rewrote, and rejected for each reason."""
     collect_remarks: bool = True
     remarks_filter: re.Pattern[str] | None = None
     """Keep only remarks whose message starts with a matching pass name."""
@@ -117,6 +120,12 @@ def emit_remark(op: Operation | None, message: str) -> None:
     """Say something about an op, e.g. why a rewrite did not apply."""
     if (engine := _ENGINE.get()) is not None:
         engine.emit(Severity.REMARK, op, message)
+
+
+def count(pass_name: str, key: str, n: int = 1) -> None:
+    """Add to a pass statistic (`--pass-statistics`)."""
+    if (engine := _ENGINE.get()) is not None:
+        engine.statistics.setdefault(pass_name, Counter())[key] += n
 
 
 def emit_warning(op: Operation | None, message: str) -> None:

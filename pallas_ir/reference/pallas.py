@@ -12,113 +12,20 @@ run by JAX, against this.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-import ml_dtypes
 import numpy as np
-from xdsl.dialects import arith, func, math
+from xdsl.dialects import func
 from xdsl.dialects.builtin import (
-    BFloat16Type,
-    DenseIntOrFPElementsAttr,
-    Float16Type,
-    Float32Type,
-    Float64Type,
-    FloatAttr,
-    IntegerAttr,
-    IntegerType,
     ModuleOp,
-    Signedness,
     TensorType,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import SSAValue
 
 from pallas_ir.dialects import pallas
 from pallas_ir.dialects.common import ReductionKind
-
-
-class ReferenceError(Exception):
-    """The module uses something the reference interpreter does not model."""
-
-
-def numpy_dtype(t: Attribute) -> np.dtype[Any]:
-    match t:
-        case Float32Type():
-            return np.dtype(np.float32)
-        case BFloat16Type():
-            return np.dtype(ml_dtypes.bfloat16)
-        case Float16Type():
-            return np.dtype(np.float16)
-        case Float64Type():
-            return np.dtype(np.float64)
-        case IntegerType():
-            w = t.width.data
-            if w == 1:
-                return np.dtype(np.bool_)
-            unsigned = t.signedness.data == Signedness.UNSIGNED
-            return np.dtype(f"{'u' if unsigned else ''}int{w}")
-    raise ReferenceError(f"no numpy dtype for {t}")
-
-
-def _elt(t: Attribute) -> Attribute:
-    return t.element_type if isinstance(t, TensorType) else t
-
-
-_BINARY: dict[type[Operation], Callable[[Any, Any], Any]] = {
-    arith.AddfOp: np.add,
-    arith.AddiOp: np.add,
-    arith.SubfOp: np.subtract,
-    arith.SubiOp: np.subtract,
-    arith.MulfOp: np.multiply,
-    arith.MuliOp: np.multiply,
-    arith.DivfOp: np.divide,
-    arith.DivSIOp: lambda a, b: np.trunc(a / b).astype(np.result_type(a, b)),
-    arith.FloorDivSIOp: np.floor_divide,
-    arith.RemSIOp: np.fmod,
-    arith.MaximumfOp: np.maximum,
-    arith.MaxnumfOp: np.fmax,
-    arith.MaxSIOp: np.maximum,
-    arith.MinimumfOp: np.minimum,
-    arith.MinnumfOp: np.fmin,
-    arith.MinSIOp: np.minimum,
-    arith.AndIOp: np.bitwise_and,
-    arith.OrIOp: np.bitwise_or,
-    arith.XOrIOp: np.bitwise_xor,
-    arith.ShLIOp: np.left_shift,
-    arith.ShRSIOp: np.right_shift,
-    math.PowFOp: np.power,
-    math.Atan2Op: np.arctan2,
-}
-
-_UNARY: dict[type[Operation], Callable[[Any], Any]] = {
-    arith.NegfOp: np.negative,
-    math.ExpOp: np.exp,
-    math.Exp2Op: np.exp2,
-    math.ExpM1Op: np.expm1,
-    math.LogOp: np.log,
-    math.Log1pOp: np.log1p,
-    math.Log2Op: np.log2,
-    math.TanhOp: np.tanh,
-    math.SqrtOp: np.sqrt,
-    math.RsqrtOp: lambda a: 1 / np.sqrt(a),
-    math.AbsFOp: np.abs,
-    math.AbsIOp: np.abs,
-    math.SinOp: np.sin,
-    math.CosOp: np.cos,
-    math.TanOp: np.tan,
-    math.AtanOp: np.arctan,
-    math.FloorOp: np.floor,
-    math.CeilOp: np.ceil,
-    math.RoundEvenOp: np.round,
-}
-
-_CMP = {
-    "oeq": np.equal, "ueq": np.equal, "one": np.not_equal, "une": np.not_equal,
-    "ogt": np.greater, "ugt": np.greater, "oge": np.greater_equal, "uge": np.greater_equal,
-    "olt": np.less, "ult": np.less, "ole": np.less_equal, "ule": np.less_equal,
-    "eq": np.equal, "ne": np.not_equal, "slt": np.less, "sle": np.less_equal,
-    "sgt": np.greater, "sge": np.greater_equal,
-}  # fmt: skip
+from pallas_ir.reference.ops import ReferenceError, element_type, evaluate, numpy_dtype
 
 
 def _index(op: pallas.LoadOp | pallas.StoreOp) -> tuple[Any, ...] | Any:
@@ -132,18 +39,6 @@ def _index(op: pallas.LoadOp | pallas.StoreOp) -> tuple[Any, ...] | Any:
         else:
             out.append(ix.data)  # type: ignore[union-attr]
     return tuple(out)
-
-
-def _constant(op: arith.ConstantOp) -> Any:
-    dtype = numpy_dtype(_elt(op.result.type))
-    value = op.value
-    if isinstance(value, DenseIntOrFPElementsAttr):
-        t = op.result.type
-        assert isinstance(t, TensorType)
-        return np.array(value.get_values(), dtype=dtype).reshape(t.get_shape())
-    if isinstance(value, FloatAttr | IntegerAttr):
-        return dtype.type(value.value.data)
-    raise ReferenceError(f"unsupported constant {value}")
 
 
 def _run_kernel(
@@ -175,27 +70,14 @@ def _run_kernel(
                 r = fn[kind.value](args[0], axis=axes, keepdims=True).astype(
                     args[0].dtype
                 )
-        elif isinstance(op, arith.ConstantOp):
-            r = _constant(op)
-        elif (f := _BINARY.get(type(op))) is not None:
-            r = f(args[0], args[1])
-        elif (f1 := _UNARY.get(type(op))) is not None:
-            r = f1(args[0])
-        elif isinstance(op, arith.CmpfOp | arith.CmpiOp):
-            names = (
-                arith.CMPF_COMPARISON_OPERATIONS
-                if isinstance(op, arith.CmpfOp)
-                else arith.CMPI_COMPARISON_OPERATIONS
-            )
-            r = _CMP[names[op.predicate.value.data]](args[0], args[1])
-        elif isinstance(op, arith.SelectOp):
-            r = np.where(args[0], args[1], args[2])
-        elif len(op.results) == 1 and len(args) == 1 and op.name.startswith("arith."):
-            r = np.asarray(args[0]).astype(numpy_dtype(_elt(op.results[0].type)))
+        elif (value := evaluate(op, args)) is not None:
+            r = value
         else:
             raise ReferenceError(f"the reference interpreter does not model '{op.name}'")
         if len(op.results) == 1 and isinstance(op.results[0].type, TensorType):
-            r = np.asarray(r).astype(numpy_dtype(_elt(op.results[0].type)), copy=False)
+            r = np.asarray(r).astype(
+                numpy_dtype(element_type(op.results[0].type)), copy=False
+            )
         env[op.results[0]] = r
 
 

@@ -15,6 +15,7 @@ import re
 import sys
 import time
 import traceback
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, NoReturn
@@ -244,6 +245,17 @@ class PallasOptMain(xDSLOptMain):
             help="print the passes' remarks (what they rewrote, and why not) to stderr",
         )
         arg_parser.add_argument(
+            "--verify-semantics",
+            action="store_true",
+            help="run every ta kernel on random inputs with the reference interpreter "
+            "before and after each pass; a difference is an error naming the pass",
+        )
+        arg_parser.add_argument(
+            "--pass-statistics",
+            action="store_true",
+            help="print per-pass counts (accesses seen, rewritten, rejected by reason)",
+        )
+        arg_parser.add_argument(
             "--remarks-filter",
             metavar="PASS",
             default=None,
@@ -372,6 +384,14 @@ class PallasOptMain(xDSLOptMain):
         timer.add("(parse)", time.perf_counter() - t0)
         if not self.verified(module, engine, timer, "input"):
             return None
+        runs = None
+        if self.args.verify_semantics:
+            from pallas_ir.reference.verify import snapshot
+
+            runs, problems = snapshot(module)
+            engine.diagnostics.extend(problems)
+            if problems:
+                return None
         for p in self.pipeline.passes:
             t0 = time.perf_counter()
             try:
@@ -391,6 +411,15 @@ class PallasOptMain(xDSLOptMain):
                 self.dump(p.name, module)
             if not self.verified(module, engine, timer, f"pass '{p.name}'"):
                 return None
+            if runs is not None:
+                from pallas_ir.reference.verify import compare
+
+                t0 = time.perf_counter()
+                problems = compare(module, runs, p.name)
+                timer.add("(verify-semantics)", time.perf_counter() - t0)
+                engine.diagnostics.extend(problems)
+                if problems:
+                    return None
         t0 = time.perf_counter()
         try:
             text = self.output_resulting_program(module)
@@ -428,6 +457,7 @@ class PallasOptMain(xDSLOptMain):
         outputs: list[str] = []
         failed = False
         timer = PassTimer()
+        statistics: dict[str, Counter[str]] = {}
         remarks_filter = (
             re.compile(self.args.remarks_filter) if self.args.remarks_filter else None
         )
@@ -458,6 +488,8 @@ class PallasOptMain(xDSLOptMain):
                         file=sys.stderr,
                     )
                 failed |= any(d.severity == Severity.ERROR for d in engine.diagnostics)
+            for name_, counts in engine.statistics.items():
+                statistics.setdefault(name_, Counter()).update(counts)
             outputs.append(out or "")
         stream = (
             sys.stdout
@@ -471,7 +503,21 @@ class PallasOptMain(xDSLOptMain):
                 stream.close()
         if self.args.time_passes:
             print(timer.report(), file=sys.stderr)
+        if self.args.pass_statistics:
+            print(statistics_report(statistics), file=sys.stderr)
         return 1 if failed else 0
+
+
+def statistics_report(statistics: dict[str, Counter[str]]) -> str:
+    bar = "===" + "-" * 73 + "==="
+    lines = [bar, "Pass statistics report".center(79), bar]
+    if not statistics:
+        lines.append("  (no pass reported statistics)")
+    for name, counts in statistics.items():
+        lines.append(name)
+        for key in sorted(counts, key=lambda k: (k.startswith("rejected"), k)):
+            lines.append(f"  {counts[key]:6d} {key}")
+    return "\n".join(lines)
 
 
 def _only_comments(text: str) -> bool:

@@ -1,0 +1,238 @@
+"""numpy meanings of the `arith` and `math` ops, shared by the ta and pallas interpreters.
+
+Both interpreters hold values as numpy arrays (scalars broadcast over a loop domain in
+`ta`, tiles in `pallas`), so one table serves both. Integer division and remainder
+truncate toward zero (C, torch and XLA semantics); `maximumf`/`minimumf` propagate NaN,
+`maxnumf`/`minnumf` ignore it; integer casts wrap.
+"""
+
+from __future__ import annotations
+
+import math as pymath
+from collections.abc import Callable
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    Signedness,
+    TensorType,
+)
+from xdsl.ir import Attribute, Operation
+
+
+class ReferenceError(Exception):
+    """The program uses something the reference interpreters do not model, or does
+    something with no meaning (an out-of-range index)."""
+
+
+def numpy_dtype(t: Attribute) -> np.dtype[Any]:
+    match t:
+        case Float32Type():
+            return np.dtype(np.float32)
+        case BFloat16Type():
+            return np.dtype(ml_dtypes.bfloat16)
+        case Float16Type():
+            return np.dtype(np.float16)
+        case Float64Type():
+            return np.dtype(np.float64)
+        case IndexType():
+            return np.dtype(np.int64)
+        case IntegerType():
+            w = t.width.data
+            if w == 1:
+                return np.dtype(np.bool_)
+            unsigned = t.signedness.data == Signedness.UNSIGNED
+            return np.dtype(f"{'u' if unsigned else ''}int{w}")
+    raise ReferenceError(f"no numpy dtype for {t}")
+
+
+def element_type(t: Attribute) -> Attribute:
+    return t.element_type if isinstance(t, TensorType) else t
+
+
+def _trunc_div(a: Any, b: Any) -> Any:
+    if np.any(b == 0):
+        raise ReferenceError("integer division by zero")
+    q = np.abs(a) // np.abs(b)
+    return np.where((a < 0) != (b < 0), -q, q)
+
+
+def _trunc_rem(a: Any, b: Any) -> Any:
+    if np.any(b == 0):
+        raise ReferenceError("integer remainder by zero")
+    return np.fmod(a, b)
+
+
+def _unsigned(f: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """The unsigned form of an integer op: operate on the bits as unsigned."""
+    return lambda a, b: f(_as_unsigned(a), _as_unsigned(b)).astype(np.asarray(a).dtype)
+
+
+_erf = np.vectorize(pymath.erf, otypes=[np.float64])
+
+BINARY: dict[type[Operation], Callable[[Any, Any], Any]] = {
+    arith.AddfOp: np.add,
+    arith.AddiOp: np.add,
+    arith.SubfOp: np.subtract,
+    arith.SubiOp: np.subtract,
+    arith.MulfOp: np.multiply,
+    arith.MuliOp: np.multiply,
+    arith.DivfOp: np.divide,
+    arith.DivSIOp: _trunc_div,
+    arith.DivUIOp: _unsigned(np.floor_divide),
+    arith.FloorDivSIOp: np.floor_divide,
+    arith.RemSIOp: _trunc_rem,
+    arith.RemUIOp: _unsigned(np.remainder),
+    arith.MaximumfOp: np.maximum,
+    arith.MaxnumfOp: np.fmax,
+    arith.MaxSIOp: np.maximum,
+    arith.MaxUIOp: _unsigned(np.maximum),
+    arith.MinimumfOp: np.minimum,
+    arith.MinnumfOp: np.fmin,
+    arith.MinSIOp: np.minimum,
+    arith.MinUIOp: _unsigned(np.minimum),
+    arith.AndIOp: np.bitwise_and,
+    arith.OrIOp: np.bitwise_or,
+    arith.XOrIOp: np.bitwise_xor,
+    arith.ShLIOp: np.left_shift,
+    arith.ShRSIOp: np.right_shift,
+    arith.ShRUIOp: _unsigned(np.right_shift),
+    math.PowFOp: np.power,
+    math.Atan2Op: np.arctan2,
+    math.CopySignOp: np.copysign,
+}
+
+UNARY: dict[type[Operation], Callable[[Any], Any]] = {
+    arith.NegfOp: np.negative,
+    math.ExpOp: np.exp,
+    math.Exp2Op: np.exp2,
+    math.ExpM1Op: np.expm1,
+    math.LogOp: np.log,
+    math.Log1pOp: np.log1p,
+    math.Log2Op: np.log2,
+    math.Log10Op: np.log10,
+    math.TanhOp: np.tanh,
+    math.SqrtOp: np.sqrt,
+    math.RsqrtOp: lambda a: 1 / np.sqrt(a),
+    math.ErfOp: lambda a: _erf(a).astype(np.asarray(a).dtype),
+    math.AbsFOp: np.abs,
+    math.AbsIOp: np.abs,
+    math.SinOp: np.sin,
+    math.CosOp: np.cos,
+    math.TanOp: np.tan,
+    math.AsinOp: np.arcsin,
+    math.AcosOp: np.arccos,
+    math.AtanOp: np.arctan,
+    math.SinhOp: np.sinh,
+    math.CoshOp: np.cosh,
+    math.AsinhOp: np.arcsinh,
+    math.AcoshOp: np.arccosh,
+    math.AtanhOp: np.arctanh,
+    math.FloorOp: np.floor,
+    math.CeilOp: np.ceil,
+    math.RoundEvenOp: np.rint,
+    math.RoundOp: lambda a: np.sign(a) * np.floor(np.abs(a) + 0.5),
+    math.TruncOp: np.trunc,
+    math.CbrtOp: np.cbrt,
+}
+
+CASTS = (
+    arith.ExtFOp,
+    arith.TruncFOp,
+    arith.SIToFPOp,
+    arith.FPToSIOp,
+    arith.ExtSIOp,
+    arith.TruncIOp,
+    arith.IndexCastOp,
+)
+
+COMPARE: dict[str, Callable[[Any, Any], Any]] = {
+    "oeq": np.equal, "ueq": np.equal, "one": np.not_equal, "une": np.not_equal,
+    "ogt": np.greater, "ugt": np.greater, "oge": np.greater_equal, "uge": np.greater_equal,
+    "olt": np.less, "ult": np.less, "ole": np.less_equal, "ule": np.less_equal,
+    "eq": np.equal, "ne": np.not_equal, "slt": np.less, "sle": np.less_equal,
+    "sgt": np.greater, "sge": np.greater_equal,
+}  # fmt: skip
+
+
+def constant_value(op: arith.ConstantOp) -> Any:
+    dtype = numpy_dtype(element_type(op.result.type))
+    value = op.value
+    if isinstance(value, DenseIntOrFPElementsAttr):
+        t = op.result.type
+        assert isinstance(t, TensorType)
+        return np.array(value.get_values(), dtype=dtype).reshape(t.get_shape())
+    if isinstance(value, FloatAttr | IntegerAttr):
+        return np.asarray(value.value.data).astype(dtype)
+    raise ReferenceError(f"unsupported constant {value}")
+
+
+def evaluate(op: Operation, args: list[Any]) -> Any | None:
+    """The value of one arith/math op on numpy operands, or None if it is not one."""
+    if isinstance(op, arith.ConstantOp):
+        return constant_value(op)
+    result_dtype = (
+        numpy_dtype(element_type(op.results[0].type)) if len(op.results) == 1 else None
+    )
+    with np.errstate(all="ignore"):  # inf/nan follow IEEE, as on the device
+        if (f := BINARY.get(type(op))) is not None:
+            r = f(args[0], args[1])
+        elif (f1 := UNARY.get(type(op))) is not None:
+            r = f1(args[0])
+        elif isinstance(op, math.FmaOp):
+            r = args[0] * args[1] + args[2]
+        elif isinstance(op, arith.CmpfOp | arith.CmpiOp):
+            names = (
+                arith.CMPF_COMPARISON_OPERATIONS
+                if isinstance(op, arith.CmpfOp)
+                else arith.CMPI_COMPARISON_OPERATIONS
+            )
+            name = names[op.predicate.value.data]
+            if name not in COMPARE:
+                raise ReferenceError(f"unsupported predicate {name}")
+            a, b = args
+            if name.startswith("u") and name[1:] in ("lt", "le", "gt", "ge"):
+                a, b = _as_unsigned(a), _as_unsigned(b)
+            r = COMPARE[name](a, b)
+        elif isinstance(op, arith.SelectOp):
+            r = np.where(args[0], args[1], args[2])
+        elif isinstance(op, arith.ExtUIOp | arith.UIToFPOp):
+            r = _as_unsigned(args[0])
+        elif isinstance(op, arith.FPToUIOp):
+            r = np.trunc(args[0])
+        elif isinstance(op, CASTS):
+            r = np.asarray(args[0])
+            if (
+                result_dtype is not None
+                and result_dtype.kind in "iu"
+                and r.dtype.kind == "f"
+            ):
+                r = np.trunc(r)
+        elif isinstance(op, arith.BitcastOp):
+            assert result_dtype is not None
+            return np.asarray(args[0]).view(result_dtype)
+        else:
+            return None
+        assert result_dtype is not None
+        r = np.asarray(r)
+        if result_dtype.kind in "iu" and r.dtype.kind in "iub":
+            return r.astype(result_dtype)  # wraps, as integer casts do
+        return r.astype(result_dtype)
+
+
+def _as_unsigned(a: Any) -> Any:
+    a = np.asarray(a)
+    if a.dtype.kind != "i":
+        return a
+    return a.astype(np.dtype(f"uint{a.dtype.itemsize * 8}"))

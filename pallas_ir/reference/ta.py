@@ -1,0 +1,311 @@
+"""The reference semantics of `ta`: run kernels and host functions on numpy arrays.
+
+A `ta.loop` is evaluated for all its points at once: every body value is a numpy array
+broadcastable to the loop's domain (parallel dims, then reduction dims), loop
+variables are `arange`s along their axis, loads gather with the index maps evaluated
+on those arrays, and stores scatter in row-major (iteration) order, so when two points
+store to one element the later point wins, as in a sequential loop. `ta.reduce`
+combines over the reduction axes. This is the sequential meaning for every loop whose
+points do not read what other points of the same loop write (the tiler's parallel
+grid assumes the same).
+
+Indices are checked, as torch checks them: an access outside its buffer raises
+`ReferenceError` naming the op and the index, instead of wrapping or clamping.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IntegerType, MemRefType, ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineSymExpr,
+)
+
+from pallas_ir.dialects import tensor_access as ta
+from pallas_ir.dialects.common import READABLE_ROLES, ArgRole, ReductionKind, expr_bounds
+from pallas_ir.reference.ops import ReferenceError, evaluate, numpy_dtype
+
+
+def _eval_affine(expr: AffineExpr, dims: Sequence[Any], symbols: Sequence[Any]) -> Any:
+    match expr:
+        case AffineConstantExpr(value=v):
+            return np.int64(v)
+        case AffineDimExpr(position=p):
+            return dims[p]
+        case AffineSymExpr(position=p):
+            return symbols[p]
+        case AffineBinaryOpExpr(kind=kind, lhs=lhs, rhs=rhs):
+            a = _eval_affine(lhs, dims, symbols)
+            b = _eval_affine(rhs, dims, symbols)
+            if kind == AffineBinaryOpKind.Add:
+                return a + b
+            if kind == AffineBinaryOpKind.Mul:
+                return a * b
+            if kind == AffineBinaryOpKind.FloorDiv:
+                return a // b
+            if kind == AffineBinaryOpKind.CeilDiv:
+                return -(-a // b)
+            return a % b  # mod: non-negative for a positive divisor, as affine mod is
+    raise ReferenceError(f"unknown affine expression {expr}")
+
+
+def _op_name(op: Operation) -> str:
+    from pallas_ir.diagnostics import location_of
+
+    loc = location_of(op)
+    return f"'{op.name}'" + (f" at {loc}" if loc else "")
+
+
+def _indices(
+    op: ta.LoadOp | ta.StoreOp, env: Mapping[SSAValue, Any], buffer: np.ndarray
+) -> tuple[Any, ...]:
+    dims = [env[d] for d in op.dims]
+    symbols = [np.asarray(env[s]).astype(np.int64) for s in op.symbols]
+    out: list[Any] = []
+    for k, (expr, n) in enumerate(zip(op.map.data.results, buffer.shape, strict=True)):
+        idx = np.asarray(_eval_affine(expr, dims, symbols), dtype=np.int64)
+        if idx.size and (idx.min() < 0 or idx.max() >= n):
+            bad = idx[(idx < 0) | (idx >= n)].flat[0]
+            raise ReferenceError(
+                f"{_op_name(op)}: index {bad} is out of range for dim {k} of size {n}"
+            )
+        out.append(idx)
+    return tuple(out)
+
+
+@dataclass
+class _Loop:
+    op: ta.LoopOp
+
+    @property
+    def rank(self) -> int:
+        return len(self.op.extents)
+
+    @property
+    def reduce_axes(self) -> tuple[int, ...]:
+        n = len(self.op.parallel_extents)
+        return tuple(range(n, self.rank))
+
+    def ivs(self) -> list[np.ndarray]:
+        out: list[np.ndarray] = []
+        for axis, n in enumerate(self.op.extents):
+            shape = [1] * self.rank
+            shape[axis] = n
+            out.append(np.arange(n, dtype=np.int64).reshape(shape))
+        return out
+
+    def reduce(self, kind: ReductionKind, value: Any, result_dtype: np.dtype[Any]) -> Any:
+        v = np.asarray(value)
+        v = v.reshape((1,) * (self.rank - v.ndim) + v.shape)
+        # A value that does not vary along a reduction dim still counts once per point.
+        full = tuple(
+            self.op.extents[a] if a in self.reduce_axes else v.shape[a]
+            for a in range(self.rank)
+        )
+        v = np.broadcast_to(v, full)
+        axes = self.reduce_axes
+        if kind.returns_index:
+            flat = v.reshape(v.shape[: axes[0]] + (-1,))
+            pick = np.argmax if kind == ReductionKind.ARGMAX else np.argmin
+            r = pick(flat, axis=-1).astype(np.int32)
+            return r.reshape(r.shape + (1,) * len(axes))
+        fn = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}[kind.value]
+        with np.errstate(all="ignore"):
+            return fn(v, axis=axes, keepdims=True).astype(result_dtype)
+
+
+def _run_loop(loop_op: ta.LoopOp, env: dict[SSAValue, Any]) -> None:
+    loop = _Loop(loop_op)
+    env = dict(env)
+    for arg, iv in zip(loop_op.body.block.args, loop.ivs(), strict=True):
+        env[arg] = iv
+    for op in loop_op.body.block.ops:
+        args = [env[o] for o in op.operands]
+        if isinstance(op, ta.LoadOp):
+            buffer = env[op.buffer]
+            env[op.result] = buffer[_indices(op, env, buffer)]
+        elif isinstance(op, ta.StoreOp):
+            buffer = env[op.buffer]
+            idx = _indices(op, env, buffer)
+            shape = np.broadcast_shapes(*(i.shape for i in idx), np.shape(args[0]))
+            idx = tuple(np.broadcast_to(i, shape) for i in idx)
+            buffer[idx] = np.broadcast_to(args[0], shape)
+        elif isinstance(op, ta.ReduceOp):
+            kind = ReductionKind(op.kind.data)
+            env[op.result] = loop.reduce(kind, args[0], numpy_dtype(op.result.type))
+        elif (value := evaluate(op, args)) is not None:
+            env[op.results[0]] = value
+        else:
+            raise ReferenceError(f"the reference interpreter does not model '{op.name}'")
+
+
+def _view(source: np.ndarray, op: ta.ReshapeOp) -> np.ndarray:
+    t = op.result.type
+    assert isinstance(t, MemRefType)
+    view = source.reshape(t.get_shape())
+    if not np.shares_memory(view, source):
+        raise ReferenceError(f"{_op_name(op)}: reshape of a non-contiguous buffer")
+    return view
+
+
+def run_kernel(kernel: ta.KernelOp, buffers: Sequence[np.ndarray]) -> None:
+    """Run one kernel in place on its argument buffers (outputs are written)."""
+    block = kernel.body.block
+    if len(buffers) != len(block.args):
+        raise ReferenceError(
+            f"@{kernel.sym_name.data} takes {len(block.args)} buffers, got {len(buffers)}"
+        )
+    env: dict[SSAValue, Any] = {}
+    for arg, buf in zip(block.args, buffers, strict=True):
+        t = arg.type
+        assert isinstance(t, MemRefType)
+        if tuple(buf.shape) != tuple(t.get_shape()):
+            raise ReferenceError(
+                f"@{kernel.sym_name.data} argument #{arg.index}: shape {buf.shape}, "
+                f"expected {t}"
+            )
+        env[arg] = buf
+    for op in block.ops:
+        if isinstance(op, ta.LoopOp):
+            _run_loop(op, env)
+        elif isinstance(op, ta.ReshapeOp):
+            env[op.result] = _view(env[op.source], op)
+        else:
+            raise ReferenceError(f"the reference interpreter does not model '{op.name}'")
+
+
+def run_forward(module: ModuleOp, *arrays: np.ndarray) -> list[np.ndarray]:
+    """Run `func.func @forward` of a ta module: buffers in, returned buffers out."""
+    forward = next(
+        (
+            o
+            for o in module.ops
+            if isinstance(o, func.FuncOp) and o.sym_name.data == "forward"
+        ),
+        None,
+    )
+    if forward is None:
+        raise ReferenceError("the module has no func.func @forward")
+    kernels = {o.sym_name.data: o for o in module.ops if isinstance(o, ta.KernelOp)}
+    block: Block = forward.body.block
+    if len(arrays) != len(block.args):
+        raise ReferenceError(
+            f"@forward takes {len(block.args)} buffers, got {len(arrays)}"
+        )
+    env: dict[SSAValue, Any] = {}
+    for arg, a in zip(block.args, arrays):
+        t = arg.type
+        assert isinstance(t, MemRefType)
+        env[arg] = np.array(a, dtype=numpy_dtype(t.element_type)).reshape(t.get_shape())
+    for op in block.ops:
+        if isinstance(op, ta.AllocOp):
+            t = op.result.type
+            assert isinstance(t, MemRefType)
+            env[op.result] = np.zeros(t.get_shape(), dtype=numpy_dtype(t.element_type))
+        elif isinstance(op, ta.ReshapeOp):
+            env[op.result] = _view(env[op.source], op)
+        elif isinstance(op, ta.LaunchOp):
+            run_kernel(kernels[op.callee.string_value()], [env[a] for a in op.args])
+        elif isinstance(op, func.ReturnOp):
+            return [env[v] for v in op.arguments]
+        else:
+            raise ReferenceError(f"the reference interpreter does not model '{op.name}'")
+    raise ReferenceError("@forward has no func.return")
+
+
+# ---------------------------------------------------------------------------------------
+# Random inputs: floats in [-2, 2], index buffers within their table's range
+
+
+def _index_uses(
+    kernel: ta.KernelOp,
+) -> dict[int, list[tuple[ta.LoadOp | ta.StoreOp, int]]]:
+    """For each integer kernel argument, the accesses whose symbol #k it feeds
+    (through loads and integer casts)."""
+    uses: dict[int, list[tuple[ta.LoadOp | ta.StoreOp, int]]] = {}
+    for op in kernel.walk():
+        if not isinstance(op, ta.LoadOp | ta.StoreOp):
+            continue
+        for k, sym in enumerate(op.symbols):
+            v = sym
+            while not isinstance(v.owner, ta.LoadOp) and isinstance(v.owner, Operation):
+                if len(v.owner.operands) != 1:
+                    break
+                v = v.owner.operands[0]
+            if isinstance(v.owner, ta.LoadOp):
+                root = ta.root_buffer(v.owner.buffer)
+                if hasattr(root, "index") and root.owner is kernel.body.block:
+                    uses.setdefault(root.index, []).append((op, k))  # type: ignore[attr-defined]
+    return uses
+
+
+def _symbol_limit(op: ta.LoadOp | ta.StoreOp, k: int) -> int:
+    """The largest n such that symbol #k in [0, n) keeps the access in bounds for the
+    whole loop (other symbols taken as 0), by bisection on the interval bounds."""
+    t = op.buffer.type
+    assert isinstance(t, MemRefType)
+    dims: list[tuple[int, int] | None] = []
+    for d in op.dims:
+        owner = d.owner
+        loop = owner.parent_op() if isinstance(owner, Block) else None
+        n = loop.extents[d.index] if isinstance(loop, ta.LoopOp) else 1  # type: ignore[attr-defined]
+        dims.append((0, n - 1))
+
+    def fits(n: int) -> bool:
+        syms: list[tuple[int, int] | None] = [(0, 0)] * len(op.symbols)
+        syms[k] = (0, n - 1)
+        for expr, size in zip(op.map.data.results, t.get_shape()):
+            b = expr_bounds(expr, dims, syms)
+            if b is None or b[0] < 0 or b[1] >= size:
+                return False
+        return True
+
+    if not fits(1):
+        return 1
+    lo, hi = 1, 1
+    while fits(hi * 2) and hi < 1 << 40:
+        hi *= 2
+    lo, hi = hi, hi * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo
+
+
+def random_buffers(kernel: ta.KernelOp, rng: np.random.Generator) -> list[np.ndarray]:
+    """Buffers for one kernel: readable floats uniform in [-2, 2]; integer buffers that
+    feed indices stay inside the tables they index; outputs start at zero."""
+    limits = {
+        i: min(_symbol_limit(op, k) for op, k in uses)
+        for i, uses in _index_uses(kernel).items()
+    }
+    out: list[np.ndarray] = []
+    for arg in kernel.body.block.args:
+        t = arg.type
+        assert isinstance(t, MemRefType)
+        dtype = numpy_dtype(t.element_type)
+        shape = t.get_shape()
+        role = kernel.role_of(arg)
+        if role not in READABLE_ROLES and role != ArgRole.INOUT:
+            out.append(np.zeros(shape, dtype=dtype))
+        elif isinstance(t.element_type, IntegerType):
+            if t.element_type.width.data == 1:
+                out.append(rng.integers(0, 2, shape).astype(dtype))
+            else:
+                hi = limits.get(arg.index, 8)
+                lo = 0 if arg.index in limits else -8
+                out.append(rng.integers(lo, hi, shape).astype(dtype))
+        else:
+            out.append(rng.uniform(-2, 2, shape).astype(dtype))
+    return out

@@ -1,0 +1,117 @@
+"""`--verify-semantics`: run every ta kernel on the same random inputs before and after
+each pass, and report the first output element a pass changed."""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from pallas_ir.diagnostics import Diagnostic, Severity, location_of
+from pallas_ir.dialects import tensor_access as ta
+from pallas_ir.dialects.common import WRITABLE_ROLES
+from pallas_ir.reference.ops import ReferenceError
+from pallas_ir.reference.ta import random_buffers, run_kernel
+
+
+@dataclass
+class KernelRun:
+    inputs: list[np.ndarray]
+    outputs: dict[int, np.ndarray]
+    """Argument index -> final contents, for the out/inout arguments."""
+
+
+def _run(kernel: ta.KernelOp, inputs: list[np.ndarray]) -> dict[int, np.ndarray]:
+    buffers = [a.copy() for a in inputs]
+    run_kernel(kernel, buffers)
+    return {
+        arg.index: buffers[arg.index]
+        for arg in kernel.body.block.args
+        if kernel.role_of(arg) in WRITABLE_ROLES
+    }
+
+
+def _kernels(module: ModuleOp) -> list[ta.KernelOp]:
+    return [op for op in module.walk() if isinstance(op, ta.KernelOp)]
+
+
+def snapshot(
+    module: ModuleOp, seed: int = 0
+) -> tuple[dict[str, KernelRun], list[Diagnostic]]:
+    """Run each kernel of the pass pipeline's input on random inputs."""
+    runs: dict[str, KernelRun] = {}
+    problems: list[Diagnostic] = []
+    for kernel in _kernels(module):
+        name = kernel.sym_name.data
+        rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
+        try:
+            inputs = random_buffers(kernel, rng)
+            runs[name] = KernelRun(inputs, _run(kernel, inputs))
+        except ReferenceError as e:
+            problems.append(
+                Diagnostic(
+                    Severity.ERROR,
+                    f"verify-semantics: cannot run @{name} on the input: {e}",
+                    location_of(kernel),
+                )
+            )
+    return runs, problems
+
+
+def _first_difference(before: np.ndarray, after: np.ndarray) -> tuple[int, ...] | None:
+    if before.shape != after.shape:
+        return ()
+    if before.dtype.kind == "f":
+        same = (before == after) | (np.isnan(before) & np.isnan(after))
+    else:
+        same = before == after
+    if same.all():
+        return None
+    return tuple(int(i) for i in np.argwhere(~same)[0])
+
+
+def compare(
+    module: ModuleOp, runs: dict[str, KernelRun], pass_name: str
+) -> list[Diagnostic]:
+    """Errors for every kernel whose outputs the pass changed. Kernels lowered out of
+    `ta` by the pass are no longer checked here."""
+    problems: list[Diagnostic] = []
+    for kernel in _kernels(module):
+        name = kernel.sym_name.data
+        if name not in runs:
+            continue
+        run = runs[name]
+        where = location_of(kernel)
+        try:
+            after = _run(kernel, run.inputs)
+        except ReferenceError as e:
+            problems.append(
+                Diagnostic(
+                    Severity.ERROR,
+                    f"verify-semantics: after '{pass_name}', @{name} no longer runs: {e}",
+                    where,
+                )
+            )
+            continue
+        for index, before in run.outputs.items():
+            at = _first_difference(before, after[index])
+            if at is None:
+                continue
+            arg = kernel.body.block.args[index]
+            label = f"%{arg.name_hint}" if arg.name_hint else f"argument #{index}"
+            detail = (
+                f"at {list(at)}: {before[at]!r} before, {after[index][at]!r} after"
+                if at
+                else f"its shape changed from {before.shape} to {after[index].shape}"
+            )
+            problems.append(
+                Diagnostic(
+                    Severity.ERROR,
+                    f"verify-semantics: '{pass_name}' changed what @{name} computes: "
+                    f"output {label} first differs {detail}",
+                    where,
+                )
+            )
+    return problems
