@@ -31,6 +31,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Diagnostic",
     "IRError",
+    "cost_report",
     "emit_python",
     "make_context",
     "parse",
@@ -99,3 +100,11 @@ def emit_python(module: ModuleOp) -> str:
     from pallas_ir.lowering.emit_python import emit_python as _emit
 
     return _emit(module)
+
+
+def cost_report(module: ModuleOp, inputs=None):
+    """Modelled HBM bytes, minimum bytes and VMEM/SMEM of every `pallas.call`
+    (see `analysis/cost_model.py`); `inputs` gives index data for prefetch maps."""
+    from pallas_ir.analysis.cost_model import cost_report as _report
+
+    return _report(module, inputs)

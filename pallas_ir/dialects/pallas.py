@@ -70,9 +70,9 @@ from xdsl.utils.str_enum import StrEnum
 
 from pallas_ir.dialects.common import (
     BroadcastOpBase,
+    Interval,
     ReduceTileOpBase,
     TransposeOpBase,
-    Interval,
     map_bounds,
     parse_optional_attributes_keyword,
 )

@@ -9,7 +9,7 @@ truncate toward zero (C, torch and XLA semantics); `maximumf`/`minimumf` propaga
 from __future__ import annotations
 
 import math as pymath
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import ml_dtypes
@@ -29,6 +29,14 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.ir import Attribute, Operation
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineSymExpr,
+)
 
 
 class ReferenceError(Exception):
@@ -59,6 +67,30 @@ def numpy_dtype(t: Attribute) -> np.dtype[Any]:
 
 def element_type(t: Attribute) -> Attribute:
     return t.element_type if isinstance(t, TensorType) else t
+
+
+def eval_affine(expr: AffineExpr, dims: Sequence[Any], symbols: Sequence[Any]) -> Any:
+    """An affine expression on numpy integer arrays (broadcasting), or ints."""
+    match expr:
+        case AffineConstantExpr(value=v):
+            return np.int64(v)
+        case AffineDimExpr(position=p):
+            return dims[p]
+        case AffineSymExpr(position=p):
+            return symbols[p]
+        case AffineBinaryOpExpr(kind=kind, lhs=lhs, rhs=rhs):
+            a = eval_affine(lhs, dims, symbols)
+            b = eval_affine(rhs, dims, symbols)
+            if kind == AffineBinaryOpKind.Add:
+                return a + b
+            if kind == AffineBinaryOpKind.Mul:
+                return a * b
+            if kind == AffineBinaryOpKind.FloorDiv:
+                return a // b
+            if kind == AffineBinaryOpKind.CeilDiv:
+                return -(-a // b)
+            return a % b  # mod: non-negative for a positive divisor, as affine mod is
+    raise ReferenceError(f"unknown affine expression {expr}")
 
 
 def _trunc_div(a: Any, b: Any) -> Any:

@@ -23,41 +23,10 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerType, MemRefType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
-from xdsl.ir.affine import (
-    AffineBinaryOpExpr,
-    AffineBinaryOpKind,
-    AffineConstantExpr,
-    AffineDimExpr,
-    AffineExpr,
-    AffineSymExpr,
-)
 
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects.common import READABLE_ROLES, ArgRole, ReductionKind, expr_bounds
-from pallas_ir.reference.ops import ReferenceError, evaluate, numpy_dtype
-
-
-def _eval_affine(expr: AffineExpr, dims: Sequence[Any], symbols: Sequence[Any]) -> Any:
-    match expr:
-        case AffineConstantExpr(value=v):
-            return np.int64(v)
-        case AffineDimExpr(position=p):
-            return dims[p]
-        case AffineSymExpr(position=p):
-            return symbols[p]
-        case AffineBinaryOpExpr(kind=kind, lhs=lhs, rhs=rhs):
-            a = _eval_affine(lhs, dims, symbols)
-            b = _eval_affine(rhs, dims, symbols)
-            if kind == AffineBinaryOpKind.Add:
-                return a + b
-            if kind == AffineBinaryOpKind.Mul:
-                return a * b
-            if kind == AffineBinaryOpKind.FloorDiv:
-                return a // b
-            if kind == AffineBinaryOpKind.CeilDiv:
-                return -(-a // b)
-            return a % b  # mod: non-negative for a positive divisor, as affine mod is
-    raise ReferenceError(f"unknown affine expression {expr}")
+from pallas_ir.reference.ops import ReferenceError, eval_affine, evaluate, numpy_dtype
 
 
 def _op_name(op: Operation) -> str:
@@ -74,7 +43,7 @@ def _indices(
     symbols = [np.asarray(env[s]).astype(np.int64) for s in op.symbols]
     out: list[Any] = []
     for k, (expr, n) in enumerate(zip(op.map.data.results, buffer.shape, strict=True)):
-        idx = np.asarray(_eval_affine(expr, dims, symbols), dtype=np.int64)
+        idx = np.asarray(eval_affine(expr, dims, symbols), dtype=np.int64)
         if idx.size and (idx.min() < 0 or idx.max() >= n):
             bad = idx[(idx < 0) | (idx >= n)].flat[0]
             raise ReferenceError(

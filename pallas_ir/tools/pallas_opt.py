@@ -251,6 +251,12 @@ class PallasOptMain(xDSLOptMain):
             "before and after each pass; a difference is an error naming the pass",
         )
         arg_parser.add_argument(
+            "--cost-report",
+            action="store_true",
+            help="print the modelled HBM traffic, minimum and VMEM/SMEM of every "
+            "pallas.call to stderr (after the pipeline)",
+        )
+        arg_parser.add_argument(
             "--pass-statistics",
             action="store_true",
             help="print per-pass counts (accesses seen, rewritten, rejected by reason)",
@@ -420,6 +426,10 @@ class PallasOptMain(xDSLOptMain):
                 engine.diagnostics.extend(problems)
                 if problems:
                     return None
+        if self.args.cost_report:
+            from pallas_ir.analysis.cost_model import cost_report
+
+            print(cost_report(module).format(), file=sys.stderr)
         t0 = time.perf_counter()
         try:
             text = self.output_resulting_program(module)

@@ -1,0 +1,342 @@
+"""The HBM traffic model of a `pallas` module: what each `pallas.call` moves, and the least
+it could move.
+
+Per the TPU pipeline, a grid runs in row-major order (last grid dim fastest), and an
+operand's block is fetched from HBM only when its block index differs from the previous
+grid step's; an output block is written back when its index changes and after the last
+step. Edge blocks that run past an array move only their in-bounds part. Scalar-prefetch
+operands are copied to SMEM once. Index maps that read prefetched values are evaluated on
+index data when it is given; without it the model assumes every step fetches (an upper
+bound) and says so.
+
+The minimum is each input element the kernel actually reads (its loads' indexers select
+within the block) read once, and each output element written once.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import SSAValue
+
+from pallas_ir.dialects import pallas
+from pallas_ir.reference.ops import eval_affine, numpy_dtype
+
+
+@dataclass(frozen=True)
+class OperandTraffic:
+    name: str
+    role: str  # "in", "out" or "prefetch"
+    bytes: int
+    minimum: int
+    fetches: int
+    bound: bool = False
+    """True when the count is an upper bound (data-dependent index maps, no data)."""
+
+
+@dataclass(frozen=True)
+class CallCost:
+    kernel: str
+    grid: tuple[int, ...]
+    operands: list[OperandTraffic]
+    vmem_bytes: int
+    smem_bytes: int
+
+    @property
+    def read(self) -> int:
+        return sum(o.bytes for o in self.operands if o.role != "out")
+
+    @property
+    def written(self) -> int:
+        return sum(o.bytes for o in self.operands if o.role == "out")
+
+    @property
+    def modelled(self) -> int:
+        return self.read + self.written
+
+    @property
+    def minimum(self) -> int:
+        return sum(o.minimum for o in self.operands)
+
+    @property
+    def ratio(self) -> float:
+        return self.modelled / self.minimum if self.minimum else 1.0
+
+    @property
+    def bound(self) -> bool:
+        return any(o.bound for o in self.operands)
+
+
+@dataclass(frozen=True)
+class CostReport:
+    calls: list[CallCost] = field(default_factory=list[CallCost])
+    wrapper_copy_bytes: int = 0
+    """HBM bytes of host-side copies between kernels (relayouts); none are emitted yet."""
+
+    @property
+    def modelled(self) -> int:
+        return sum(c.modelled for c in self.calls) + self.wrapper_copy_bytes
+
+    @property
+    def minimum(self) -> int:
+        return sum(c.minimum for c in self.calls)
+
+    @property
+    def ratio(self) -> float:
+        return self.modelled / self.minimum if self.minimum else 1.0
+
+    def format(self) -> str:
+        lines: list[str] = []
+        for c in self.calls:
+            mark = " (upper bound: index maps read prefetched data)" if c.bound else ""
+            lines.append(f"pallas.call @{c.kernel}  grid {list(c.grid)}{mark}")
+            lines.append(
+                f"  HBM read {c.read} B, written {c.written} B, modelled {c.modelled} B, "
+                f"minimum {c.minimum} B, ratio {c.ratio:.3f}"
+            )
+            lines.append(
+                f"  VMEM {c.vmem_bytes} B (double-buffered blocks + scratch), SMEM {c.smem_bytes} B"
+            )
+            for o in c.operands:
+                lines.append(
+                    f"    {o.role:8s} {o.name:12s} {o.bytes:>12d} B in {o.fetches} DMAs"
+                    f" (minimum {o.minimum} B){' bound' if o.bound else ''}"
+                )
+        lines.append(f"wrapper copies: {self.wrapper_copy_bytes} B")
+        lines.append(
+            f"total: modelled {self.modelled} B, minimum {self.minimum} B, ratio {self.ratio:.3f}"
+        )
+        return "\n".join(lines)
+
+
+def _itemsize(t: TensorType | pallas.RefType) -> int:
+    return numpy_dtype(t.element_type).itemsize
+
+
+def _grid_points(grid: Sequence[int]) -> np.ndarray:
+    """All grid points in execution order, as an (N, rank) int64 array."""
+    if not grid:
+        return np.zeros((1, 0), dtype=np.int64)
+    mesh = np.meshgrid(*(np.arange(n, dtype=np.int64) for n in grid), indexing="ij")
+    return np.stack([m.reshape(-1) for m in mesh], axis=1)
+
+
+def _block_indices(
+    spec: pallas.BlockSpecAttr,
+    points: np.ndarray,
+    prefetch: Sequence[np.ndarray | None],
+) -> np.ndarray | None:
+    """(N, rank) block indices at every grid point; None if they need missing data."""
+    dims = [points[:, k] for k in range(points.shape[1])]
+    symbols: list[np.ndarray] = []
+    for p, m in spec.prefetch:
+        data = prefetch[p]
+        if data is None:
+            return None
+        idx = tuple(
+            np.broadcast_to(
+                np.asarray(eval_affine(e, dims, []), dtype=np.int64), (len(points),)
+            )
+            for e in m.results
+        )
+        symbols.append(data[idx].astype(np.int64))
+    cols = [
+        np.broadcast_to(
+            np.asarray(eval_affine(e, dims, symbols), dtype=np.int64), (len(points),)
+        )
+        for e in spec.map.results
+    ]
+    return np.stack(cols, axis=1) if cols else np.zeros((len(points), 0), np.int64)
+
+
+def _window_bytes(
+    blocks: np.ndarray, block: Sequence[int], shape: Sequence[int], item: int
+) -> np.ndarray:
+    """In-bounds bytes of each block (edge blocks are clipped)."""
+    sizes = np.ones(len(blocks), dtype=np.int64)
+    for k, (b, n) in enumerate(zip(block, shape)):
+        start = blocks[:, k] * b
+        sizes *= np.clip(np.minimum(start + b, n) - start, 0, None)
+    return sizes * item
+
+
+def _selected(
+    ref_uses: Sequence[pallas.LoadOp | pallas.StoreOp], block: Sequence[int]
+) -> np.ndarray:
+    """Mask over one block of the elements the kernel's loads (or stores) touch."""
+    mask = np.zeros(block, dtype=bool)
+    for op in ref_uses:
+        if not op.indexers.data:
+            mask[...] = True
+            continue
+        index: list[object] = []
+        for ix in op.indexers.data:
+            if isinstance(ix, pallas.SliceAttr):
+                s, n, k = ix.start.data, ix.size.data, ix.stride.data
+                index.append(slice(s, s + (n - 1) * k + 1, k))
+            else:
+                index.append(ix.data)  # type: ignore[union-attr]
+        mask[tuple(index)] = True
+    return mask
+
+
+def _touched_elements(
+    blocks: np.ndarray,
+    spec: pallas.BlockSpecAttr,
+    shape: Sequence[int],
+    within: np.ndarray,
+) -> int:
+    """How many distinct array elements the blocks cover where `within` is set."""
+    full = [1 if b is None else b for b in spec.shape]
+    seen = np.zeros(shape, dtype=bool)
+    sel = within.reshape(full)
+    for idx in np.unique(blocks, axis=0):
+        dst, src = [], []
+        for k, (b, n) in enumerate(zip(full, shape)):
+            start = int(idx[k]) * b
+            stop = min(start + b, n)
+            dst.append(slice(start, stop))
+            src.append(slice(0, max(stop - start, 0)))
+        seen[tuple(dst)] |= sel[tuple(src)]
+    return int(seen.sum())
+
+
+def _operand_traffic(
+    name: str,
+    role: str,
+    value_type: TensorType,
+    spec: pallas.BlockSpecAttr,
+    ref: SSAValue,
+    points: np.ndarray,
+    prefetch: Sequence[np.ndarray | None],
+) -> OperandTraffic:
+    shape = value_type.get_shape()
+    item = _itemsize(value_type)
+    if spec.space == pallas.MemorySpace.ANY:
+        # Manual DMAs are not modelled yet: count the whole array once as the minimum
+        # and as the traffic, and mark it a bound.
+        total = math.prod(shape) * item
+        return OperandTraffic(name, role, total, total, 1, bound=True)
+    full = [1 if b is None else b for b in spec.shape]
+    blocks = _block_indices(spec, points, prefetch)
+    bound = blocks is None
+    if blocks is None:
+        # Unknown data: every step fetches a full block.
+        per = math.prod(full) * item
+        fetches = len(points)
+        total = per * fetches
+        uses = [
+            u.operation
+            for u in ref.uses
+            if isinstance(u.operation, pallas.LoadOp | pallas.StoreOp)
+        ]
+        minimum = min(
+            total,
+            int(_selected(uses, [b for b in spec.ref_shape()]).sum()) * item * fetches,
+        )
+        return OperandTraffic(name, role, total, minimum, fetches, bound=True)
+    changed = np.ones(len(blocks), dtype=bool)
+    if len(blocks) > 1:
+        changed[1:] = np.any(blocks[1:] != blocks[:-1], axis=1)
+    moved = _window_bytes(blocks[changed], full, shape, item)
+    uses = [
+        u.operation
+        for u in ref.uses
+        if isinstance(u.operation, pallas.LoadOp | pallas.StoreOp)
+    ]
+    within = _selected(uses, list(spec.ref_shape()))
+    touched = _touched_elements(blocks, spec, shape, within)
+    return OperandTraffic(
+        name, role, int(moved.sum()), touched * item, int(changed.sum()), bound
+    )
+
+
+def call_cost(
+    call: pallas.CallOp, prefetch_data: Sequence[np.ndarray | None] | None = None
+) -> CallCost:
+    grid = tuple(call.grid.get_values())
+    points = _grid_points(grid)
+    n_pre = call.n_prefetch
+    prefetch = list(prefetch_data) if prefetch_data is not None else [None] * n_pre
+    refs = call.body.block.args
+    operands: list[OperandTraffic] = []
+    smem = 0
+    for i, a in enumerate(call.prefetch_args):
+        t = a.type
+        assert isinstance(t, TensorType)
+        size = t.element_count() * _itemsize(t)
+        smem += size
+        operands.append(
+            OperandTraffic(_name(a, f"prefetch{i}"), "prefetch", size, size, 1)
+        )
+    vmem = 0
+    specs = [
+        *(("in", v, s) for v, s in zip(call.block_args, call.in_specs.data)),
+        *(("out", v, s) for v, s in zip(call.outs, call.out_specs.data)),
+    ]
+    for k, (role, value, spec) in enumerate(specs):
+        t = value.type
+        assert isinstance(t, TensorType)
+        ref = refs[n_pre + k]
+        operands.append(
+            _operand_traffic(
+                _name(ref, f"{role}{k}"), role, t, spec, ref, points, prefetch
+            )
+        )
+        if spec.space != pallas.MemorySpace.ANY:
+            block_bytes = (
+                math.prod(spec.ref_shape()) * _itemsize(t) * 2
+            )  # double-buffered
+            if spec.space == pallas.MemorySpace.SMEM:
+                smem += block_bytes
+            else:
+                vmem += block_bytes
+    for s in call.scratch_shapes.data:
+        size = math.prod(s.get_shape()) * _itemsize(s)
+        if s.space == pallas.MemorySpace.SMEM:
+            smem += size
+        else:
+            vmem += size
+    return CallCost(call.kernel_name.data, grid, operands, vmem, smem)
+
+
+def _name(value: SSAValue, fallback: str) -> str:
+    return f"%{value.name_hint}" if value.name_hint else fallback
+
+
+def cost_report(
+    module: ModuleOp,
+    inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray] | None = None,
+) -> CostReport:
+    """Model every `pallas.call` of `@forward`. `inputs` (by @forward argument name or
+    position) gives index data for maps that read prefetched values; without it those
+    operands are bounded."""
+    forward = next(
+        (
+            o
+            for o in module.ops
+            if isinstance(o, func.FuncOp) and o.sym_name.data == "forward"
+        ),
+        None,
+    )
+    if forward is None:
+        return CostReport()
+    data: dict[SSAValue, np.ndarray] = {}
+    if inputs is not None:
+        for k, arg in enumerate(forward.body.block.args):
+            if isinstance(inputs, Mapping):
+                if arg.name_hint in inputs:
+                    data[arg] = np.asarray(inputs[arg.name_hint])
+            elif k < len(inputs):
+                data[arg] = np.asarray(inputs[k])
+    calls: list[CallCost] = []
+    for op in forward.body.block.ops:
+        if isinstance(op, pallas.CallOp):
+            pre = [data.get(a) for a in op.prefetch_args]
+            calls.append(call_cost(op, pre))
+    return CostReport(calls)
