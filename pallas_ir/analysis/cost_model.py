@@ -76,7 +76,8 @@ class CallCost:
 class CostReport:
     calls: list[CallCost] = field(default_factory=list[CallCost])
     wrapper_copy_bytes: int = 0
-    """HBM bytes of host-side copies between kernels (relayouts); none are emitted yet."""
+    """HBM bytes of host-side relayout copies between kernels: a `pallas.reshape` that
+    changes the last two dims reads and writes its whole array."""
 
     @property
     def modelled(self) -> int:
@@ -335,8 +336,16 @@ def cost_report(
             elif k < len(inputs):
                 data[arg] = np.asarray(inputs[k])
     calls: list[CallCost] = []
+    copies = 0
     for op in forward.body.block.ops:
         if isinstance(op, pallas.CallOp):
             pre = [data.get(a) for a in op.prefetch_args]
             calls.append(call_cost(op, pre))
-    return CostReport(calls)
+        elif isinstance(op, pallas.ReshapeOp):
+            if op.source in data:
+                data[op.result] = data[op.source].reshape(op.result.type.get_shape())  # type: ignore[union-attr]
+            if op.is_relayout:
+                t = op.source.type
+                assert isinstance(t, TensorType)
+                copies += 2 * t.element_count() * _itemsize(t)
+    return CostReport(calls, copies)

@@ -1179,10 +1179,60 @@ class ReduceOp(ReduceTileOpBase):
     name = "pallas.reduce"
 
 
+@irdl_op_definition
+class ReshapeOp(IRDLOperation):
+    """A host-side `jnp.reshape` between calls (row-major, same elements).
+
+    ```mlir
+    %t3 = pallas.reshape %t : tensor<1000x256xf32> to tensor<1000x1x256xf32>
+    ```
+
+    On TPU, arrays are stored in (8, 128) tiles, so a reshape that changes the last two
+    dims is an HBM relayout copy (the cost model counts a full read and write); one that
+    only splits or merges leading dims is free.
+    """
+
+    name = "pallas.reshape"
+
+    source = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    traits = traits_def(Pure())
+    assembly_format = "$source attr-dict `:` type($source) `to` type($result)"
+
+    def __init__(self, source: SSAValue, result_type: TensorType):
+        super().__init__(operands=[source], result_types=[result_type])
+
+    def verify_(self) -> None:
+        src, dst = self.source.type, self.result.type
+        assert isinstance(src, TensorType) and isinstance(dst, TensorType)
+        if src.element_type != dst.element_type:
+            raise VerifyException("reshape cannot change the element type")
+        if src.element_count() != dst.element_count():
+            raise VerifyException(
+                f"reshape from {src.element_count()} to {dst.element_count()} elements"
+            )
+        parent = self.parent_op()
+        while parent is not None:
+            if isinstance(parent, CallOp):
+                raise VerifyException(
+                    "pallas.reshape is host-side: it cannot be in a kernel"
+                )
+            parent = parent.parent_op()
+
+    @property
+    def is_relayout(self) -> bool:
+        """Whether a TPU must copy the data: the trailing two dims change."""
+        src, dst = self.source.type, self.result.type
+        assert isinstance(src, TensorType) and isinstance(dst, TensorType)
+        return tuple(src.get_shape()[-2:]) != tuple(dst.get_shape()[-2:])
+
+
 Pallas = Dialect(
     "pallas",
     [
         CallOp,
+        ReshapeOp,
         LoadOp,
         StoreOp,
         ProgramIdOp,

@@ -561,7 +561,8 @@ class AllocOp(IRDLOperation):
 
 @irdl_op_definition
 class LaunchOp(IRDLOperation):
-    """Run a `ta.kernel` on host buffers, in program order.
+    """Run a kernel (`ta.kernel`, or `tl.kernel` once tiled) on host buffers, in program
+    order.
 
     ```mlir
     ta.launch @mul(%x, %out) : memref<16384xf32>, memref<8192xf32>
@@ -579,8 +580,10 @@ class LaunchOp(IRDLOperation):
 
     def verify_(self) -> None:
         kernel = SymbolTable.lookup_symbol(self, self.callee)
-        if not isinstance(kernel, KernelOp):
-            raise VerifyException(f"'{self.callee.string_value()}' is not a ta.kernel")
+        if not isinstance(kernel, KernelOpBase):  # ta.kernel, or tl.kernel after `tile`
+            raise VerifyException(
+                f"'{self.callee.string_value()}' is not a kernel (ta.kernel or tl.kernel)"
+            )
         expected = [a.type for a in kernel.body.block.args]
         got = [a.type for a in self.args]
         if expected != got:

@@ -498,6 +498,12 @@ def emit_python(module: ModuleOp) -> str:
             kname = namer.fresh(f"{op.kernel_name.data}_kernel")
             kernels.append(_kernel_function(op, kname))
             body += _call_statement(op, kname, namer, Namer(namer.used))
+        elif isinstance(op, pallas.ReshapeOp):
+            assert isinstance(op.result.type, TensorType)
+            shape = _tuple(op.result.type.get_shape())
+            body.append(
+                f"    {namer.define(op.result)} = jnp.reshape({namer[op.source]}, {shape})"
+            )
         elif isinstance(op, func.ReturnOp):
             vals = [namer[v] for v in op.arguments]
             body.append(f"    return {', '.join(vals)}" if vals else "    return None")

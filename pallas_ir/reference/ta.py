@@ -25,7 +25,13 @@ from xdsl.dialects.builtin import IntegerType, MemRefType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
 from pallas_ir.dialects import tensor_access as ta
-from pallas_ir.dialects.common import READABLE_ROLES, ArgRole, ReductionKind, expr_bounds
+from pallas_ir.dialects.common import (
+    READABLE_ROLES,
+    ArgRole,
+    KernelOpBase,
+    ReductionKind,
+    expr_bounds,
+)
 from pallas_ir.reference.ops import ReferenceError, eval_affine, evaluate, numpy_dtype
 
 
@@ -155,7 +161,8 @@ def run_kernel(kernel: ta.KernelOp, buffers: Sequence[np.ndarray]) -> None:
 
 
 def run_forward(module: ModuleOp, *arrays: np.ndarray) -> list[np.ndarray]:
-    """Run `func.func @forward` of a ta module: buffers in, returned buffers out."""
+    """Run `func.func @forward` of a ta (or tiled, tl) module: buffers in, returned
+    buffers out."""
     forward = next(
         (
             o
@@ -166,7 +173,7 @@ def run_forward(module: ModuleOp, *arrays: np.ndarray) -> list[np.ndarray]:
     )
     if forward is None:
         raise ReferenceError("the module has no func.func @forward")
-    kernels = {o.sym_name.data: o for o in module.ops if isinstance(o, ta.KernelOp)}
+    kernels = {o.sym_name.data: o for o in module.ops if isinstance(o, KernelOpBase)}
     block: Block = forward.body.block
     if len(arrays) != len(block.args):
         raise ReferenceError(
@@ -185,7 +192,14 @@ def run_forward(module: ModuleOp, *arrays: np.ndarray) -> list[np.ndarray]:
         elif isinstance(op, ta.ReshapeOp):
             env[op.result] = _view(env[op.source], op)
         elif isinstance(op, ta.LaunchOp):
-            run_kernel(kernels[op.callee.string_value()], [env[a] for a in op.args])
+            kernel = kernels[op.callee.string_value()]
+            buffers = [env[a] for a in op.args]
+            if isinstance(kernel, ta.KernelOp):
+                run_kernel(kernel, buffers)
+            else:  # a tl.kernel, once tiled
+                from pallas_ir.reference import tl as tl_reference
+
+                tl_reference.run_kernel(kernel, buffers)  # type: ignore[arg-type]
         elif isinstance(op, func.ReturnOp):
             return [env[v] for v in op.arguments]
         else:

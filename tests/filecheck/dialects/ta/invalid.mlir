@@ -186,7 +186,7 @@ ta.kernel @k(%x: memref<8192xf32> {role = "in"}, %o: memref<64xf32> {role = "out
 
 // Only a ta.kernel can be launched.
 func.func @forward(%x: memref<8192xf32>) {
-  // expected-error@+1 {{'forward' is not a ta.kernel}}
+  // expected-error@+1 {{'forward' is not a kernel (ta.kernel or tl.kernel)}}
   ta.launch @forward(%x) : memref<8192xf32>
   func.return
 }

@@ -1,0 +1,457 @@
+"""tl-to-pallas: tiled kernels and their host function become `pallas.call`s.
+
+Each `ta.launch` of a `tl.kernel` in `func.func @forward` becomes one `pallas.call`:
+
+* the `tl.grid` gives the grid; `parallel` dims stay parallel, `sequential` dims become
+  `arbitrary`;
+* every `tl.load` becomes an input block spec and a `pallas.load` of its ref, every
+  `tl.store` an output block spec and a `pallas.store`; the tile's element offsets
+  become block indices (offset / block size). A strided tile reads a block `stride`
+  times taller and picks its rows in the kernel with `pl.ds(start, n, stride=k)`;
+* prefetch buffers read by `tl.scalar_load` become scalar-prefetch operands, and the
+  symbols they feed become `sK = prefetchP[map]` bindings of the block specs;
+* tile compute is copied: `arith`/`math` as they are, `tl.transpose/broadcast/reduce`
+  as their `pallas` forms;
+* an `inout` buffer is passed in and aliased to its output, so what the kernel does
+  not write keeps its value.
+
+On the host, buffers (memrefs, written in place) become SSA tensors: a launch reads
+the current value of each buffer and defines a new value for each one it writes;
+`ta.reshape` views become `pallas.reshape`s of the buffer they view.
+
+Offsets that are not multiples of their block size cannot be Pallas blocks: they are
+rejected with a located error rather than mis-tiled.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir.affine import (
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineMap,
+    AffineSymExpr,
+)
+from xdsl.passes import ModulePass
+
+from pallas_ir.analysis.cost_model import call_cost
+from pallas_ir.diagnostics import PassError
+from pallas_ir.dialects import pallas
+from pallas_ir.dialects import tensor_access as ta
+from pallas_ir.dialects import tiled_loop as tl
+from pallas_ir.dialects.common import ArgRole
+from pallas_ir.passes.affine_analysis import LinearExpr, linearize
+from pallas_ir.tpu_rules import CHIPS
+
+_SEMANTICS = {
+    tl.GridSemantics.PARALLEL: pallas.DimensionSemantics.PARALLEL,
+    tl.GridSemantics.SEQUENTIAL: pallas.DimensionSemantics.ARBITRARY,
+}
+
+
+def _tensor(t: MemRefType) -> TensorType:
+    return TensorType(t.element_type, t.get_shape())
+
+
+def _affine(lin: LinearExpr) -> AffineExpr:
+    expr: AffineExpr = AffineConstantExpr(lin.constant)
+    for p, c in sorted(lin.dims.items()):
+        expr = AffineDimExpr(p) * c + expr if c != 1 else AffineDimExpr(p) + expr
+    for p, c in sorted(lin.symbols.items()):
+        expr = AffineSymExpr(p) * c + expr if c != 1 else AffineSymExpr(p) + expr
+    return _fold(expr)
+
+
+def _fold(expr: AffineExpr) -> AffineExpr:
+    # `x + 0` → `x`, so maps print as `(d0) -> (d0, 0)`.
+    from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind
+
+    if (
+        isinstance(expr, AffineBinaryOpExpr)
+        and expr.kind == AffineBinaryOpKind.Add
+        and isinstance(expr.rhs, AffineConstantExpr)
+        and expr.rhs.value == 0
+    ):
+        return _fold(expr.lhs)
+    return expr
+
+
+@dataclass
+class _Access:
+    """One tile access turned into a block spec and the indexers of its ref."""
+
+    spec: pallas.BlockSpecAttr
+    indexers: list[pallas.Indexer]
+
+
+@dataclass
+class _KernelConverter:
+    kernel: tl.KernelOp
+    grid: tl.GridOp
+    prefetch: list[BlockArgument] = field(default_factory=list[BlockArgument])
+    """Kernel arguments used as scalar-prefetch operands, in operand order."""
+    scalar_loads: dict[SSAValue, tuple[int, AffineMap]] = field(
+        default_factory=dict[SSAValue, tuple[int, AffineMap]]
+    )
+
+    def grid_position(self, value: SSAValue, op: Operation) -> int:
+        if isinstance(value, BlockArgument) and value.block is self.grid.body.block:
+            return value.index
+        raise PassError(
+            op, "tl-to-pallas: tile offsets may use only grid indices as dims"
+        )
+
+    def grid_map(
+        self, map: AffineMap, dims: Sequence[SSAValue], op: Operation
+    ) -> AffineMap:
+        """The map with its dims replaced by grid positions."""
+        rank = len(self.grid.extents)
+        replace = [AffineDimExpr(self.grid_position(d, op)) for d in dims]
+        return AffineMap(
+            rank,
+            map.num_symbols,
+            tuple(
+                e.replace_dims_and_symbols(
+                    replace, [AffineSymExpr(i) for i in range(map.num_symbols)]
+                )
+                for e in map.results
+            ),
+        )
+
+    def access(
+        self,
+        op: tl.LoadOp | tl.StoreOp,
+        tile: TensorType,
+        buffer_shape: Sequence[int],
+    ) -> _Access:
+        strides = (
+            op.strides.get_values()
+            if op.strides is not None
+            else (1,) * len(buffer_shape)
+        )
+        offsets = self.grid_map(op.map.data, op.dims, op)
+        bindings: list[tuple[int, AffineMap]] = []
+        for s in op.symbols:
+            if s not in self.scalar_loads:
+                raise PassError(
+                    op, "tl-to-pallas: a tile offset symbol must come from tl.scalar_load"
+                )
+            bindings.append(self.scalar_loads[s])
+        block: list[int] = []
+        results: list[AffineExpr] = []
+        indexers: list[pallas.Indexer] = []
+        strided = False
+        for k, (e, t, s, n) in enumerate(
+            zip(offsets.results, tile.get_shape(), strides, buffer_shape, strict=True)
+        ):
+            size = min(t * s, n) if s > 1 else t
+            lin = linearize(e)
+            if lin is None:
+                raise PassError(
+                    op,
+                    f"tl-to-pallas: the offset {e} of dim {k} is not linear in the grid",
+                )
+            start = lin.constant % size
+            coefficients = [
+                *lin.dims.values(),
+                *lin.symbols.values(),
+                lin.constant - start,
+            ]
+            if any(c % size for c in coefficients) or (s == 1 and start) or start >= s:
+                raise PassError(
+                    op,
+                    f"tl-to-pallas: offset {e} of dim {k} is not block-aligned: "
+                    f"blocks of dim {k} hold {size} elements",
+                )
+            quotient = LinearExpr(
+                {p: c // size for p, c in lin.dims.items()},
+                {p: c // size for p, c in lin.symbols.items()},
+                (lin.constant - start) // size,
+            )
+            block.append(size)
+            results.append(_affine(quotient))
+            indexers.append(pallas.SliceAttr(start, t, s))
+            strided |= s > 1 or t != size
+        index_map = AffineMap(len(self.grid.extents), len(bindings), tuple(results))
+        spec = pallas.BlockSpecAttr(block, index_map, pallas.MemorySpace.VMEM, bindings)
+        return _Access(spec, indexers if strided else [])
+
+
+class _Host:
+    """Buffers of @forward as SSA tensors: each root buffer's current value."""
+
+    def __init__(self, forward: func.FuncOp):
+        self.old = forward
+        types: list[TensorType] = []
+        for a in forward.body.block.args:
+            if not isinstance(a.type, MemRefType):
+                raise PassError(forward, "tl-to-pallas: @forward takes memref buffers")
+            types.append(_tensor(a.type))
+        self.block = Block(arg_types=types)
+        self.root: dict[SSAValue, SSAValue] = {}
+        self.value: dict[SSAValue, SSAValue | None] = {}
+        for old, new in zip(forward.body.block.args, self.block.args):
+            new.name_hint = old.name_hint
+            self.root[old] = old
+            self.value[old] = new
+
+    def add(self, op: Operation) -> Operation:
+        self.block.add_op(op)
+        return op
+
+    def read(self, buffer: SSAValue, user: Operation) -> SSAValue:
+        root = self.root[buffer]
+        value = self.value[root]
+        if value is None:
+            raise PassError(
+                user, "tl-to-pallas: a kernel reads a buffer nothing has written"
+            )
+        want = buffer.type
+        assert isinstance(want, MemRefType)
+        if tuple(want.get_shape()) != tuple(value.type.get_shape()):  # type: ignore[attr-defined]
+            value = self.add(pallas.ReshapeOp(value, _tensor(want))).results[0]
+        return value
+
+    def write(self, buffer: SSAValue, value: SSAValue) -> None:
+        root = self.root[buffer]
+        want = root.type
+        assert isinstance(want, MemRefType)
+        if tuple(want.get_shape()) != tuple(value.type.get_shape()):  # type: ignore[attr-defined]
+            value = self.add(pallas.ReshapeOp(value, _tensor(want))).results[0]
+        value.name_hint = root.name_hint
+        self.value[root] = value
+
+
+@dataclass(frozen=True)
+class TlToPallasPass(ModulePass):
+    """Convert `tl.kernel`s and the `func.func @forward` that launches them to `pallas`.
+
+    Options:
+    - `chip` (`v5e` | `v6e`, default `v5e`): a call whose VMEM footprint (double-buffered
+      blocks plus scratch) exceeds the chip's default scoped VMEM gets `vmem_limit_bytes`.
+    """
+
+    name = "tl-to-pallas"
+
+    chip: str = "v5e"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.chip not in CHIPS:
+            raise PassError(None, f"tl-to-pallas: unknown chip '{self.chip}'")
+        kernels = {k.sym_name.data: k for k in op.ops if isinstance(k, tl.KernelOp)}
+        if not kernels:
+            return
+        forward = next(
+            (
+                f
+                for f in op.ops
+                if isinstance(f, func.FuncOp) and f.sym_name.data == "forward"
+            ),
+            None,
+        )
+        if forward is None:
+            raise PassError(
+                next(iter(kernels.values())),
+                "tl-to-pallas: needs a func.func @forward that launches the kernels",
+            )
+        host = _Host(forward)
+        for host_op in forward.body.block.ops:
+            self.convert_host_op(host_op, host, kernels)
+        result_types = (
+            [r.type for r in host.block.last_op.operands] if host.block.last_op else []
+        )
+        new_forward = func.FuncOp(
+            "forward",
+            ([a.type for a in host.block.args], result_types),
+            Region(host.block),
+        )
+        new_forward.location = forward.location
+        for k in kernels.values():
+            op.body.block.erase_op(k)
+        op.body.block.insert_op_after(new_forward, forward)
+        op.body.block.erase_op(forward)
+
+    def convert_host_op(
+        self, host_op: Operation, host: _Host, kernels: dict[str, tl.KernelOp]
+    ) -> None:
+        if isinstance(host_op, ta.AllocOp):
+            host.root[host_op.result] = host_op.result
+            host.value[host_op.result] = None
+        elif isinstance(host_op, ta.ReshapeOp):
+            host.root[host_op.result] = host.root[host_op.source]
+        elif isinstance(host_op, ta.LaunchOp):
+            name = host_op.callee.string_value()
+            if name not in kernels:
+                raise PassError(
+                    host_op, f"tl-to-pallas: @{name} is not a tl.kernel (run tile first)"
+                )
+            call = self.convert_launch(kernels[name], host_op, host)
+            call.location = host_op.location
+        elif isinstance(host_op, func.ReturnOp):
+            ret = func.ReturnOp(*[host.read(v, host_op) for v in host_op.arguments])
+            host.add(ret)
+        else:
+            raise PassError(host_op, f"tl-to-pallas: unexpected host op '{host_op.name}'")
+
+    def convert_launch(
+        self, kernel: tl.KernelOp, launch: ta.LaunchOp, host: _Host
+    ) -> pallas.CallOp:
+        (grid,) = [g for g in kernel.body.block.ops if isinstance(g, tl.GridOp)]
+        conv = _KernelConverter(kernel, grid)
+        kargs = kernel.body.block.args
+        body_ops = list(grid.body.block.ops)
+        # Scalar prefetch: every prefetch buffer a scalar_load reads.
+        for o in body_ops:
+            if isinstance(o, tl.ScalarLoadOp):
+                arg = o.buffer
+                assert isinstance(arg, BlockArgument)
+                if arg not in conv.prefetch:
+                    conv.prefetch.append(arg)
+                conv.scalar_loads[o.result] = (
+                    conv.prefetch.index(arg),
+                    conv.grid_map(o.map.data, o.dims, o),
+                )
+        loads = [o for o in body_ops if isinstance(o, tl.LoadOp)]
+        stores = [o for o in body_ops if isinstance(o, tl.StoreOp)]
+        stored: dict[SSAValue, tl.StoreOp] = {}
+        for s in stores:
+            if s.buffer in stored:
+                raise PassError(
+                    s, "tl-to-pallas: a buffer is stored twice in one grid step"
+                )
+            stored[s.buffer] = s
+        in_accesses = [
+            conv.access(o, o.result.type, o.buffer.type.get_shape()) for o in loads
+        ]  # type: ignore[arg-type, union-attr]
+        out_accesses = [
+            conv.access(s, s.value.type, s.buffer.type.get_shape()) for s in stores
+        ]  # type: ignore[arg-type, union-attr]
+        # inout buffers keep what the kernel does not write: pass them in and alias.
+        alias_inputs: list[BlockArgument] = []
+        aliases: list[tuple[int, int]] = []
+        n_pre = len(conv.prefetch)
+        for k, s in enumerate(stores):
+            buf = s.buffer
+            assert isinstance(buf, BlockArgument)
+            if kernel.role_of(buf) != ArgRole.INOUT:
+                continue
+            alias_inputs.append(buf)
+            aliases.append((n_pre + len(loads) + len(alias_inputs) - 1, k))
+        operands = [host.read(launch.args[a.index], launch) for a in conv.prefetch]
+        operands += [host.read(launch.args[o.buffer.index], launch) for o in loads]  # type: ignore[attr-defined]
+        operands += [host.read(launch.args[a.index], launch) for a in alias_inputs]
+        result_types = [_tensor(s.buffer.type) for s in stores]  # type: ignore[arg-type]
+        in_specs = [a.spec for a in in_accesses] + [pallas.BlockSpecAttr.any()] * len(
+            alias_inputs
+        )
+        out_specs = [a.spec for a in out_accesses]
+        # The kernel region.
+        ref_types: list[pallas.RefType] = []
+        for a in conv.prefetch:
+            t = a.type
+            assert isinstance(t, MemRefType)
+            ref_types.append(
+                pallas.RefType(t.get_shape(), t.element_type, pallas.MemorySpace.SMEM)
+            )
+        for o, acc in zip(loads, in_accesses):
+            ref_types.append(
+                pallas.RefType(acc.spec.ref_shape(), o.result.type.element_type)
+            )  # type: ignore[union-attr]
+        for a in alias_inputs:
+            t = a.type
+            assert isinstance(t, MemRefType)
+            ref_types.append(
+                pallas.RefType(t.get_shape(), t.element_type, pallas.MemorySpace.ANY)
+            )
+        for s, acc in zip(stores, out_accesses):
+            ref_types.append(
+                pallas.RefType(acc.spec.ref_shape(), s.value.type.element_type)
+            )  # type: ignore[union-attr]
+        body = Block(arg_types=ref_types)
+        refs = list(body.args)
+        for ref, a in zip(refs, conv.prefetch):
+            ref.name_hint = f"{a.name_hint}_ref" if a.name_hint else None
+        in_refs = refs[n_pre : n_pre + len(loads)]
+        out_refs = refs[n_pre + len(loads) + len(alias_inputs) :]
+        for ref, o in zip(in_refs, loads):
+            ref.name_hint = f"{o.buffer.name_hint}_ref" if o.buffer.name_hint else None
+        for ref, s in zip(out_refs, stores):
+            ref.name_hint = f"{s.buffer.name_hint}_out" if s.buffer.name_hint else None
+        values: dict[SSAValue, SSAValue] = {}
+        load_refs = dict(zip(loads, zip(in_refs, in_accesses)))
+        store_refs = dict(zip(stores, zip(out_refs, out_accesses)))
+        flops = transcendentals = 0
+        for o in body_ops:
+            new: Operation | None = None
+            if isinstance(o, tl.ScalarLoadOp):
+                continue
+            if isinstance(o, tl.LoadOp):
+                ref, acc = load_refs[o]
+                new = pallas.LoadOp(ref, o.result.type, acc.indexers)  # type: ignore[arg-type]
+            elif isinstance(o, tl.StoreOp):
+                ref, acc = store_refs[o]
+                new = pallas.StoreOp(values[o.value], ref, acc.indexers)
+            elif isinstance(o, tl.TransposeOp):
+                new = pallas.TransposeOp(values[o.source], o.permutation.get_values())
+            elif isinstance(o, tl.BroadcastOp):
+                new = pallas.BroadcastOp(values[o.source], o.result.type)  # type: ignore[arg-type]
+            elif isinstance(o, tl.ReduceOp):
+                new = pallas.ReduceOp(o.kind.data, values[o.source], o.dims.get_values())
+            elif o.dialect_name() in ("arith", "math"):
+                for operand in o.operands:
+                    if operand not in values:
+                        raise PassError(
+                            o, "tl-to-pallas: tile compute may use only tile values"
+                        )
+                new = o.clone(value_mapper=dict(values))
+                elements = _elements(o)
+                if o.dialect_name() == "math":
+                    transcendentals += elements
+                elif not isinstance(o, arith.ConstantOp):
+                    flops += elements
+            else:
+                raise PassError(o, f"tl-to-pallas: no Pallas form for '{o.name}'")
+            new.location = o.location
+            body.add_op(new)
+            for old_r, new_r in zip(o.results, new.results):
+                new_r.name_hint = old_r.name_hint
+                values[old_r] = new_r
+        steps = math.prod(grid.extents)
+        call = pallas.CallOp(
+            kernel.sym_name.data,
+            operands,
+            result_types,
+            grid.extents,
+            in_specs,
+            out_specs,
+            [_SEMANTICS[s.data] for s in grid.semantics.data],
+            num_scalar_prefetch=n_pre,
+            input_output_aliases=aliases,
+            body=Region(body),
+        )
+        host.add(call)
+        cost = call_cost(call)
+        call.properties["cost_estimate"] = pallas.CostEstimateAttr(
+            flops * steps, transcendentals * steps, cost.modelled
+        )
+        if cost.vmem_bytes > CHIPS[self.chip].default_scoped_vmem_bytes:
+            from xdsl.dialects.builtin import IntegerAttr, i64
+
+            limit = min(CHIPS[self.chip].vmem_bytes, 2 * cost.vmem_bytes)
+            call.properties["vmem_limit_bytes"] = IntegerAttr(limit, i64)
+        for s, r in zip(stores, call.outs):
+            host.write(launch.args[s.buffer.index], r)  # type: ignore[attr-defined]
+        return call
+
+
+def _elements(op: Operation) -> int:
+    t = op.results[0].type if op.results else None
+    return math.prod(t.get_shape()) if isinstance(t, TensorType) else 1

@@ -1,0 +1,118 @@
+"""The reference semantics of `tl`: run tiled kernels on numpy arrays, grid point by grid
+point in row-major order.
+
+A `tl.load` reads the tile whose first element is at the map's element offsets (with its
+strides); the part of a tile past the end of its buffer reads as NaN (0 for integers), so a
+kernel whose valid results depend on padding is caught. A `tl.store` writes the in-bounds
+part of its tile. Tile compute is numpy on whole tiles.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import MemRefType, TensorType
+from xdsl.ir import SSAValue
+
+from pallas_ir.dialects import tiled_loop as tl
+from pallas_ir.dialects.common import ReductionKind
+from pallas_ir.reference.ops import ReferenceError, eval_affine, evaluate, numpy_dtype
+
+
+def _window(
+    op: tl.LoadOp | tl.StoreOp, env: dict[SSAValue, Any], shape: Sequence[int]
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Per buffer dim: the element indices of the tile, and which of them are in bounds."""
+    dims = [env[d] for d in op.dims]
+    symbols = [int(env[s]) for s in op.symbols]
+    tile = op.result.type if isinstance(op, tl.LoadOp) else op.value.type
+    assert isinstance(tile, TensorType)
+    strides = op.strides.get_values() if op.strides is not None else (1,) * len(shape)
+    idx, ok = [], []
+    for e, t, s, n in zip(
+        op.map.data.results, tile.get_shape(), strides, shape, strict=True
+    ):
+        start = int(eval_affine(e, dims, symbols))
+        if not 0 <= start < n:
+            raise ReferenceError(
+                f"'{op.name}': a tile starts at {start}, outside a dim of {n}"
+            )
+        i = start + s * np.arange(t)
+        idx.append(i)
+        ok.append(i < n)
+    return idx, ok
+
+
+def _load(op: tl.LoadOp, env: dict[SSAValue, Any], buffer: np.ndarray) -> np.ndarray:
+    idx, ok = _window(op, env, buffer.shape)
+    fill = np.nan if buffer.dtype.kind == "f" else 0
+    tile = np.full([len(i) for i in idx], fill, dtype=buffer.dtype)
+    inside = np.ix_(*(np.nonzero(o)[0] for o in ok))
+    tile[inside] = buffer[np.ix_(*(i[o] for i, o in zip(idx, ok)))]
+    return tile
+
+
+def _store(op: tl.StoreOp, env: dict[SSAValue, Any], buffer: np.ndarray) -> None:
+    idx, ok = _window(op, env, buffer.shape)
+    tile = np.asarray(env[op.value])
+    buffer[np.ix_(*(i[o] for i, o in zip(idx, ok)))] = tile[
+        np.ix_(*(np.nonzero(o)[0] for o in ok))
+    ]
+
+
+def run_kernel(kernel: tl.KernelOp, buffers: Sequence[np.ndarray]) -> None:
+    """Run one tiled kernel in place on its argument buffers."""
+    block = kernel.body.block
+    env: dict[SSAValue, Any] = {}
+    for arg, buf in zip(block.args, buffers, strict=True):
+        t = arg.type
+        assert isinstance(t, MemRefType)
+        if tuple(buf.shape) != tuple(t.get_shape()):
+            raise ReferenceError(
+                f"argument #{arg.index}: shape {buf.shape}, expected {t}"
+            )
+        env[arg] = buf
+    (grid,) = [op for op in block.ops if isinstance(op, tl.GridOp)]
+    for point in itertools.product(*(range(n) for n in grid.extents)):
+        local = dict(env)
+        for arg, i in zip(grid.body.block.args, point):
+            local[arg] = np.int64(i)
+        for op in grid.body.block.ops:
+            args = [local[o] for o in op.operands]
+            if isinstance(op, tl.LoadOp):
+                local[op.result] = _load(op, local, local[op.buffer])
+            elif isinstance(op, tl.StoreOp):
+                _store(op, local, local[op.buffer])
+            elif isinstance(op, tl.ScalarLoadOp):
+                buf = local[op.buffer]
+                idx = tuple(
+                    int(eval_affine(e, args[1:], [])) for e in op.map.data.results
+                )
+                local[op.result] = np.int64(buf[idx])
+            elif isinstance(op, tl.TransposeOp):
+                local[op.result] = np.transpose(args[0], op.permutation.get_values())
+            elif isinstance(op, tl.BroadcastOp):
+                t = op.result.type
+                assert isinstance(t, TensorType)
+                local[op.result] = np.broadcast_to(args[0], t.get_shape()).copy()
+            elif isinstance(op, tl.ReduceOp):
+                kind = ReductionKind(op.kind.data)
+                axes = op.dims.get_values()
+                if kind.returns_index:
+                    pick = np.argmax if kind == ReductionKind.ARGMAX else np.argmin
+                    r = pick(args[0], axis=axes[0], keepdims=True).astype(np.int32)
+                else:
+                    fn = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}
+                    r = fn[kind.value](args[0], axis=axes, keepdims=True)
+                t = op.result.type
+                assert isinstance(t, TensorType)
+                local[op.result] = np.asarray(r).astype(numpy_dtype(t.element_type))
+            elif (value := evaluate(op, args)) is not None:
+                local[op.results[0]] = value
+            else:
+                raise ReferenceError(
+                    f"the reference interpreter does not model '{op.name}'"
+                )
