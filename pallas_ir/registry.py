@@ -35,10 +35,41 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
     return {"ta": _tensor_access, "tl": _tiled_loop, "pallas": _pallas}
 
 
+def _stride_to_reshape() -> type[ModulePass]:
+    from pallas_ir.passes.stride_to_reshape import StrideToReshapePass
+
+    return StrideToReshapePass
+
+
+def _canonicalize_permutation() -> type[ModulePass]:
+    from pallas_ir.passes.canonicalize_permutation import CanonicalizePermutationPass
+
+    return CanonicalizePermutationPass
+
+
+def _indirect_load_to_scalar_prefetch() -> type[ModulePass]:
+    from pallas_ir.passes.indirect_load_to_scalar_prefetch import (
+        IndirectLoadToScalarPrefetchPass,
+    )
+
+    return IndirectLoadToScalarPrefetchPass
+
+
+def _tl_to_pallas() -> type[ModulePass]:
+    from pallas_ir.lowering.tl_to_pallas import TlToPallasPass
+
+    return TlToPallasPass
+
+
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """pallas-ir's own passes: ta → ta rewrites (`passes/`) and level-to-level
     conversions (`lowering/`), in pipeline order."""
-    return {}
+    return {
+        "stride-to-reshape": _stride_to_reshape,
+        "canonicalize-permutation": _canonicalize_permutation,
+        "indirect-load-to-scalar-prefetch": _indirect_load_to_scalar_prefetch,
+        "tl-to-pallas": _tl_to_pallas,
+    }
 
 
 def _python_target() -> type[Target]:

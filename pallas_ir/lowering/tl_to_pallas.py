@@ -306,7 +306,6 @@ class TlToPallasPass(ModulePass):
     ) -> pallas.CallOp:
         (grid,) = [g for g in kernel.body.block.ops if isinstance(g, tl.GridOp)]
         conv = _KernelConverter(kernel, grid)
-        kargs = kernel.body.block.args
         body_ops = list(grid.body.block.ops)
         # Scalar prefetch: every prefetch buffer a scalar_load reads.
         for o in body_ops:
