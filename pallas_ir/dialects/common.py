@@ -331,6 +331,17 @@ def _shape_str(shape: Sequence[int]) -> str:
     return "x".join(map(str, shape))
 
 
+def verify_same_elements(src: Attribute, dst: Attribute) -> None:
+    """A reshape keeps the element type and the element count."""
+    assert isinstance(src, TensorType) and isinstance(dst, TensorType)
+    if src.element_type != dst.element_type:
+        raise VerifyException("reshape cannot change the element type")
+    if src.element_count() != dst.element_count():
+        raise VerifyException(
+            f"reshape from {src.element_count()} to {dst.element_count()} elements"
+        )
+
+
 class TransposeOpBase(IRDLOperation):
     """`%t = D.transpose %v [1, 0] : tensor<8x128xf32> -> tensor<128x8xf32>`:
     result dim i is source dim permutation[i]."""

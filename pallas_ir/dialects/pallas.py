@@ -75,6 +75,7 @@ from pallas_ir.dialects.common import (
     TransposeOpBase,
     map_bounds,
     parse_optional_attributes_keyword,
+    verify_same_elements,
 )
 from pallas_ir.tpu_rules import SMEM_BYTES, block_shape_error
 
@@ -1181,15 +1182,16 @@ class ReduceOp(ReduceTileOpBase):
 
 @irdl_op_definition
 class ReshapeOp(IRDLOperation):
-    """A host-side `jnp.reshape` between calls (row-major, same elements).
+    """`jnp.reshape` (row-major, same elements), on the host or in a kernel.
 
     ```mlir
     %t3 = pallas.reshape %t : tensor<1000x256xf32> to tensor<1000x1x256xf32>
     ```
 
-    On TPU, arrays are stored in (8, 128) tiles, so a reshape that changes the last two
-    dims is an HBM relayout copy (the cost model counts a full read and write); one that
-    only splits or merges leading dims is free.
+    On the host, between calls: TPU arrays are stored in (8, 128) tiles, so a reshape
+    that changes the last two dims is an HBM relayout copy (the cost model counts a full
+    read and write); one that only splits or merges leading dims is free. In a kernel,
+    a value reshape (a Mosaic shape cast), typically adding or dropping unit dims.
     """
 
     name = "pallas.reshape"
@@ -1204,21 +1206,7 @@ class ReshapeOp(IRDLOperation):
         super().__init__(operands=[source], result_types=[result_type])
 
     def verify_(self) -> None:
-        src, dst = self.source.type, self.result.type
-        assert isinstance(src, TensorType) and isinstance(dst, TensorType)
-        if src.element_type != dst.element_type:
-            raise VerifyException("reshape cannot change the element type")
-        if src.element_count() != dst.element_count():
-            raise VerifyException(
-                f"reshape from {src.element_count()} to {dst.element_count()} elements"
-            )
-        parent = self.parent_op()
-        while parent is not None:
-            if isinstance(parent, CallOp):
-                raise VerifyException(
-                    "pallas.reshape is host-side: it cannot be in a kernel"
-                )
-            parent = parent.parent_op()
+        verify_same_elements(self.source.type, self.result.type)
 
     @property
     def is_relayout(self) -> bool:

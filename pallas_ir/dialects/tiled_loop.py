@@ -55,6 +55,7 @@ from xdsl.traits import (
     MemoryReadEffect,
     MemoryWriteEffect,
     NoTerminator,
+    Pure,
 )
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
@@ -75,6 +76,7 @@ from pallas_ir.dialects.common import (
     print_optional_attributes_keyword,
     resolve_indices,
     verify_map_arity,
+    verify_same_elements,
 )
 
 
@@ -571,6 +573,30 @@ class ReduceOp(ReduceTileOpBase):
     name = "tl.reduce"
 
 
+@irdl_op_definition
+class ReshapeOp(IRDLOperation):
+    """Reshape a tile (row-major, same elements), e.g. to drop or add unit dims.
+
+    ```mlir
+    %r = tl.reshape %v : tensor<8x1x128xf32> to tensor<8x128xf32>
+    ```
+    """
+
+    name = "tl.reshape"
+
+    source = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    traits = traits_def(Pure())
+    assembly_format = "$source attr-dict `:` type($source) `to` type($result)"
+
+    def __init__(self, source: SSAValue, result_type: TensorType):
+        super().__init__(operands=[source], result_types=[result_type])
+
+    def verify_(self) -> None:
+        verify_same_elements(self.source.type, self.result.type)
+
+
 TiledLoop = Dialect(
     "tl",
     [
@@ -582,6 +608,7 @@ TiledLoop = Dialect(
         TransposeOp,
         BroadcastOp,
         ReduceOp,
+        ReshapeOp,
     ],
     [GridSemanticsAttr],
 )

@@ -342,6 +342,9 @@ class KernelEmitter:
             if perm == (1, 0):
                 return f"{args[0]}.T"
             return f"jnp.transpose({args[0]}, {_tuple(perm)})"
+        if isinstance(op, pallas.ReshapeOp):
+            assert isinstance(op.result.type, TensorType)
+            return f"{args[0]}.reshape({_tuple(op.result.type.get_shape())})"
         if isinstance(op, pallas.BroadcastOp):
             assert isinstance(op.result.type, TensorType)
             return f"jnp.broadcast_to({args[0]}, {_tuple(op.result.type.get_shape())})"

@@ -49,7 +49,8 @@ from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects import tiled_loop as tl
 from pallas_ir.dialects.common import ArgRole
 from pallas_ir.passes.affine_analysis import LinearExpr, linearize
-from pallas_ir.tpu_rules import CHIPS
+from pallas_ir.reference.ops import numpy_dtype
+from pallas_ir.tpu_rules import CHIPS, block_shape_error
 
 _SEMANTICS = {
     tl.GridSemantics.PARALLEL: pallas.DimensionSemantics.PARALLEL,
@@ -145,44 +146,102 @@ class _KernelConverter:
                     op, "tl-to-pallas: a tile offset symbol must come from tl.scalar_load"
                 )
             bindings.append(self.scalar_loads[s])
-        block: list[int] = []
-        results: list[AffineExpr] = []
-        indexers: list[pallas.Indexer] = []
-        strided = False
-        for k, (e, t, s, n) in enumerate(
+        dims: list[_DimBlock] = []
+        for k, (e, t, st, n) in enumerate(
             zip(offsets.results, tile.get_shape(), strides, buffer_shape, strict=True)
         ):
-            size = min(t * s, n) if s > 1 else t
             lin = linearize(e)
             if lin is None:
                 raise PassError(
                     op,
                     f"tl-to-pallas: the offset {e} of dim {k} is not linear in the grid",
                 )
-            start = lin.constant % size
-            coefficients = [
-                *lin.dims.values(),
-                *lin.symbols.values(),
-                lin.constant - start,
-            ]
-            if any(c % size for c in coefficients) or (s == 1 and start) or start >= s:
-                raise PassError(
-                    op,
-                    f"tl-to-pallas: offset {e} of dim {k} is not block-aligned: "
-                    f"blocks of dim {k} hold {size} elements",
-                )
-            quotient = LinearExpr(
-                {p: c // size for p, c in lin.dims.items()},
-                {p: c // size for p, c in lin.symbols.items()},
-                (lin.constant - start) // size,
+            dims.append(
+                _DimBlock.aligned(lin, t, st, n)
+                or _DimBlock.whole(lin, t, st, n, e, k, op)
             )
-            block.append(size)
-            results.append(_affine(quotient))
-            indexers.append(pallas.SliceAttr(start, t, s))
-            strided |= s > 1 or t != size
-        index_map = AffineMap(len(self.grid.extents), len(bindings), tuple(results))
-        spec = pallas.BlockSpecAttr(block, index_map, pallas.MemorySpace.VMEM, bindings)
-        return _Access(spec, indexers if strided else [])
+        # A block that breaks the TPU rules (a short second-minor or lane dim) is widened
+        # to the whole dim when its offset is constant; the kernel slices what it needs.
+        bits = numpy_dtype(tile.element_type).itemsize * 8
+        for k in _minor_dims(len(dims)):
+            if block_shape_error([d.size for d in dims], buffer_shape, bits) is None:
+                break
+            lin = linearize(offsets.results[k])
+            if lin is not None and lin.is_constant and dims[k].size != buffer_shape[k]:
+                t, st = tile.get_shape()[k], strides[k]
+                dims[k] = _DimBlock.whole(
+                    lin, t, st, buffer_shape[k], offsets.results[k], k, op
+                )
+        if isinstance(op, tl.StoreOp):
+            for k, d in enumerate(dims):
+                if d.partial:
+                    raise PassError(
+                        op,
+                        f"tl-to-pallas: the store writes part of a {d.size}-element block "
+                        f"along dim {k}; masked stores are not supported yet",
+                    )
+        index_map = AffineMap(
+            len(self.grid.extents), len(bindings), tuple(_affine(d.index) for d in dims)
+        )
+        spec = pallas.BlockSpecAttr(
+            [d.size for d in dims], index_map, pallas.MemorySpace.VMEM, bindings
+        )
+        sliced = any(d.partial for d in dims)
+        return _Access(spec, [d.indexer for d in dims] if sliced else [])
+
+
+@dataclass(frozen=True)
+class _DimBlock:
+    """How one dim of a tile access becomes a block: its size, its block index (a linear
+    form in grid indices and symbols) and the in-block slice the kernel keeps."""
+
+    size: int
+    index: LinearExpr
+    indexer: pallas.SliceAttr
+    partial: bool
+    """The kernel uses only part of the block along this dim."""
+
+    @staticmethod
+    def aligned(lin: LinearExpr, t: int, stride: int, n: int) -> _DimBlock | None:
+        """Blocks of `t * stride` elements at offsets that are multiples of it; a strided
+        tile may start `start < stride` elements into its block."""
+        size = min(t * stride, n) if stride > 1 else t
+        start = lin.constant % size
+        coefficients = [*lin.dims.values(), *lin.symbols.values(), lin.constant - start]
+        if any(c % size for c in coefficients) or start >= stride:
+            return None
+        index = LinearExpr(
+            {p: c // size for p, c in lin.dims.items()},
+            {p: c // size for p, c in lin.symbols.items()},
+            (lin.constant - start) // size,
+        )
+        slice_ = pallas.SliceAttr(start, t, stride)
+        return _DimBlock(size, index, slice_, stride > 1 or t != size)
+
+    @staticmethod
+    def whole(
+        lin: LinearExpr, t: int, stride: int, n: int, e: AffineExpr, k: int, op: Operation
+    ) -> _DimBlock:
+        """The whole dim as one block, the tile sliced out of it at a constant offset."""
+        if not lin.is_constant:
+            raise PassError(
+                op,
+                f"tl-to-pallas: offset {e} of dim {k} is not block-aligned: "
+                f"blocks of dim {k} would hold {t * stride} elements",
+            )
+        c = lin.constant
+        if c + (t - 1) * stride >= n:
+            raise PassError(
+                op, f"tl-to-pallas: the tile of dim {k} runs past its dim of {n}"
+            )
+        return _DimBlock(
+            n, LinearExpr(), pallas.SliceAttr(c, t, stride), (c, t, stride) != (0, n, 1)
+        )
+
+
+def _minor_dims(rank: int) -> list[int]:
+    """The dims the TPU block rules constrain: the last two (the only one for rank 1)."""
+    return [k for k in (rank - 1, rank - 2) if k >= 0]
 
 
 class _Host:
@@ -400,6 +459,8 @@ class TlToPallasPass(ModulePass):
                 new = pallas.StoreOp(values[o.value], ref, acc.indexers)
             elif isinstance(o, tl.TransposeOp):
                 new = pallas.TransposeOp(values[o.source], o.permutation.get_values())
+            elif isinstance(o, tl.ReshapeOp):
+                new = pallas.ReshapeOp(values[o.source], o.result.type)  # type: ignore[arg-type]
             elif isinstance(o, tl.BroadcastOp):
                 new = pallas.BroadcastOp(values[o.source], o.result.type)  # type: ignore[arg-type]
             elif isinstance(o, tl.ReduceOp):

@@ -56,6 +56,9 @@ def _run_kernel(
             r = np.int32(grid_pos[op.axis.value.data])
         elif isinstance(op, pallas.TransposeOp):
             r = np.transpose(args[0], op.permutation.get_values())
+        elif isinstance(op, pallas.ReshapeOp):
+            assert isinstance(op.result.type, TensorType)
+            r = np.reshape(args[0], op.result.type.get_shape())
         elif isinstance(op, pallas.BroadcastOp):
             assert isinstance(op.result.type, TensorType)
             r = np.broadcast_to(args[0], op.result.type.get_shape()).copy()

@@ -94,6 +94,10 @@ def run_kernel(kernel: tl.KernelOp, buffers: Sequence[np.ndarray]) -> None:
                 local[op.result] = np.int64(buf[idx])
             elif isinstance(op, tl.TransposeOp):
                 local[op.result] = np.transpose(args[0], op.permutation.get_values())
+            elif isinstance(op, tl.ReshapeOp):
+                t = op.result.type
+                assert isinstance(t, TensorType)
+                local[op.result] = np.reshape(args[0], t.get_shape())
             elif isinstance(op, tl.BroadcastOp):
                 t = op.result.type
                 assert isinstance(t, TensorType)
