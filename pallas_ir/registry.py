@@ -55,6 +55,12 @@ def _indirect_load_to_scalar_prefetch() -> type[ModulePass]:
     return IndirectLoadToScalarPrefetchPass
 
 
+def _tile() -> type[ModulePass]:
+    from pallas_ir.lowering.tile import TilePass
+
+    return TilePass
+
+
 def _tl_to_pallas() -> type[ModulePass]:
     from pallas_ir.lowering.tl_to_pallas import TlToPallasPass
 
@@ -68,6 +74,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "stride-to-reshape": _stride_to_reshape,
         "canonicalize-permutation": _canonicalize_permutation,
         "indirect-load-to-scalar-prefetch": _indirect_load_to_scalar_prefetch,
+        "tile": _tile,
         "tl-to-pallas": _tl_to_pallas,
     }
 

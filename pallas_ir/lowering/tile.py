@@ -1,0 +1,516 @@
+"""tile: ta → tl. Pick a tile size for every loop dim and rewrite each `ta.loop` as a
+`tl.grid` of whole-tile loads, compute and stores.
+
+The policy is deterministic:
+
+1. Every access must be a projected permutation with constant offsets (each index is
+   `d + c` or `c`; the ta passes bring strided, flat and collapsed accesses there).
+2. A loop dim's tile size must be legal for every buffer dim it walks: on a lane (last)
+   dim a multiple of 128, on a sublane (second-minor) dim a multiple of the dtype's rows
+   (8 for 32-bit, 16 for 16-bit, 32 for 8-bit), on a rank-1 buffer a multiple of 1024 or
+   a power of two of at least 128 * 32 / bits; or the whole extent in one tile (at a
+   constant offset, which `tl-to-pallas` turns into a whole-dim block and a static slice).
+   Offsets must stay block-aligned, and stores may not write past their loop's extent
+   inside a larger buffer.
+3. Among legal sizes, the largest up to 512 for lane dims and 256 for sublane dims
+   (1 for leading dims); then the largest tile steps down to its next legal size until
+   no block is over 1 MiB (so the pipeline has several steps to overlap) and the
+   double-buffered blocks of all accesses fit the VMEM budget.
+4. Reduction dims are kept whole in the tile (reduced in the kernel); a reduction too
+   big for the budget is rejected (accumulating across a sequential grid dim is not
+   implemented yet). Parallel dims become parallel grid dims, `cdiv(extent, tile)` long.
+
+Values are computed in loop space (one tensor dim per loop dim, size 1 where a value does
+not vary); loads are reshaped and transposed into it, stores out of it, and operands are
+broadcast where an op needs equal shapes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    TensorType,
+)
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
+from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
+from xdsl.passes import ModulePass
+
+from pallas_ir.diagnostics import PassError, emit_remark
+from pallas_ir.dialects import tensor_access as ta
+from pallas_ir.dialects import tiled_loop as tl
+from pallas_ir.dialects.common import ReductionKind
+from pallas_ir.passes.affine_analysis import linearize
+from pallas_ir.reference.ops import numpy_dtype
+from pallas_ir.tpu_rules import CHIPS, LANES, min_sublanes
+
+LANE_TARGET = 512
+SUBLANE_TARGET = 256
+BLOCK_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class _Access:
+    op: ta.LoadOp | ta.StoreOp
+    buffer: SSAValue
+    shape: tuple[int, ...]
+    bits: int
+    dims: tuple[tuple[int | None, int], ...]
+    """Per buffer dim: the loop dim that walks it (None for a constant index), and the
+    constant offset."""
+
+    @property
+    def is_store(self) -> bool:
+        return isinstance(self.op, ta.StoreOp)
+
+    def loop_to_buffer(self) -> dict[int, int]:
+        return {l: b for b, (l, _) in enumerate(self.dims) if l is not None}
+
+
+def _analyse(op: ta.LoadOp | ta.StoreOp, loop: ta.LoopOp) -> _Access:
+    t = op.buffer.type
+    assert isinstance(t, MemRefType)
+    if op.symbols:
+        raise PassError(
+            op,
+            "tile: data-dependent (gather) accesses are not tiled yet; "
+            "indirect-load-to-scalar-prefetch marks them for a later tiler",
+        )
+    positions = [d.index for d in op.dims]  # type: ignore[attr-defined]
+    dims: list[tuple[int | None, int]] = []
+    seen: set[int] = set()
+    for k, e in enumerate(op.map.data.results):
+        lin = linearize(e)
+        if lin is None or len(lin.dims) > 1 or any(c != 1 for c in lin.dims.values()):
+            raise PassError(
+                op,
+                f"tile: index {k} ({e}) is not a loop dim plus a constant; run "
+                "stride-to-reshape and canonicalize-permutation first",
+            )
+        if not lin.dims:
+            dims.append((None, lin.constant))
+            continue
+        (p,) = lin.dims
+        l = positions[p]
+        if l in seen:
+            raise PassError(op, f"tile: loop dim {l} indexes two dims of one buffer")
+        seen.add(l)
+        dims.append((l, lin.constant))
+    bits = numpy_dtype(t.element_type).itemsize * 8
+    return _Access(op, op.buffer, tuple(t.get_shape()), bits, tuple(dims))
+
+
+def _legal(access: _Access, b: int, tile: int, extent: int) -> bool:
+    """Whether walking buffer dim `b` with tiles of `tile` (over `extent` elements) gives
+    blocks the TPU accepts and that keep the meaning."""
+    n = access.shape[b]
+    _, c = access.dims[b]
+    rank = len(access.shape)
+    if tile >= extent:
+        # One tile at a constant offset (tl-to-pallas widens it to the whole dim if it
+        # must); a store must then cover the whole dim, or it would write the rest of
+        # the widened block.
+        return not access.is_store or (c == 0 and extent == n)
+    if c % tile:
+        return False  # offsets `g * tile + c` would not be block-aligned
+    if access.is_store and extent % tile and c + extent != n:
+        return False  # the last tile would write past the loop's part of the buffer
+    if rank == 1:
+        least = LANES * 32 // access.bits
+        return tile % 1024 == 0 or (tile >= least and tile & (tile - 1) == 0)
+    if b == rank - 1:
+        return tile % LANES == 0
+    if b == rank - 2:
+        rows = max(min_sublanes(access.bits), 16 if access.bits == 16 else 0)
+        return tile % rows == 0
+    return True
+
+
+def _candidates(extent: int) -> list[int]:
+    sizes = {extent}
+    k = 1
+    while k < extent:
+        sizes.add(k)
+        k *= 2
+    sizes.update(range(LANES, extent, LANES))
+    return sorted(sizes)
+
+
+@dataclass
+class _Plan:
+    tiles: list[int]
+    grid: list[int]
+
+
+def _choose_tiles(
+    loop: ta.LoopOp, accesses: Sequence[_Access], budget: int, where: Operation
+) -> _Plan:
+    extents = list(loop.extents)
+    n_par = len(loop.parallel_extents)
+    options: list[list[int]] = []
+    targets: list[int] = []
+    for l, e in enumerate(extents):
+        walks = [(a, a.loop_to_buffer()[l]) for a in accesses if l in a.loop_to_buffer()]
+        if l >= n_par:
+            legal = [e] if all(_legal(a, b, e, e) for a, b in walks) else []
+            if not legal:
+                raise PassError(
+                    where, f"tile: reduction dim {l} cannot be one whole block"
+                )
+        else:
+            legal = [
+                t for t in _candidates(e) if all(_legal(a, b, t, e) for a, b in walks)
+            ]
+        if not legal:
+            raise PassError(
+                where, f"tile: no legal tile size for loop dim {l} (extent {e})"
+            )
+        lane = any(b == len(a.shape) - 1 for a, b in walks)
+        sublane = any(b == len(a.shape) - 2 for a, b in walks)
+        targets.append(LANE_TARGET if lane else SUBLANE_TARGET if sublane else 1)
+        options.append(legal)
+    tiles = []
+    for legal, target in zip(options, targets):
+        fitting = [t for t in legal if t <= target]
+        tiles.append(max(fitting) if fitting else min(legal))
+
+    def footprint() -> int:
+        return sum(2 * _block_elements(a, tiles, extents) * a.bits // 8 for a in accesses)
+
+    def largest_block() -> int:
+        return max(
+            (2 * _block_elements(a, tiles, extents) * a.bits // 8 for a in accesses),
+            default=0,
+        )
+
+    # Blocks of about a MiB keep several grid steps in flight (DMA overlaps compute)
+    # without wasting VMEM; the budget bounds them all together.
+    while footprint() > budget or largest_block() > 2 * BLOCK_BYTES:
+        shrinkable = [l for l in range(n_par) if options[l].index(tiles[l]) > 0]
+        if not shrinkable:
+            if footprint() <= budget:
+                break
+            raise PassError(
+                where,
+                f"tile: the smallest legal tiles need {footprint()} bytes of VMEM, over the "
+                f"budget of {budget}",
+            )
+        l = max(shrinkable, key=lambda k: tiles[k])
+        tiles[l] = options[l][options[l].index(tiles[l]) - 1]
+    grid = [-(-extents[l] // tiles[l]) for l in range(n_par)] or [1]
+    return _Plan(tiles, grid)
+
+
+def _block_elements(a: _Access, tiles: Sequence[int], extents: Sequence[int]) -> int:
+    """Elements of an access's block: its tile, widened to the whole dim where the tile
+    is the whole extent or a constant index on one of the last two dims."""
+    block = 1
+    for b, (l, _) in enumerate(a.dims):
+        if l is None:
+            block *= 1 if b < len(a.shape) - 2 else a.shape[b]
+        else:
+            block *= a.shape[b] if tiles[l] >= extents[l] else tiles[l]
+    return block
+
+
+# ---------------------------------------------------------------------------------------
+# Emission
+
+
+@dataclass
+class _Emitter:
+    loop: ta.LoopOp
+    plan: _Plan
+    buffers: dict[SSAValue, SSAValue]
+    """ta buffer value → tl.kernel argument."""
+    block: Block
+    values: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
+    constants: dict[tuple[Attribute, tuple[int, ...]], SSAValue] = field(
+        default_factory=dict[tuple[Attribute, tuple[int, ...]], SSAValue]
+    )
+    scalar_constants: dict[SSAValue, arith.ConstantOp] = field(
+        default_factory=dict[SSAValue, arith.ConstantOp]
+    )
+
+    def add(self, op: Operation) -> SSAValue:
+        self.block.add_op(op)
+        return op.results[0] if op.results else None  # type: ignore[return-value]
+
+    @property
+    def rank(self) -> int:
+        return len(self.plan.tiles)
+
+    def offsets(self, access: _Access) -> AffineMapAttr:
+        """Element offsets of the tile at grid point (g...): `g * tile + c`, or `c` where
+        the whole extent is one tile."""
+        n_grid = len(self.plan.grid)
+        results: list[AffineExpr] = []
+        for l, c in access.dims:
+            if (
+                l is None
+                or l >= len(self.loop.parallel_extents)
+                or self.plan.grid[l] == 1
+            ):
+                results.append(AffineConstantExpr(c))
+            else:
+                results.append(AffineDimExpr(l) * self.plan.tiles[l] + c)
+        return AffineMapAttr(AffineMap(n_grid, 0, tuple(results)))
+
+    def tile_shape(self, access: _Access) -> list[int]:
+        extents = self.loop.extents
+        return [
+            1 if l is None else min(self.plan.tiles[l], extents[l])
+            for l, _ in access.dims
+        ]
+
+    def loop_shape(self, access: _Access) -> list[int]:
+        """The loop-space shape of an access's tile (1 where the loop dim is unused)."""
+        used = access.loop_to_buffer()
+        return [
+            min(self.plan.tiles[l], self.loop.extents[l]) if l in used else 1
+            for l in range(self.rank)
+        ]
+
+    def full_shape(self) -> list[int]:
+        return [min(t, e) for t, e in zip(self.plan.tiles, self.loop.extents)]
+
+    def tensor(self, like: SSAValue, shape: Sequence[int]) -> TensorType:
+        t = like.type
+        elt = t.element_type if isinstance(t, TensorType) else t
+        return TensorType(elt, list(shape))
+
+    def reshape(self, v: SSAValue, shape: Sequence[int]) -> SSAValue:
+        assert isinstance(v.type, TensorType)
+        if list(v.type.get_shape()) == list(shape):
+            return v
+        return self.add(tl.ReshapeOp(v, self.tensor(v, shape)))
+
+    def broadcast(self, v: SSAValue, shape: Sequence[int]) -> SSAValue:
+        assert isinstance(v.type, TensorType)
+        if list(v.type.get_shape()) == list(shape):
+            return v
+        return self.add(tl.BroadcastOp(v, self.tensor(v, shape)))
+
+    def grid_ivs(self) -> Sequence[SSAValue]:
+        return self.block.args
+
+    def load(self, access: _Access) -> SSAValue:
+        op = access.op
+        assert isinstance(op, ta.LoadOp)
+        tile = TensorType(op.result.type, self.tile_shape(access))
+        v = self.add(
+            tl.LoadOp(
+                self.buffers[access.buffer],
+                self.offsets(access),
+                self.grid_ivs(),
+                [],
+                tile,
+            )
+        )
+        # Buffer order → loop order: drop constant dims, transpose, add unused loop dims.
+        walked = [(b, l) for b, (l, _) in enumerate(access.dims) if l is not None]
+        v = self.reshape(v, [tile.get_shape()[b] for b, _ in walked])
+        order = sorted(range(len(walked)), key=lambda k: walked[k][1])
+        if order != list(range(len(walked))):
+            v = self.add(tl.TransposeOp(v, order))
+        return self.reshape(v, self.loop_shape(access))
+
+    def store(self, access: _Access, v: SSAValue) -> None:
+        op = access.op
+        assert isinstance(op, ta.StoreOp)
+        assert isinstance(v.type, TensorType)
+        used = access.loop_to_buffer()
+        shape = list(v.type.get_shape())
+        for l in range(self.rank):
+            if l not in used and shape[l] != 1:
+                raise PassError(
+                    op,
+                    f"tile: the stored value varies along loop dim {l}, which the "
+                    "store's index does not use",
+                )
+        v = self.broadcast(v, self.loop_shape(access))
+        walked = sorted(used.items(), key=lambda kv: kv[1])  # (loop dim, buffer dim)
+        loop_order = sorted(used)
+        v = self.reshape(v, [self.loop_shape(access)[l] for l in loop_order])
+        perm = [loop_order.index(l) for l, _ in walked]
+        if perm != list(range(len(perm))):
+            v = self.add(tl.TransposeOp(v, perm))
+        v = self.reshape(v, self.tile_shape(access))
+        self.add(
+            tl.StoreOp(
+                v, self.buffers[access.buffer], self.offsets(access), self.grid_ivs()
+            )
+        )
+
+    def operand(self, value: SSAValue, shape: Sequence[int]) -> SSAValue:
+        """A loop-space operand of `shape`: scalar constants are splatted, smaller
+        tiles broadcast."""
+        if value in self.scalar_constants:
+            const = self.scalar_constants[value]
+            key = (const.value, tuple(shape))
+            if key not in self.constants:
+                splat = DenseIntOrFPElementsAttr.from_list(
+                    TensorType(const.result.type, list(shape)), [_scalar(const.value)]
+                )
+                self.constants[key] = self.add(arith.ConstantOp(splat))
+            return self.constants[key]
+        return self.broadcast(self.values[value], shape)
+
+    def shape_of(self, value: SSAValue) -> list[int] | None:
+        if value in self.scalar_constants:
+            return None
+        t = self.values[value].type
+        assert isinstance(t, TensorType)
+        return list(t.get_shape())
+
+    def emit(self, accesses: dict[Operation, _Access]) -> None:
+        reduce_dims = list(range(len(self.loop.parallel_extents), self.rank))
+        for op in self.loop.body.block.ops:
+            if isinstance(op, ta.LoadOp):
+                self.values[op.result] = self.load(accesses[op])
+                self.values[op.result].name_hint = op.result.name_hint
+            elif isinstance(op, ta.StoreOp):
+                shape = self.shape_of(op.value) or [1] * self.rank
+                self.store(accesses[op], self.operand(op.value, shape))
+            elif isinstance(op, ta.ReduceOp):
+                full = self.full_shape()
+                source = self.operand(op.value, full)
+                r = tl.ReduceOp(ReductionKind(op.kind.data), source, reduce_dims)
+                self.values[op.result] = self.add(r)
+                r.result.name_hint = op.result.name_hint
+            elif isinstance(op, arith.ConstantOp) and not isinstance(
+                op.result.type, TensorType
+            ):
+                self.scalar_constants[op.result] = op
+            elif op.dialect_name() in ("arith", "math"):
+                shapes = [s for s in map(self.shape_of, op.operands) if s is not None]
+                if not shapes:
+                    raise PassError(op, "tile: an op on constants only is not tiled yet")
+                shape = [max(dims) for dims in zip(*shapes)]
+                operands = [self.operand(o, shape) for o in op.operands]
+                new = type(op).create(
+                    operands=operands,
+                    result_types=[self.tensor(r, shape) for r in op.results],
+                    properties=dict(op.properties),
+                    attributes=dict(op.attributes),
+                )
+                new.location = op.location
+                self.add(new)
+                for old_r, new_r in zip(op.results, new.results):
+                    new_r.name_hint = old_r.name_hint
+                    self.values[old_r] = new_r
+            else:
+                raise PassError(op, f"tile: '{op.name}' is not tiled yet")
+
+
+def _scalar(attr: Attribute) -> float | int:
+    assert isinstance(attr, FloatAttr | IntegerAttr)
+    return attr.value.data
+
+
+@dataclass(frozen=True)
+class TilePass(ModulePass):
+    """Tile every `ta.kernel` into a `tl.kernel` (see the module docstring for the policy).
+
+    Options:
+    - `chip` (`v5e` | `v6e`, default `v5e`);
+    - `vmem-budget`: bytes for the double-buffered blocks of one kernel (default 0: the
+      chip's default scoped VMEM, 16 MiB on v5e and 32 MiB on v6e).
+    """
+
+    name = "tile"
+
+    chip: str = "v5e"
+    vmem_budget: int = 0
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.chip not in CHIPS:
+            raise PassError(None, f"tile: unknown chip '{self.chip}' (v5e or v6e)")
+        budget = self.vmem_budget or CHIPS[self.chip].default_scoped_vmem_bytes
+        for kernel in [k for k in op.ops if isinstance(k, ta.KernelOp)]:
+            self.tile_kernel(op, kernel, budget)
+
+    def tile_kernel(self, module: ModuleOp, kernel: ta.KernelOp, budget: int) -> None:
+        loops = [o for o in kernel.body.block.ops if isinstance(o, ta.LoopOp)]
+        others = [
+            o
+            for o in kernel.body.block.ops
+            if not isinstance(o, ta.LoopOp | ta.ReshapeOp)
+        ]
+        if len(loops) != 1 or others:
+            raise PassError(kernel, "tile: a kernel with one ta.loop is tiled; this one has "
+                            f"{len(loops)}")  # fmt: skip
+        (loop,) = loops
+        accesses = {
+            o: _analyse(o, loop)
+            for o in loop.body.block.ops
+            if isinstance(o, ta.LoadOp | ta.StoreOp)
+        }
+        plan = _choose_tiles(loop, list(accesses.values()), budget, loop)
+        # Kernel arguments: the original ones, then one per in-kernel view (reshape),
+        # which moves to the host.
+        args = list(kernel.body.block.args)
+        views = [o for o in kernel.body.block.ops if isinstance(o, ta.ReshapeOp)]
+        roles = [kernel.role_of(a).value for a in args]
+        for v in views:
+            root = ta.root_buffer(v.result)
+            roles.append(kernel.role_of(root).value)  # type: ignore[arg-type]
+        types = [a.type for a in args] + [v.result.type for v in views]
+        new_kernel = tl.KernelOp(kernel.sym_name.data, types, roles)
+        kblock = new_kernel.body.block
+        buffers: dict[SSAValue, SSAValue] = {}
+        for old, new in zip([*args, *(v.result for v in views)], kblock.args):
+            buffers[old] = new
+            new.name_hint = old.name_hint
+        semantics = [tl.GridSemantics.PARALLEL] * len(plan.grid)
+        grid = tl.GridOp(plan.grid, semantics)
+        for k, iv in enumerate(grid.body.block.args):
+            iv.name_hint = "ijklmn"[k] if k < 6 else f"g{k}"
+        kblock.add_op(grid)
+        _Emitter(loop, plan, buffers, grid.body.block).emit(accesses)
+        new_kernel.location = kernel.location
+        emit_remark(
+            loop,
+            f"tile: @{kernel.sym_name.data}: tiles {plan.tiles} over loop "
+            f"{list(loop.extents)}, grid {plan.grid}",
+        )
+        module.body.block.insert_op_after(new_kernel, kernel)
+        self.relaunch(module, kernel, views)
+        module.body.block.erase_op(kernel)
+
+    def relaunch(
+        self, module: ModuleOp, kernel: ta.KernelOp, views: list[ta.ReshapeOp]
+    ) -> None:
+        """Pass each in-kernel view as an argument: reshape on the host before the launch."""
+        if not views:
+            return
+        for launch in [o for o in module.walk() if isinstance(o, ta.LaunchOp)]:
+            if launch.callee.string_value() != kernel.sym_name.data:
+                continue
+            extra: list[SSAValue] = []
+            for v in views:
+                chain = []
+                value: SSAValue = v.result
+                while isinstance(value.owner, ta.ReshapeOp):
+                    chain.append(value.owner)
+                    value = value.owner.source
+                assert isinstance(value, BlockArgument)
+                host_value = launch.args[value.index]
+                for r in reversed(chain):
+                    reshape = ta.ReshapeOp(host_value, r.result.type)  # type: ignore[arg-type]
+                    launch.parent_block().insert_op_before(reshape, launch)  # type: ignore[union-attr]
+                    host_value = reshape.result
+                extra.append(host_value)
+            new = ta.LaunchOp(kernel.sym_name.data, [*launch.args, *extra])
+            new.location = launch.location
+            launch.parent_block().insert_op_before(new, launch)  # type: ignore[union-attr]
+            launch.parent_block().erase_op(launch)  # type: ignore[union-attr]
