@@ -1,0 +1,14 @@
+// out = x[1::2, :] + 1 for x: f32[64, 256], as the frontend writes it (flat storage).
+ta.kernel @row_stride(%x: memref<16384xf32> {role = "in"}, %out: memref<8192xf32> {role = "out"}) {
+  ta.loop [32, 256] (%i, %j) {
+    %v = ta.load %x[affine_map<(d0, d1) -> (d0 * 512 + d1 + 256)>](%i, %j) : memref<16384xf32>
+    %c = arith.constant 1.0 : f32
+    %m = arith.addf %v, %c : f32
+    ta.store %m, %out[affine_map<(d0, d1) -> (d0 * 256 + d1)>](%i, %j) : memref<8192xf32>
+  }
+}
+func.func @forward(%x: memref<16384xf32>) -> memref<8192xf32> {
+  %out = ta.alloc : memref<8192xf32>
+  ta.launch @row_stride(%x, %out) : memref<16384xf32>, memref<8192xf32>
+  func.return %out : memref<8192xf32>
+}
