@@ -137,3 +137,30 @@ def test_verify_semantics_names_the_first_difference() -> None:
         in d.message
     )
     assert d.location is not None and d.location.line == 3
+
+
+TWO_INDICES = """
+// out = x[i0, i1] for x: f32[100, 50, 8] in flat storage, i0, i1: i64[16]
+ta.kernel @two(%i0: memref<16xi64> {role = "in"}, %i1: memref<16xi64> {role = "in"},
+               %x: memref<40000xf32> {role = "in"}, %out: memref<128xf32> {role = "out"}) {
+  ta.loop [16, 8] (%i, %j) {
+    %a = ta.load %i0[affine_map<(d0, d1) -> (d0)>](%i, %j) : memref<16xi64>
+    %sa = arith.index_cast %a : i64 to index
+    %b = ta.load %i1[affine_map<(d0, d1) -> (d0)>](%i, %j) : memref<16xi64>
+    %sb = arith.index_cast %b : i64 to index
+    %v = ta.load %x[affine_map<(d0, d1)[s0, s1] -> (s0 * 400 + s1 * 8 + d1)>](%i, %j)[%sa, %sb] : memref<40000xf32>
+    ta.store %v, %out[affine_map<(d0, d1) -> (d0 * 8 + d1)>](%i, %j) : memref<128xf32>
+  }
+}
+"""
+
+
+def test_random_indices_respect_the_dims_their_strides_imply() -> None:
+    """Each index stays below its own torch dim (i0 < 100, i1 < 50), not merely inside
+    the flat buffer with the other index at 0."""
+    k = kernel(TWO_INDICES)
+    i0, i1, x, out = random_buffers(k, np.random.default_rng(0))
+    assert 0 <= i0.min() and i0.max() < 100 and i0.max() > 50
+    assert 0 <= i1.min() and i1.max() < 50 and i1.max() > 25
+    run_kernel(k, [i0, i1, x, out])
+    np.testing.assert_array_equal(out.reshape(16, 8), x.reshape(100, 50, 8)[i0, i1])

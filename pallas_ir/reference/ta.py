@@ -32,6 +32,7 @@ from pallas_ir.dialects.common import (
     ReductionKind,
     expr_bounds,
 )
+from pallas_ir.passes.affine_analysis import linearize
 from pallas_ir.reference.ops import ReferenceError, eval_affine, evaluate, numpy_dtype
 
 
@@ -233,9 +234,15 @@ def _index_uses(
     return uses
 
 
-def _symbol_limit(op: ta.LoadOp | ta.StoreOp, k: int) -> int:
-    """The largest n such that symbol #k in [0, n) keeps the access in bounds for the
-    whole loop (other symbols taken as 0), by bisection on the interval bounds."""
+def _symbol_limits(op: ta.LoadOp | ta.StoreOp) -> list[int]:
+    """For each symbol of the access, n such that values in [0, n) keep the access in
+    bounds for the whole loop, all symbols at once.
+
+    Symbols are bounded in order of increasing stride: a symbol may not reach the next
+    larger stride of its index (in flat storage `s0 * 50 + s1` on 100 x 50 elements, s1
+    stays below 50, the dim the strides imply), and no further than the bounds allow
+    with the symbols before it at their limits (bisection on interval bounds).
+    """
     t = op.buffer.type
     assert isinstance(t, MemRefType)
     dims: list[tuple[int, int] | None] = []
@@ -244,9 +251,27 @@ def _symbol_limit(op: ta.LoadOp | ta.StoreOp, k: int) -> int:
         loop = owner.parent_op() if isinstance(owner, Block) else None
         n = loop.extents[d.index] if isinstance(loop, ta.LoopOp) else 1  # type: ignore[attr-defined]
         dims.append((0, n - 1))
+    n_sym = len(op.symbols)
+    stride = [0] * n_sym  # the largest coefficient of each symbol
+    caps: list[int | None] = [None] * n_sym
+    for expr in op.map.data.results:
+        lin = linearize(expr)
+        if lin is None:
+            continue
+        coefficients = [*lin.dims.values(), *lin.symbols.values()]
+        for q, c in lin.symbols.items():
+            stride[q] = max(stride[q], abs(c))
+            larger = [abs(x) for x in coefficients if abs(x) > abs(c)]
+            if larger:
+                cap = min(larger) // abs(c)
+                caps[q] = cap if caps[q] is None else min(caps[q], cap)  # type: ignore[type-var]
+    limits = [1] * n_sym
+    fixed: set[int] = set()
 
-    def fits(n: int) -> bool:
-        syms: list[tuple[int, int] | None] = [(0, 0)] * len(op.symbols)
+    def fits(k: int, n: int) -> bool:
+        syms: list[tuple[int, int] | None] = [
+            (0, limits[q] - 1) if q in fixed else (0, 0) for q in range(n_sym)
+        ]
         syms[k] = (0, n - 1)
         for expr, size in zip(op.map.data.results, t.get_shape()):
             b = expr_bounds(expr, dims, syms)
@@ -254,23 +279,26 @@ def _symbol_limit(op: ta.LoadOp | ta.StoreOp, k: int) -> int:
                 return False
         return True
 
-    if not fits(1):
-        return 1
-    lo, hi = 1, 1
-    while fits(hi * 2) and hi < 1 << 40:
-        hi *= 2
-    lo, hi = hi, hi * 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
-    return lo
+    for k in sorted(range(n_sym), key=lambda q: stride[q]):
+        lo, hi = 1, 1
+        if fits(k, 1):
+            while fits(k, hi * 2) and hi < 1 << 40:
+                hi *= 2
+            lo, hi = hi, hi * 2
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                lo, hi = (mid, hi) if fits(k, mid) else (lo, mid)
+        cap = caps[k]
+        limits[k] = max(1, min(lo, cap) if cap is not None else lo)
+        fixed.add(k)
+    return limits
 
 
 def random_buffers(kernel: ta.KernelOp, rng: np.random.Generator) -> list[np.ndarray]:
     """Buffers for one kernel: readable floats uniform in [-2, 2]; integer buffers that
     feed indices stay inside the tables they index; outputs start at zero."""
     limits = {
-        i: min(_symbol_limit(op, k) for op, k in uses)
+        i: min(_symbol_limits(op)[k] for op, k in uses)
         for i, uses in _index_uses(kernel).items()
     }
     out: list[np.ndarray] = []
