@@ -321,7 +321,8 @@ class PallasOptMain(xDSLOptMain):
             for info in get_pass_option_infos(cls):
                 default = "" if info.default_value is None else f" = {info.default_value}"
                 out.write(
-                    f"      {info.name.replace('_', '-')}: {info.expected_type}{default}\n"
+                    f"      {info.name.replace('_', '-')}: "
+                    f"{info.expected_type.strip(chr(39))}{default}\n"
                 )
         xdsl_names = sorted(n for n in self.available_passes if n not in own)
         out.write("\nxDSL passes (see xdsl-opt for their options):\n")
