@@ -49,7 +49,7 @@ from pallas_ir.diagnostics import PassError, emit_remark
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects import tiled_loop as tl
 from pallas_ir.dialects.common import ReductionKind
-from pallas_ir.passes.affine_analysis import linearize
+from pallas_ir.affine_analysis import linearize
 from pallas_ir.reference.ops import numpy_dtype
 from pallas_ir.tpu_rules import CHIPS, LANES, min_sublanes
 

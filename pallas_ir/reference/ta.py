@@ -32,7 +32,7 @@ from pallas_ir.dialects.common import (
     ReductionKind,
     expr_bounds,
 )
-from pallas_ir.passes.affine_analysis import linearize
+from pallas_ir.affine_analysis import linearize
 from pallas_ir.reference.ops import ReferenceError, eval_affine, evaluate, numpy_dtype
 
 
