@@ -172,17 +172,7 @@ def _selected(
     """Mask over one block of the elements the kernel's loads (or stores) touch."""
     mask = np.zeros(block, dtype=bool)
     for op in ref_uses:
-        if not op.indexers.data:
-            mask[...] = True
-            continue
-        index: list[object] = []
-        for ix in op.indexers.data:
-            if isinstance(ix, pallas.SliceAttr):
-                s, n, k = ix.start.data, ix.size.data, ix.stride.data
-                index.append(slice(s, s + (n - 1) * k + 1, k))
-            else:
-                index.append(ix.data)  # type: ignore[union-attr]
-        mask[tuple(index)] = True
+        mask[pallas.python_index(op.indexers)] = True
     return mask
 
 

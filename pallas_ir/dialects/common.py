@@ -332,14 +332,39 @@ def _shape_str(shape: Sequence[int]) -> str:
 
 
 def verify_same_elements(src: Attribute, dst: Attribute) -> None:
-    """A reshape keeps the element type and the element count."""
-    assert isinstance(src, TensorType) and isinstance(dst, TensorType)
+    """A reshape (of a tensor or a memref) keeps the element type and count."""
+    assert isinstance(src, TensorType | MemRefType)
+    assert isinstance(dst, TensorType | MemRefType)
     if src.element_type != dst.element_type:
-        raise VerifyException("reshape cannot change the element type")
+        raise VerifyException(
+            f"reshape changes the element type from {src.element_type} to "
+            f"{dst.element_type}"
+        )
     if src.element_count() != dst.element_count():
         raise VerifyException(
             f"reshape from {src.element_count()} to {dst.element_count()} elements"
         )
+
+
+class TileToTileOpBase(IRDLOperation):
+    """`%r = D.op %v : tensor<...> to tensor<...>`: one tile in, one tile out."""
+
+    source = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    traits = traits_def(Pure())
+    assembly_format = "$source attr-dict `:` type($source) `to` type($result)"
+
+    def __init__(self, source: SSAValue, result_type: TensorType):
+        super().__init__(operands=[source], result_types=[result_type])
+
+
+class ReshapeOpBase(TileToTileOpBase):
+    """`%r = D.reshape %v : tensor<8x1x128xf32> to tensor<8x128xf32>`: the same elements
+    in row-major order under another shape."""
+
+    def verify_(self) -> None:
+        verify_same_elements(self.source.type, self.result.type)
 
 
 class TransposeOpBase(IRDLOperation):
@@ -383,18 +408,9 @@ class TransposeOpBase(IRDLOperation):
             )
 
 
-class BroadcastOpBase(IRDLOperation):
+class BroadcastOpBase(TileToTileOpBase):
     """`%b = D.broadcast %v : tensor<1x128xf32> to tensor<8x128xf32>`: dims of size 1
     are repeated; ranks are equal."""
-
-    source = operand_def(TensorType)
-    result = result_def(TensorType)
-
-    traits = traits_def(Pure())
-    assembly_format = "$source attr-dict `:` type($source) `to` type($result)"
-
-    def __init__(self, source: SSAValue, result_type: TensorType):
-        super().__init__(operands=[source], result_types=[result_type])
 
     def verify_(self) -> None:
         src, res = self.source.type, self.result.type

@@ -16,6 +16,7 @@ IR that verifies lowers for TPU as far as block shapes go.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import EllipsisType
 
 from xdsl.dialects.builtin import (
     I64,
@@ -72,10 +73,10 @@ from pallas_ir.dialects.common import (
     BroadcastOpBase,
     Interval,
     ReduceTileOpBase,
+    ReshapeOpBase,
     TransposeOpBase,
     map_bounds,
     parse_optional_attributes_keyword,
-    verify_same_elements,
 )
 from pallas_ir.tpu_rules import SMEM_BYTES, block_shape_error
 
@@ -928,6 +929,20 @@ def _print_indexers(printer: Printer, indexers: ArrayAttr, shape: Sequence[int])
     printer.print_string("[" + ", ".join(parts) + "]")
 
 
+def python_index(indexers: ArrayAttr) -> tuple[int | slice, ...] | EllipsisType:
+    """The indexers as a Python index (ints and slices), `...` for the whole ref."""
+    if not indexers.data:
+        return ...
+    out: list[int | slice] = []
+    for ix in indexers.data:
+        if isinstance(ix, SliceAttr):
+            s, n, k = ix.start.data, ix.size.data, ix.stride.data
+            out.append(slice(s, s + (n - 1) * k + 1, k))
+        else:
+            out.append(ix.data)  # type: ignore[union-attr]
+    return tuple(out)
+
+
 def indexed_shape(indexers: ArrayAttr, ref_shape: Sequence[int]) -> list[int]:
     """The shape a load gives (or a store takes): slices keep a dim, ints drop it."""
     if not indexers.data:
@@ -1181,7 +1196,7 @@ class ReduceOp(ReduceTileOpBase):
 
 
 @irdl_op_definition
-class ReshapeOp(IRDLOperation):
+class ReshapeOp(ReshapeOpBase):
     """`jnp.reshape` (row-major, same elements), on the host or in a kernel.
 
     ```mlir
@@ -1195,18 +1210,6 @@ class ReshapeOp(IRDLOperation):
     """
 
     name = "pallas.reshape"
-
-    source = operand_def(TensorType)
-    result = result_def(TensorType)
-
-    traits = traits_def(Pure())
-    assembly_format = "$source attr-dict `:` type($source) `to` type($result)"
-
-    def __init__(self, source: SSAValue, result_type: TensorType):
-        super().__init__(operands=[source], result_types=[result_type])
-
-    def verify_(self) -> None:
-        verify_same_elements(self.source.type, self.result.type)
 
     @property
     def is_relayout(self) -> bool:

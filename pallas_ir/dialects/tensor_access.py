@@ -76,6 +76,7 @@ from pallas_ir.dialects.common import (
     resolve_indices,
     verify_map_arity,
     verify_reduction_kind,
+    verify_same_elements,
 )
 
 
@@ -521,17 +522,7 @@ class ReshapeOp(IRDLOperation):
         super().__init__(operands=[source], result_types=[result_type])
 
     def verify_(self) -> None:
-        src, dst = self.source.type, self.result.type
-        assert isinstance(src, MemRefType) and isinstance(dst, MemRefType)
-        if src.element_type != dst.element_type:
-            raise VerifyException(
-                f"reshape changes the element type from {src.element_type} to "
-                f"{dst.element_type}"
-            )
-        if src.element_count() != dst.element_count():
-            raise VerifyException(
-                f"reshape from {src.element_count()} to {dst.element_count()} elements"
-            )
+        verify_same_elements(self.source.type, self.result.type)
 
 
 @irdl_op_definition

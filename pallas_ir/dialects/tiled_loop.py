@@ -55,7 +55,6 @@ from xdsl.traits import (
     MemoryReadEffect,
     MemoryWriteEffect,
     NoTerminator,
-    Pure,
 )
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
@@ -67,6 +66,7 @@ from pallas_ir.dialects.common import (
     BroadcastOpBase,
     KernelOpBase,
     ReduceTileOpBase,
+    ReshapeOpBase,
     TransposeOpBase,
     loop_bounds_of,
     map_bounds,
@@ -76,7 +76,6 @@ from pallas_ir.dialects.common import (
     print_optional_attributes_keyword,
     resolve_indices,
     verify_map_arity,
-    verify_same_elements,
 )
 
 
@@ -574,7 +573,7 @@ class ReduceOp(ReduceTileOpBase):
 
 
 @irdl_op_definition
-class ReshapeOp(IRDLOperation):
+class ReshapeOp(ReshapeOpBase):
     """Reshape a tile (row-major, same elements), e.g. to drop or add unit dims.
 
     ```mlir
@@ -583,18 +582,6 @@ class ReshapeOp(IRDLOperation):
     """
 
     name = "tl.reshape"
-
-    source = operand_def(TensorType)
-    result = result_def(TensorType)
-
-    traits = traits_def(Pure())
-    assembly_format = "$source attr-dict `:` type($source) `to` type($result)"
-
-    def __init__(self, source: SSAValue, result_type: TensorType):
-        super().__init__(operands=[source], result_types=[result_type])
-
-    def verify_(self) -> None:
-        verify_same_elements(self.source.type, self.result.type)
 
 
 TiledLoop = Dialect(

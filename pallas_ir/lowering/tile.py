@@ -45,11 +45,11 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 from xdsl.passes import ModulePass
 
+from pallas_ir.affine_analysis import linearize
 from pallas_ir.diagnostics import PassError, emit_remark
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects import tiled_loop as tl
 from pallas_ir.dialects.common import ReductionKind
-from pallas_ir.affine_analysis import linearize
 from pallas_ir.reference.ops import numpy_dtype
 from pallas_ir.tpu_rules import CHIPS, LANES, min_sublanes
 

@@ -42,13 +42,13 @@ from xdsl.ir.affine import (
 )
 from xdsl.passes import ModulePass
 
+from pallas_ir.affine_analysis import LinearExpr, linearize
 from pallas_ir.analysis.cost_model import call_cost
 from pallas_ir.diagnostics import PassError
 from pallas_ir.dialects import pallas
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects import tiled_loop as tl
 from pallas_ir.dialects.common import ArgRole
-from pallas_ir.affine_analysis import LinearExpr, linearize
 from pallas_ir.reference.ops import numpy_dtype
 from pallas_ir.tpu_rules import CHIPS, block_shape_error
 

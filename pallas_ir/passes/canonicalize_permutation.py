@@ -49,8 +49,6 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
-from pallas_ir.dialects.common import Interval
-from pallas_ir.dialects.tensor_access import LoadOp, LoopOp, StoreOp, root_buffer
 from pallas_ir.affine_analysis import (
     LinearExpr,
     Rejection,
@@ -59,6 +57,8 @@ from pallas_ir.affine_analysis import (
     linearize,
     simplify,
 )
+from pallas_ir.dialects.common import Interval
+from pallas_ir.dialects.tensor_access import LoadOp, LoopOp, StoreOp, root_buffer
 from pallas_ir.passes.report import AccessReport, value_name
 from pallas_ir.passes.stride_to_reshape import (
     AccessOp,

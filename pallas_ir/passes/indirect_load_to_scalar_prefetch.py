@@ -45,6 +45,7 @@ from xdsl.ir.affine import (
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from pallas_ir.affine_analysis import linearize
 from pallas_ir.dialects.common import ArgRole
 from pallas_ir.dialects.tensor_access import (
     KernelOp,
@@ -53,7 +54,6 @@ from pallas_ir.dialects.tensor_access import (
     ReshapeOp,
     root_buffer,
 )
-from pallas_ir.affine_analysis import linearize
 from pallas_ir.passes.report import AccessReport, value_name
 
 PASS_NAME = "indirect-load-to-scalar-prefetch"

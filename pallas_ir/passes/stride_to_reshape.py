@@ -38,6 +38,13 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
+from pallas_ir.affine_analysis import (
+    LinearExpr,
+    Reinterpretation,
+    Rejection,
+    find_reinterpretation,
+    linearize,
+)
 from pallas_ir.dialects.tensor_access import (
     KernelOp,
     LoadOp,
@@ -45,13 +52,6 @@ from pallas_ir.dialects.tensor_access import (
     ReshapeOp,
     StoreOp,
     root_buffer,
-)
-from pallas_ir.affine_analysis import (
-    LinearExpr,
-    Reinterpretation,
-    Rejection,
-    find_reinterpretation,
-    linearize,
 )
 from pallas_ir.passes.report import AccessReport, value_name
 

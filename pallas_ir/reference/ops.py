@@ -38,6 +38,14 @@ from xdsl.ir.affine import (
     AffineSymExpr,
 )
 
+from pallas_ir.dialects.common import (  # noqa: E402
+    BroadcastOpBase,
+    ReduceTileOpBase,
+    ReductionKind,
+    ReshapeOpBase,
+    TransposeOpBase,
+)
+
 
 class ReferenceError(Exception):
     """The program uses something the reference interpreters do not model, or does
@@ -268,3 +276,41 @@ def _as_unsigned(a: Any) -> Any:
     if a.dtype.kind != "i":
         return a
     return a.astype(np.dtype(f"uint{a.dtype.itemsize * 8}"))
+
+
+def reduce_array(
+    kind: ReductionKind, value: Any, axes: Sequence[int], dtype: np.dtype[Any]
+) -> np.ndarray:
+    """Reduce over `axes`, keeping them with size 1. argmax/argmin give the i32 row-major
+    position over the reduced axes of the first extreme value (torch's convention)."""
+    v = np.asarray(value)
+    if kind.returns_index:
+        rest = [a for a in range(v.ndim) if a not in axes]
+        moved = np.transpose(v, [*rest, *axes])
+        flat = moved.reshape([v.shape[a] for a in rest] + [-1])
+        pick = np.argmax if kind == ReductionKind.ARGMAX else np.argmin
+        return np.expand_dims(pick(flat, axis=-1).astype(np.int32), tuple(axes))
+    fn = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}[kind.value]
+    with np.errstate(all="ignore"):
+        return np.asarray(fn(v, axis=tuple(axes), keepdims=True)).astype(dtype)
+
+
+def evaluate_tile(op: Operation, args: list[Any]) -> Any | None:
+    """The value of a tile op shared by tl and pallas (transpose, reshape, broadcast,
+    reduce), or None if it is not one."""
+    result = op.results[0].type if op.results else None
+    if isinstance(op, TransposeOpBase):
+        return np.transpose(args[0], op.permutation.get_values())
+    if isinstance(op, ReshapeOpBase | BroadcastOpBase):
+        assert isinstance(result, TensorType)
+        shape = result.get_shape()
+        if isinstance(op, ReshapeOpBase):
+            return np.reshape(args[0], shape)
+        return np.broadcast_to(args[0], shape).copy()
+    if isinstance(op, ReduceTileOpBase):
+        assert isinstance(result, TensorType)
+        kind = ReductionKind(op.kind.data)
+        return reduce_array(
+            kind, args[0], op.dims.get_values(), numpy_dtype(result.element_type)
+        )
+    return None

@@ -24,21 +24,13 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import SSAValue
 
 from pallas_ir.dialects import pallas
-from pallas_ir.dialects.common import ReductionKind
-from pallas_ir.reference.ops import ReferenceError, element_type, evaluate, numpy_dtype
-
-
-def _index(op: pallas.LoadOp | pallas.StoreOp) -> tuple[Any, ...] | Any:
-    if not op.indexers.data:
-        return Ellipsis
-    out: list[Any] = []
-    for ix in op.indexers.data:
-        if isinstance(ix, pallas.SliceAttr):
-            s, n, k = ix.start.data, ix.size.data, ix.stride.data
-            out.append(slice(s, s + (n - 1) * k + 1, k))
-        else:
-            out.append(ix.data)  # type: ignore[union-attr]
-    return tuple(out)
+from pallas_ir.reference.ops import (
+    ReferenceError,
+    element_type,
+    evaluate,
+    evaluate_tile,
+    numpy_dtype,
+)
 
 
 def _run_kernel(
@@ -48,31 +40,14 @@ def _run_kernel(
     for op in call.body.block.ops:
         args = [env[o] for o in op.operands]
         if isinstance(op, pallas.StoreOp):
-            args[1][_index(op)] = args[0]
+            args[1][pallas.python_index(op.indexers)] = args[0]
             continue
         if isinstance(op, pallas.LoadOp):
-            r = np.array(args[0][_index(op)])
+            r = np.array(args[0][pallas.python_index(op.indexers)])
         elif isinstance(op, pallas.ProgramIdOp):
             r = np.int32(grid_pos[op.axis.value.data])
-        elif isinstance(op, pallas.TransposeOp):
-            r = np.transpose(args[0], op.permutation.get_values())
-        elif isinstance(op, pallas.ReshapeOp):
-            assert isinstance(op.result.type, TensorType)
-            r = np.reshape(args[0], op.result.type.get_shape())
-        elif isinstance(op, pallas.BroadcastOp):
-            assert isinstance(op.result.type, TensorType)
-            r = np.broadcast_to(args[0], op.result.type.get_shape()).copy()
-        elif isinstance(op, pallas.ReduceOp):
-            kind = ReductionKind(op.kind.data)
-            axes = op.dims.get_values()
-            if kind.returns_index:
-                fn = np.argmax if kind == ReductionKind.ARGMAX else np.argmin
-                r = fn(args[0], axis=axes[0], keepdims=True).astype(np.int32)
-            else:
-                fn = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}
-                r = fn[kind.value](args[0], axis=axes, keepdims=True).astype(
-                    args[0].dtype
-                )
+        elif (tile := evaluate_tile(op, args)) is not None:
+            r = tile
         elif (value := evaluate(op, args)) is not None:
             r = value
         else:

@@ -24,6 +24,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerType, MemRefType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
+from pallas_ir.affine_analysis import linearize
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects.common import (
     READABLE_ROLES,
@@ -32,8 +33,13 @@ from pallas_ir.dialects.common import (
     ReductionKind,
     expr_bounds,
 )
-from pallas_ir.affine_analysis import linearize
-from pallas_ir.reference.ops import ReferenceError, eval_affine, evaluate, numpy_dtype
+from pallas_ir.reference.ops import (
+    ReferenceError,
+    eval_affine,
+    evaluate,
+    numpy_dtype,
+    reduce_array,
+)
 
 
 def _op_name(op: Operation) -> str:
@@ -90,15 +96,7 @@ class _Loop:
             for a in range(self.rank)
         )
         v = np.broadcast_to(v, full)
-        axes = self.reduce_axes
-        if kind.returns_index:
-            flat = v.reshape(v.shape[: axes[0]] + (-1,))
-            pick = np.argmax if kind == ReductionKind.ARGMAX else np.argmin
-            r = pick(flat, axis=-1).astype(np.int32)
-            return r.reshape(r.shape + (1,) * len(axes))
-        fn = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}[kind.value]
-        with np.errstate(all="ignore"):
-            return fn(v, axis=axes, keepdims=True).astype(result_dtype)
+        return reduce_array(kind, v, self.reduce_axes, result_dtype)
 
 
 def _run_loop(loop_op: ta.LoopOp, env: dict[SSAValue, Any]) -> None:

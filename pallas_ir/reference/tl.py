@@ -18,8 +18,7 @@ from xdsl.dialects.builtin import MemRefType, TensorType
 from xdsl.ir import SSAValue
 
 from pallas_ir.dialects import tiled_loop as tl
-from pallas_ir.dialects.common import ReductionKind
-from pallas_ir.reference.ops import ReferenceError, eval_affine, evaluate, numpy_dtype
+from pallas_ir.reference.ops import ReferenceError, eval_affine, evaluate, evaluate_tile
 
 
 def _window(
@@ -92,28 +91,8 @@ def run_kernel(kernel: tl.KernelOp, buffers: Sequence[np.ndarray]) -> None:
                     int(eval_affine(e, args[1:], [])) for e in op.map.data.results
                 )
                 local[op.result] = np.int64(buf[idx])
-            elif isinstance(op, tl.TransposeOp):
-                local[op.result] = np.transpose(args[0], op.permutation.get_values())
-            elif isinstance(op, tl.ReshapeOp):
-                t = op.result.type
-                assert isinstance(t, TensorType)
-                local[op.result] = np.reshape(args[0], t.get_shape())
-            elif isinstance(op, tl.BroadcastOp):
-                t = op.result.type
-                assert isinstance(t, TensorType)
-                local[op.result] = np.broadcast_to(args[0], t.get_shape()).copy()
-            elif isinstance(op, tl.ReduceOp):
-                kind = ReductionKind(op.kind.data)
-                axes = op.dims.get_values()
-                if kind.returns_index:
-                    pick = np.argmax if kind == ReductionKind.ARGMAX else np.argmin
-                    r = pick(args[0], axis=axes[0], keepdims=True).astype(np.int32)
-                else:
-                    fn = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}
-                    r = fn[kind.value](args[0], axis=axes, keepdims=True)
-                t = op.result.type
-                assert isinstance(t, TensorType)
-                local[op.result] = np.asarray(r).astype(numpy_dtype(t.element_type))
+            elif (tile := evaluate_tile(op, args)) is not None:
+                local[op.results[0]] = tile
             elif (value := evaluate(op, args)) is not None:
                 local[op.results[0]] = value
             else:
