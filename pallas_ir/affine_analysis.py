@@ -474,3 +474,64 @@ def find_reinterpretation(
         tuple(n for n, _, _ in dims),
         tuple(BufferIndex(p, digit) for _, p, digit in dims),
     )
+
+
+def row_major_strides(shape: Sequence[int]) -> list[int]:
+    strides, acc = [], 1
+    for n in reversed(shape):
+        strides.append(acc)
+        acc *= n
+    return strides[::-1]
+
+
+@dataclass(frozen=True)
+class StridedIndex:
+    """One index of an access on a given N-D shape: `step * d_dim + offset`, or the
+    constant `offset` when `dim` is None."""
+
+    dim: int | None
+    step: int
+    offset: int
+
+
+def decompose_on_shape(
+    offset: LinearExpr, extents: Mapping[int, int], shape: Sequence[int]
+) -> list[StridedIndex] | None:
+    """The flat, row-major `offset` (linear in dims, no symbols) as one index per dim of
+    `shape`, each walked by at most one loop dim with a positive step: the access as a
+    strided view of storage that already has this shape (so no reshape is needed).
+
+    None when a loop dim's stride is not a multiple of a dim's stride below the next dim
+    out, when two loop dims walk one dim, or when a walk leaves its dim.
+    """
+    if offset.symbols or offset.constant < 0:
+        return None
+    strides = row_major_strides(shape)
+    walks: dict[int, tuple[int, int]] = {}  # buffer dim -> (loop dim, step)
+    for p, c in offset.dims.items():
+        if extents[p] == 1:
+            continue
+        if c <= 0:
+            return None
+        b = next((k for k, s in enumerate(strides) if s <= c), None)
+        if b is None or c % strides[b] or b in walks:
+            return None
+        walks[b] = (p, c // strides[b])
+    digits, rest = [], offset.constant
+    for s in strides:
+        digits.append(rest // s)
+        rest %= s
+    if digits[0] >= shape[0] and len(shape) > 0:
+        return None
+    out: list[StridedIndex] = []
+    for b, (n, d) in enumerate(zip(shape, digits)):
+        if b in walks:
+            p, step = walks[b]
+            if d + step * (extents[p] - 1) >= n:
+                return None
+            out.append(StridedIndex(p, step, d))
+        else:
+            if d >= n:
+                return None
+            out.append(StridedIndex(None, 1, d))
+    return out

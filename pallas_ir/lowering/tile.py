@@ -36,16 +36,26 @@ from xdsl.dialects.builtin import (
     AffineMapAttr,
     DenseIntOrFPElementsAttr,
     FloatAttr,
+    IndexType,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     ModuleOp,
+    Signedness,
     TensorType,
+    i1,
+    i32,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 from xdsl.passes import ModulePass
 
-from pallas_ir.affine_analysis import linearize
+from pallas_ir.affine_analysis import (
+    LinearExpr,
+    decompose_on_shape,
+    linearize,
+    row_major_strides,
+)
 from pallas_ir.diagnostics import PassError, emit_remark
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects import tiled_loop as tl
@@ -59,24 +69,118 @@ BLOCK_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
+class _Storage:
+    """A kernel argument seen as the N-D storage the host already holds it in: the
+    `tl.kernel` gets it as an extra argument, so no reshape (a TPU relayout) is needed."""
+
+    root: int
+    """The ta.kernel argument it is."""
+    type: MemRefType
+
+
+@dataclass(frozen=True)
 class _Access:
     op: ta.LoadOp | ta.StoreOp
-    buffer: SSAValue
+    buffer: SSAValue | _Storage
     shape: tuple[int, ...]
     bits: int
     dims: tuple[tuple[int | None, int], ...]
     """Per buffer dim: the loop dim that walks it (None for a constant index), and the
     constant offset."""
+    steps: tuple[int, ...] = ()
+    """Per buffer dim, the step of its walk (all 1 unless the access is a strided view
+    of host storage)."""
 
     @property
     def is_store(self) -> bool:
         return isinstance(self.op, ta.StoreOp)
 
+    def step(self, b: int) -> int:
+        return self.steps[b] if self.steps else 1
+
+    @property
+    def sublane_strided(self) -> bool:
+        return len(self.shape) >= 2 and self.step(len(self.shape) - 2) > 1
+
     def loop_to_buffer(self) -> dict[int, int]:
         return {l: b for b, (l, _) in enumerate(self.dims) if l is not None}
 
 
-def _analyse(op: ta.LoadOp | ta.StoreOp, loop: ta.LoopOp) -> _Access:
+def _host_storage(module: ModuleOp, kernel: ta.KernelOp, index: int) -> MemRefType | None:
+    """The N-D shape the host holds kernel argument `index` in at every launch: the
+    storage shape nearest the host's own buffer along the chain of host reshapes."""
+    found: set[MemRefType] = set()
+    for launch in module.walk():
+        if not isinstance(launch, ta.LaunchOp):
+            continue
+        if launch.callee.string_value() != kernel.sym_name.data:
+            continue
+        value: SSAValue = launch.args[index]
+        chain = [value.type]
+        while isinstance(value.owner, ta.ReshapeOp):
+            value = value.owner.source
+            chain.append(value.type)
+        nd = [
+            t
+            for t in reversed(chain)
+            if isinstance(t, MemRefType) and t.get_num_dims() >= 2
+        ]
+        if not nd:
+            return None
+        found.add(nd[0])
+    return found.pop() if len(found) == 1 else None
+
+
+def _flat_offset(op: ta.LoadOp | ta.StoreOp) -> LinearExpr | None:
+    """The access's offset into the flat storage of its root argument, in loop dims."""
+    t = op.buffer.type
+    assert isinstance(t, MemRefType)
+    positions = [d.index for d in op.dims]  # type: ignore[attr-defined]
+    total = LinearExpr()
+    for e, stride in zip(op.map.data.results, row_major_strides(t.get_shape())):
+        lin = linearize(e)
+        if lin is None or lin.symbols:
+            return None
+        in_loop = LinearExpr(
+            {positions[p]: c for p, c in lin.dims.items()}, {}, lin.constant
+        )
+        total = total + in_loop.scaled(stride)
+    return total
+
+
+def _on_storage(
+    op: ta.LoadOp | ta.StoreOp, loop: ta.LoopOp, storage: MemRefType, root: int
+) -> _Access | None:
+    """The access as a strided walk of the host's storage shape, if that is legal on a
+    TPU: steps only on loads, never on the lane dim, and on the sublane dim only for
+    32-bit data (what Mosaic's strided loads support)."""
+    offset = _flat_offset(op)
+    if offset is None:
+        return None
+    extents = dict(enumerate(loop.extents))
+    indices = decompose_on_shape(offset, extents, storage.get_shape())
+    if indices is None:
+        return None
+    rank = len(indices)
+    bits = numpy_dtype(storage.element_type).itemsize * 8
+    for b, ix in enumerate(indices):
+        if ix.step == 1:
+            continue
+        if isinstance(op, ta.StoreOp) or b == rank - 1 or (b == rank - 2 and bits != 32):
+            return None
+    return _Access(
+        op,
+        _Storage(root, storage),
+        tuple(storage.get_shape()),
+        bits,
+        tuple((ix.dim, ix.offset) for ix in indices),
+        tuple(ix.step for ix in indices),
+    )
+
+
+def _analyse(
+    op: ta.LoadOp | ta.StoreOp, loop: ta.LoopOp, storage: dict[int, MemRefType]
+) -> _Access:
     t = op.buffer.type
     assert isinstance(t, MemRefType)
     if op.symbols:
@@ -85,6 +189,11 @@ def _analyse(op: ta.LoadOp | ta.StoreOp, loop: ta.LoopOp) -> _Access:
             "tile: data-dependent (gather) accesses are not tiled yet; "
             "indirect-load-to-scalar-prefetch marks them for a later tiler",
         )
+    root = ta.root_buffer(op.buffer)
+    index = root.index if isinstance(root, BlockArgument) else None
+    if index is not None and index in storage and storage[index] != t:
+        if (on_storage := _on_storage(op, loop, storage[index], index)) is not None:
+            return on_storage
     positions = [d.index for d in op.dims]  # type: ignore[attr-defined]
     dims: list[tuple[int | None, int]] = []
     seen: set[int] = set()
@@ -115,6 +224,16 @@ def _legal(access: _Access, b: int, tile: int, extent: int) -> bool:
     n = access.shape[b]
     _, c = access.dims[b]
     rank = len(access.shape)
+    step = access.step(b)
+    if step > 1:
+        # A strided walk (a load of host storage): one row per step on a leading dim
+        # moves exactly what is used; on the sublane dim Mosaic loads every `step`-th
+        # row of a block `tile * step` rows tall, starting under `step` rows in.
+        if b < rank - 2:
+            return tile == 1
+        return tile % 8 == 0 and c % (tile * step) < step and tile < extent
+    if b == rank - 1 and access.sublane_strided and tile != LANES:
+        return tile >= extent and n == LANES  # strided loads need a 128-lane base ref
     if tile >= extent:
         # One tile at a constant offset (tl-to-pallas widens it to the whole dim if it
         # must); a store must then cover the whole dim, or it would write the rest of
@@ -218,7 +337,7 @@ def _block_elements(a: _Access, tiles: Sequence[int], extents: Sequence[int]) ->
         if l is None:
             block *= 1 if b < len(a.shape) - 2 else a.shape[b]
         else:
-            block *= a.shape[b] if tiles[l] >= extents[l] else tiles[l]
+            block *= a.shape[b] if tiles[l] >= extents[l] else tiles[l] * a.step(b)
     return block
 
 
@@ -254,7 +373,7 @@ class _Emitter:
         the whole extent is one tile."""
         n_grid = len(self.plan.grid)
         results: list[AffineExpr] = []
-        for l, c in access.dims:
+        for b, (l, c) in enumerate(access.dims):
             if (
                 l is None
                 or l >= len(self.loop.parallel_extents)
@@ -262,7 +381,9 @@ class _Emitter:
             ):
                 results.append(AffineConstantExpr(c))
             else:
-                results.append(AffineDimExpr(l) * self.plan.tiles[l] + c)
+                results.append(
+                    AffineDimExpr(l) * (self.plan.tiles[l] * access.step(b)) + c
+                )
         return AffineMapAttr(AffineMap(n_grid, 0, tuple(results)))
 
     def tile_shape(self, access: _Access) -> list[int]:
@@ -314,6 +435,7 @@ class _Emitter:
                 self.grid_ivs(),
                 [],
                 tile,
+                list(access.steps) if any(st > 1 for st in access.steps) else None,
             )
         )
         # Buffer order → loop order: drop constant dims, transpose, add unused loop dims.
@@ -372,6 +494,62 @@ class _Emitter:
         assert isinstance(t, TensorType)
         return list(t.get_shape())
 
+    def splat(self, value: int, elt: IntegerType, shape: Sequence[int]) -> SSAValue:
+        key = (IntegerAttr(value, elt), tuple(shape))
+        if key not in self.constants:
+            attr = DenseIntOrFPElementsAttr.from_list(
+                TensorType(elt, list(shape)), [value]
+            )
+            self.constants[key] = self.add(arith.ConstantOp(attr))
+        return self.constants[key]
+
+    def cast(self, op: Operation, v: SSAValue, shape: Sequence[int]) -> SSAValue:
+        """An arith integer cast of a tile: `tl.convert` (numpy `astype`), with the
+        fix-ups where arith means otherwise: an i1 is signed (extsi/sitofp give -1), a
+        cast to i1 keeps the low bit, and extui/uitofp/fptoui read the integer as
+        unsigned (a mask below 32 bits, `uiN` elements from 32 bits)."""
+        src = v.type.element_type  # type: ignore[attr-defined]
+        dst = op.results[0].type
+        loc = op.location
+
+        def add(new: Operation) -> SSAValue:
+            new.location = loc
+            return self.add(new)
+
+        def convert(x: SSAValue, elt: Attribute) -> SSAValue:
+            if x.type.element_type == elt:  # type: ignore[attr-defined]
+                return x
+            return add(tl.ConvertOp(x, TensorType(elt, list(shape))))
+
+        def width(t: Attribute) -> int:
+            return t.width.data if isinstance(t, IntegerType) else 64
+
+        unsigned = isinstance(op, arith.ExtUIOp | arith.UIToFPOp | arith.FPToUIOp)
+        if dst == i1 and src != i1:
+            x = v if isinstance(src, IntegerType | IndexType) else convert(v, i32)
+            elt = x.type.element_type  # type: ignore[attr-defined]
+            return convert(add(arith.AndIOp(x, self.splat(1, elt, shape))), i1)
+        if src == i1:
+            r = convert(v, dst)
+            if unsigned or isinstance(op, arith.IndexCastOp):
+                return r
+            if isinstance(dst, IntegerType | IndexType):
+                return add(arith.SubiOp(self.splat(0, dst, shape), r))  # type: ignore[arg-type]
+            return add(arith.NegfOp(r))
+        if isinstance(op, arith.ExtUIOp | arith.UIToFPOp):
+            n = width(src)
+            if n >= 32:
+                return convert(convert(v, IntegerType(n, Signedness.UNSIGNED)), dst)
+            wide = dst if isinstance(op, arith.ExtUIOp) else i32
+            x = convert(v, wide)
+            x = add(arith.AndIOp(x, self.splat((1 << n) - 1, wide, shape)))  # type: ignore[arg-type]
+            return convert(x, dst)
+        if isinstance(op, arith.FPToUIOp):
+            n = width(dst)
+            via = i32 if n < 32 else IntegerType(n, Signedness.UNSIGNED)
+            return convert(convert(v, via), dst)
+        return convert(v, dst)
+
     def emit(self, accesses: dict[Operation, _Access]) -> None:
         reduce_dims = list(range(len(self.loop.parallel_extents), self.rank))
         for op in self.loop.body.block.ops:
@@ -397,12 +575,20 @@ class _Emitter:
                     raise PassError(op, "tile: an op on constants only is not tiled yet")
                 shape = [max(dims) for dims in zip(*shapes)]
                 operands = [self.operand(o, shape) for o in op.operands]
-                new = type(op).create(
-                    operands=operands,
-                    result_types=[self.tensor(r, shape) for r in op.results],
-                    properties=dict(op.properties),
-                    attributes=dict(op.attributes),
-                )
+                if isinstance(op, _INT_CASTS):
+                    # arith integer casts take scalars only: a tile is converted.
+                    self.values[op.results[0]] = self.cast(op, operands[0], shape)
+                    self.values[op.results[0]].name_hint = op.results[0].name_hint
+                    continue
+                if isinstance(op, arith.SelectOp):
+                    new = tl.SelectOp(*operands)  # arith.select takes an i1 scalar
+                else:
+                    new = type(op).create(
+                        operands=operands,
+                        result_types=[self.tensor(r, shape) for r in op.results],
+                        properties=dict(op.properties),
+                        attributes=dict(op.attributes),
+                    )
                 new.location = op.location
                 self.add(new)
                 for old_r, new_r in zip(op.results, new.results):
@@ -410,6 +596,19 @@ class _Emitter:
                     self.values[old_r] = new_r
             else:
                 raise PassError(op, f"tile: '{op.name}' is not tiled yet")
+
+
+_INT_CASTS = (
+    arith.ExtSIOp,
+    arith.ExtUIOp,
+    arith.TruncIOp,
+    arith.SIToFPOp,
+    arith.UIToFPOp,
+    arith.FPToSIOp,
+    arith.FPToUIOp,
+    arith.IndexCastOp,
+)
+"""Casts that `arith` verifies on scalars only (extf/truncf also take tensors)."""
 
 
 def _scalar(attr: Attribute) -> float | int:
@@ -450,27 +649,44 @@ class TilePass(ModulePass):
             raise PassError(kernel, "tile: a kernel with one ta.loop is tiled; this one has "
                             f"{len(loops)}")  # fmt: skip
         (loop,) = loops
+        storage = {
+            a.index: t
+            for a in kernel.body.block.args
+            if (t := _host_storage(module, kernel, a.index)) is not None
+        }
         accesses = {
-            o: _analyse(o, loop)
+            o: _analyse(o, loop, storage)
             for o in loop.body.block.ops
             if isinstance(o, ta.LoadOp | ta.StoreOp)
         }
         plan = _choose_tiles(loop, list(accesses.values()), budget, loop)
-        # Kernel arguments: the original ones, then one per in-kernel view (reshape),
-        # which moves to the host.
+        # Kernel arguments: the original ones, then one per in-kernel view (reshape) and
+        # one per argument read as host storage; both become launch operands.
         args = list(kernel.body.block.args)
         views = [o for o in kernel.body.block.ops if isinstance(o, ta.ReshapeOp)]
+        used = {a.buffer for a in accesses.values()}
+        views = [v for v in views if v.result in used]
+        stored = sorted(
+            {a.buffer for a in accesses.values() if isinstance(a.buffer, _Storage)},
+            key=lambda st: st.root,
+        )
         roles = [kernel.role_of(a).value for a in args]
         for v in views:
             root = ta.root_buffer(v.result)
             roles.append(kernel.role_of(root).value)  # type: ignore[arg-type]
+        roles += [kernel.role_of(args[st.root]).value for st in stored]
         types = [a.type for a in args] + [v.result.type for v in views]
+        types += [st.type for st in stored]
         new_kernel = tl.KernelOp(kernel.sym_name.data, types, roles)
         kblock = new_kernel.body.block
-        buffers: dict[SSAValue, SSAValue] = {}
-        for old, new in zip([*args, *(v.result for v in views)], kblock.args):
+        buffers: dict[SSAValue | _Storage, SSAValue] = {}
+        keys: list[SSAValue | _Storage] = [*args, *(v.result for v in views), *stored]
+        for old, new in zip(keys, kblock.args):
             buffers[old] = new
-            new.name_hint = old.name_hint
+            if isinstance(old, _Storage):
+                new.name_hint = args[old.root].name_hint
+            else:
+                new.name_hint = old.name_hint
         semantics = [tl.GridSemantics.PARALLEL] * len(plan.grid)
         grid = tl.GridOp(plan.grid, semantics)
         for k, iv in enumerate(grid.body.block.args):
@@ -484,18 +700,25 @@ class TilePass(ModulePass):
             f"{list(loop.extents)}, grid {plan.grid}",
         )
         module.body.block.insert_op_after(new_kernel, kernel)
-        self.relaunch(module, kernel, views)
+        self.relaunch(module, kernel, views, stored)
         module.body.block.erase_op(kernel)
 
     def relaunch(
-        self, module: ModuleOp, kernel: ta.KernelOp, views: list[ta.ReshapeOp]
+        self,
+        module: ModuleOp,
+        kernel: ta.KernelOp,
+        views: list[ta.ReshapeOp],
+        stored: list[_Storage],
     ) -> None:
-        """Pass each in-kernel view as an argument: reshape on the host before the launch."""
-        if not views:
+        """Pass each in-kernel view as an argument (reshaped on the host before the
+        launch), and each argument read as host storage as the host value of that shape."""
+        if not views and not stored:
             return
         for launch in [o for o in module.walk() if isinstance(o, ta.LaunchOp)]:
             if launch.callee.string_value() != kernel.sym_name.data:
                 continue
+            block = launch.parent_block()
+            assert block is not None
             extra: list[SSAValue] = []
             for v in views:
                 chain = []
@@ -507,10 +730,17 @@ class TilePass(ModulePass):
                 host_value = launch.args[value.index]
                 for r in reversed(chain):
                     reshape = ta.ReshapeOp(host_value, r.result.type)  # type: ignore[arg-type]
-                    launch.parent_block().insert_op_before(reshape, launch)  # type: ignore[union-attr]
+                    block.insert_op_before(reshape, launch)
                     host_value = reshape.result
+                extra.append(host_value)
+            for st in stored:
+                host_value = launch.args[st.root]
+                while host_value.type != st.type:
+                    owner = host_value.owner
+                    assert isinstance(owner, ta.ReshapeOp)  # _host_storage found it
+                    host_value = owner.source
                 extra.append(host_value)
             new = ta.LaunchOp(kernel.sym_name.data, [*launch.args, *extra])
             new.location = launch.location
-            launch.parent_block().insert_op_before(new, launch)  # type: ignore[union-attr]
-            launch.parent_block().erase_op(launch)  # type: ignore[union-attr]
+            block.insert_op_before(new, launch)
+            block.erase_op(launch)

@@ -205,7 +205,8 @@ class _DimBlock:
     def aligned(lin: LinearExpr, t: int, stride: int, n: int) -> _DimBlock | None:
         """Blocks of `t * stride` elements at offsets that are multiples of it; a strided
         tile may start `start < stride` elements into its block."""
-        size = min(t * stride, n) if stride > 1 else t
+        # A one-element tile needs no stride: its block is that element's row.
+        size = min(t * stride, n) if stride > 1 and t > 1 else t
         start = lin.constant % size
         coefficients = [*lin.dims.values(), *lin.symbols.values(), lin.constant - start]
         if any(c % size for c in coefficients) or start >= stride:
@@ -215,8 +216,8 @@ class _DimBlock:
             {p: c // size for p, c in lin.symbols.items()},
             (lin.constant - start) // size,
         )
-        slice_ = pallas.SliceAttr(start, t, stride)
-        return _DimBlock(size, index, slice_, stride > 1 or t != size)
+        slice_ = pallas.SliceAttr(start, t, stride if t > 1 else 1)
+        return _DimBlock(size, index, slice_, (stride > 1 and t > 1) or t != size)
 
     @staticmethod
     def whole(
