@@ -6,7 +6,6 @@ This is the main job of `python -m pallas_ir FILE` and what the end-to-end tests
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -45,6 +44,8 @@ def _prefetch_bounds(module: ModuleOp) -> dict[int, int]:
                     continue
                 p, _ = spec.prefetch[e.position]
                 arg = call.args[p]
+                while isinstance(arg.owner, pallas.ConvertOp | pallas.ReshapeOp):
+                    arg = arg.owner.source  # e.g. int64 indices converted on the host
                 size = spec.shape[k] or 1
                 limit = -(-t.get_shape()[k] // size)
                 if hasattr(arg, "index") and arg.owner is forward.body.block:
@@ -119,6 +120,3 @@ def check_interpret(
         )
     return InterpretCheck(source, inputs, expected, got, errors)
 
-
-def specs_and_source(module: ModuleOp) -> tuple[str, Sequence[ArraySpec]]:
-    return emit_python(module), arg_specs(module)

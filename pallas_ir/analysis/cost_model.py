@@ -76,8 +76,8 @@ class CallCost:
 class CostReport:
     calls: list[CallCost] = field(default_factory=list[CallCost])
     wrapper_copy_bytes: int = 0
-    """HBM bytes of host-side relayout copies between kernels: a `pallas.reshape` that
-    changes the last two dims reads and writes its whole array."""
+    """HBM bytes of host-side XLA ops between kernels: a `pallas.reshape` that changes
+    the last two dims (a relayout) and a `pallas.convert` read and write their arrays."""
 
     @property
     def modelled(self) -> int:
@@ -331,6 +331,13 @@ def cost_report(
         if isinstance(op, pallas.CallOp):
             pre = [data.get(a) for a in op.prefetch_args]
             calls.append(call_cost(op, pre))
+        elif isinstance(op, pallas.ConvertOp):
+            # An XLA convert between kernels reads and writes the whole array.
+            src, dst = op.source.type, op.result.type
+            assert isinstance(src, TensorType) and isinstance(dst, TensorType)
+            copies += src.element_count() * (_itemsize(src) + _itemsize(dst))
+            if op.source in data:
+                data[op.result] = data[op.source].astype(numpy_dtype(dst.element_type))
         elif isinstance(op, pallas.ReshapeOp):
             if op.source in data:
                 data[op.result] = data[op.source].reshape(op.result.type.get_shape())  # type: ignore[union-attr]

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     I64,
     AffineMapAttr,
+    AnyFloat,
     ArrayAttr,
     DenseArrayBase,
     IndexType,
@@ -37,6 +39,8 @@ from xdsl.ir.affine import (
 )
 from xdsl.irdl import (
     IRDLOperation,
+    VarConstraint,
+    base,
     operand_def,
     prop_def,
     region_def,
@@ -426,6 +430,155 @@ class BroadcastOpBase(TileToTileOpBase):
                 raise VerifyException(
                     f"dim {i} of size {a} cannot be broadcast to {b} (only size-1 dims can)"
                 )
+
+
+class ConvertOpBase(TileToTileOpBase):
+    """`%r = D.convert %v : tensor<8x128xi8> to tensor<8x128xi32>`: each element
+    converted to another element type, as numpy's and jnp's `astype` do.
+
+    - int → int: two's-complement wrap (narrowing keeps the low bits; widening
+      sign-extends a signless or signed source, zero-extends an unsigned one);
+    - float → int: truncates toward zero (out-of-range values are undefined);
+    - int → float, float → float: rounds to nearest even;
+    - to `i1`: nonzero is true; from `i1`: true is 1 (so a sign-extension of `i1` is a
+      convert then a negation).
+
+    Shapes are equal; the element types must differ (a same-type convert is no op;
+    use the value). Integer, float and index element types are allowed; signless
+    integers are signed, and `ui8`/`ui32` give the unsigned readings.
+    """
+
+    def verify_(self) -> None:
+        src, res = self.source.type, self.result.type
+        assert isinstance(src, TensorType) and isinstance(res, TensorType)
+        if src.get_shape() != res.get_shape():
+            raise VerifyException(
+                f"convert keeps the shape: {_shape_str(src.get_shape())} vs "
+                f"{_shape_str(res.get_shape())}"
+            )
+        for t in (src.element_type, res.element_type):
+            if not isinstance(t, IntegerType | IndexType | AnyFloat):
+                raise VerifyException(
+                    f"convert takes integer, index or float elements, not {t}"
+                )
+        if src.element_type == res.element_type:
+            raise VerifyException(
+                f"convert to the same element type {src.element_type}; use the value"
+            )
+
+
+class SelectOpBase(IRDLOperation):
+    """`%r = D.select %cond, %a, %b : tensor<8x128xi1>, tensor<8x128xf32>`: the element
+    of `a` where `cond` is true, else of `b` (`jnp.where(cond, a, b)`). `cond` is an
+    `i1` tile of the same shape; `a`, `b` and the result have one type."""
+
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    cond = operand_def(TensorType)
+    true_value = operand_def(T)
+    false_value = operand_def(T)
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$cond `,` $true_value `,` $false_value attr-dict `:` type($cond) `,` "
+        "type($result)"
+    )
+
+    def __init__(self, cond: SSAValue, true_value: SSAValue, false_value: SSAValue):
+        super().__init__(
+            operands=[cond, true_value, false_value], result_types=[true_value.type]
+        )
+
+    def verify_(self) -> None:
+        cond, res = self.cond.type, self.result.type
+        assert isinstance(cond, TensorType) and isinstance(res, TensorType)
+        if cond.element_type != IntegerType(1):
+            raise VerifyException(
+                f"select condition must be an i1 tile, got {cond.element_type} elements"
+            )
+        if cond.get_shape() != res.get_shape():
+            raise VerifyException(
+                f"select condition shape {_shape_str(cond.get_shape())} differs from "
+                f"the value shape {_shape_str(res.get_shape())}"
+            )
+
+
+FLOAT_PREDICATES = (
+    "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
+    "ueq", "ugt", "uge", "ult", "ule", "une", "uno",
+)  # fmt: skip
+"""arith.cmpf's predicates but the constant `false`/`true`: `o*` are false where either
+side is NaN, `u*` true; `ord` is "neither is NaN", `uno` "either is"."""
+
+INT_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
+"""arith.cmpi's predicates: `s*` compare as signed, `u*` as unsigned."""
+
+
+class CompareOpBase(IRDLOperation):
+    """`%c = D.compare <olt> %a, %b : tensor<8x128xf32>`: an elementwise comparison of
+    two tiles of one type, giving an `i1` tile of their shape. The predicates are
+    arith's (`FLOAT_PREDICATES` on floats, `INT_PREDICATES` on integers and index)."""
+
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    predicate = prop_def(StringAttr)
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    result = result_def(TensorType)
+
+    traits = traits_def(Pure())
+
+    def __init__(self, predicate: str, lhs: SSAValue, rhs: SSAValue):
+        assert isinstance(lhs.type, TensorType)
+        super().__init__(
+            operands=[lhs, rhs],
+            properties={"predicate": StringAttr(predicate)},
+            result_types=[TensorType(IntegerType(1), lhs.type.get_shape())],
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        parser.parse_punctuation("<")
+        predicate = parser.parse_identifier()
+        parser.parse_punctuation(">")
+        lhs = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        rhs = parser.parse_unresolved_operand()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        op = cls(
+            predicate, parser.resolve_operand(lhs, t), parser.resolve_operand(rhs, t)
+        )
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" <{self.predicate.data}> ")
+        printer.print_operand(self.lhs)
+        printer.print_string(", ")
+        printer.print_operand(self.rhs)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.lhs.type)
+
+    def verify_(self) -> None:
+        src, res = self.lhs.type, self.result.type
+        assert isinstance(src, TensorType) and isinstance(res, TensorType)
+        elt = src.element_type
+        if isinstance(elt, AnyFloat):
+            allowed, what = FLOAT_PREDICATES, "float"
+        elif isinstance(elt, IntegerType | IndexType):
+            allowed, what = INT_PREDICATES, "integer"
+        else:
+            raise VerifyException(f"compare takes integer or float elements, not {elt}")
+        if self.predicate.data not in allowed:
+            raise VerifyException(
+                f"'{self.predicate.data}' is not a {what} predicate; expected one of "
+                + ", ".join(allowed)
+            )
+        want = TensorType(IntegerType(1), src.get_shape())
+        if res != want:
+            raise VerifyException(f"compare gives {want}, not {res}")
 
 
 class ReduceTileOpBase(IRDLOperation):

@@ -71,9 +71,12 @@ from xdsl.utils.str_enum import StrEnum
 
 from pallas_ir.dialects.common import (
     BroadcastOpBase,
+    CompareOpBase,
+    ConvertOpBase,
     Interval,
     ReduceTileOpBase,
     ReshapeOpBase,
+    SelectOpBase,
     TransposeOpBase,
     map_bounds,
     parse_optional_attributes_keyword,
@@ -1219,6 +1222,44 @@ class ReshapeOp(ReshapeOpBase):
         return tuple(src.get_shape()[-2:]) != tuple(dst.get_shape()[-2:])
 
 
+@irdl_op_definition
+class ConvertOp(ConvertOpBase):
+    """`v.astype(dtype)` of a value in the kernel. Float → int truncates toward zero (XLA
+    `convert_element_type`), int → int wraps; see `ConvertOpBase`.
+
+    ```mlir
+    %w = pallas.convert %v : tensor<32x128xi8> to tensor<32x128xi32>
+    ```
+    """
+
+    name = "pallas.convert"
+
+
+@irdl_op_definition
+class CompareOp(CompareOpBase):
+    """A comparison of two values in the kernel (`a < b`, `~(a >= b)` for `ult` on
+    floats, ...), giving a bool value.
+
+    ```mlir
+    %c = pallas.compare <ogt> %a, %b : tensor<8x128xf32>
+    ```
+    """
+
+    name = "pallas.compare"
+
+
+@irdl_op_definition
+class SelectOp(SelectOpBase):
+    """`jnp.where(cond, a, b)` in the kernel.
+
+    ```mlir
+    %r = pallas.select %c, %a, %b : tensor<8x128xi1>, tensor<8x128xf32>
+    ```
+    """
+
+    name = "pallas.select"
+
+
 Pallas = Dialect(
     "pallas",
     [
@@ -1230,6 +1271,9 @@ Pallas = Dialect(
         TransposeOp,
         BroadcastOp,
         ReduceOp,
+        ConvertOp,
+        CompareOp,
+        SelectOp,
     ],
     [
         RefType,

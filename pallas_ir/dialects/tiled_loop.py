@@ -64,9 +64,12 @@ from pallas_ir.dialects.common import (
     WRITABLE_ROLES,
     ArgRole,
     BroadcastOpBase,
+    CompareOpBase,
+    ConvertOpBase,
     KernelOpBase,
     ReduceTileOpBase,
     ReshapeOpBase,
+    SelectOpBase,
     TransposeOpBase,
     loop_bounds_of,
     map_bounds,
@@ -584,6 +587,44 @@ class ReshapeOp(ReshapeOpBase):
     name = "tl.reshape"
 
 
+@irdl_op_definition
+class ConvertOp(ConvertOpBase):
+    """Convert each element of a tile to another element type (numpy `astype`):
+    float → int truncates toward zero, int → int wraps; see `ConvertOpBase`.
+
+    ```mlir
+    %w = tl.convert %v : tensor<32x128xi8> to tensor<32x128xi32>
+    %i = tl.convert %f : tensor<8x128xf32> to tensor<8x128xi32>
+    ```
+    """
+
+    name = "tl.convert"
+
+
+@irdl_op_definition
+class CompareOp(CompareOpBase):
+    """Compare two tiles elementwise (arith's predicates), giving an `i1` tile.
+
+    ```mlir
+    %c = tl.compare <ogt> %a, %b : tensor<8x128xf32>
+    ```
+    """
+
+    name = "tl.compare"
+
+
+@irdl_op_definition
+class SelectOp(SelectOpBase):
+    """Choose elementwise between two tiles by an `i1` tile.
+
+    ```mlir
+    %r = tl.select %c, %a, %b : tensor<8x128xi1>, tensor<8x128xf32>
+    ```
+    """
+
+    name = "tl.select"
+
+
 TiledLoop = Dialect(
     "tl",
     [
@@ -595,6 +636,9 @@ TiledLoop = Dialect(
         TransposeOp,
         BroadcastOp,
         ReduceOp,
+        ConvertOp,
+        CompareOp,
+        SelectOp,
         ReshapeOp,
     ],
     [GridSemanticsAttr],

@@ -300,6 +300,32 @@ _CMPI = {
 }  # fmt: skip
 
 
+_ORDERED = {
+    "oeq": "{0} == {1}", "ogt": "{0} > {1}", "oge": "{0} >= {1}", "olt": "{0} < {1}",
+    "ole": "{0} <= {1}", "one": "({0} < {1}) | ({0} > {1})",
+    "ord": "~(jnp.isnan({0}) | jnp.isnan({1}))",
+}  # fmt: skip
+_UNORDERED = {"ueq": "one", "une": "oeq", "ugt": "ole", "uge": "olt", "ult": "oge",
+              "ule": "ogt", "uno": "ord"}  # fmt: skip
+_SIGNED = {"eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">="}
+
+
+def _compare(op: pallas.CompareOp, a: str, b: str) -> str:
+    """`pallas.compare` exactly: `u*` float predicates negate `o*` ones (true on NaN),
+    unsigned integer predicates compare the bits as `uintN`."""
+    pred = op.predicate.data
+    elt = op.lhs.type.element_type  # type: ignore[attr-defined]
+    if not isinstance(elt, IntegerType | IndexType):  # `ult` is a float and an int name
+        if pred in _UNORDERED:
+            return f"~({_ORDERED[_UNORDERED[pred]].format(a, b)})"
+        return _ORDERED[pred].format(a, b)
+    if pred in _SIGNED:
+        return f"{a} {_SIGNED[pred]} {b}"
+    width = elt.width.data if isinstance(elt, IntegerType) else 32
+    sym = {"ult": "<", "ule": "<=", "ugt": ">", "uge": ">="}[pred]
+    return f"{a}.astype(jnp.uint{width}) {sym} {b}.astype(jnp.uint{width})"
+
+
 def _python_literal(attr: Attribute) -> str:
     if isinstance(attr, FloatAttr):
         v = attr.value.data
@@ -317,12 +343,12 @@ class KernelEmitter:
     lines: list[str] = field(default_factory=list[str])
 
     def emit(self, op: Operation) -> None:
-        out = self._expression(op)
         if isinstance(op, pallas.StoreOp):
             self.lines.append(
                 f"{_indexers(op, self.namer[op.ref])} = {self.namer[op.value]}"
             )
             return
+        out = self._expression(op)
         if out is None:
             raise EmitError(op, f"emit-python: no Python for '{op.name}' in a kernel")
         (result,) = op.results
@@ -330,9 +356,7 @@ class KernelEmitter:
 
     def _expression(self, op: Operation) -> str | None:
         n = self.namer
-        args = [n[o] for o in op.operands] if not isinstance(op, pallas.StoreOp) else []
-        if isinstance(op, pallas.StoreOp):
-            return ""
+        args = [n[o] for o in op.operands]
         if isinstance(op, pallas.LoadOp):
             return _indexers(op, n[op.ref])
         if isinstance(op, pallas.ProgramIdOp):
@@ -348,6 +372,14 @@ class KernelEmitter:
         if isinstance(op, pallas.BroadcastOp):
             assert isinstance(op.result.type, TensorType)
             return f"jnp.broadcast_to({args[0]}, {_tuple(op.result.type.get_shape())})"
+        if isinstance(op, pallas.ConvertOp):
+            # jnp astype is XLA convert_element_type: float → int truncates toward zero.
+            elt = op.result.type.element_type  # type: ignore[attr-defined]
+            return f"{args[0]}.astype({dtype_name(elt, op)})"
+        if isinstance(op, pallas.SelectOp):
+            return f"jnp.where({args[0]}, {args[1]}, {args[2]})"
+        if isinstance(op, pallas.CompareOp):
+            return _compare(op, args[0], args[1])
         if isinstance(op, pallas.ReduceOp):
             kind = ReductionKind(op.kind.data)
             axes = op.dims.get_values()
@@ -506,6 +538,12 @@ def emit_python(module: ModuleOp) -> str:
             shape = _tuple(op.result.type.get_shape())
             body.append(
                 f"    {namer.define(op.result)} = jnp.reshape({namer[op.source]}, {shape})"
+            )
+        elif isinstance(op, pallas.ConvertOp):
+            elt = op.result.type.element_type  # type: ignore[attr-defined]
+            body.append(
+                f"    {namer.define(op.result)} = "
+                f"{namer[op.source]}.astype({dtype_name(elt, op)})"
             )
         elif isinstance(op, func.ReturnOp):
             vals = [namer[v] for v in op.arguments]

@@ -34,6 +34,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     AffineMapAttr,
+    StringAttr,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IndexType,
@@ -47,7 +48,13 @@ from xdsl.dialects.builtin import (
     i32,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
-from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
+from xdsl.ir.affine import (
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineMap,
+    AffineSymExpr,
+)
 from xdsl.passes import ModulePass
 
 from pallas_ir.affine_analysis import (
@@ -59,7 +66,7 @@ from pallas_ir.affine_analysis import (
 from pallas_ir.diagnostics import PassError, emit_remark
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects import tiled_loop as tl
-from pallas_ir.dialects.common import ReductionKind
+from pallas_ir.dialects.common import FLOAT_PREDICATES, INT_PREDICATES, ReductionKind
 from pallas_ir.reference.ops import numpy_dtype
 from pallas_ir.tpu_rules import CHIPS, LANES, min_sublanes
 
@@ -76,6 +83,9 @@ class _Storage:
     root: int
     """The ta.kernel argument it is."""
     type: MemRefType
+    reshape: bool = False
+    """True: the host reshapes the launch operand to `type` (a relayout on TPU when the
+    last two dims change); False: the host already holds it with this shape."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +100,8 @@ class _Access:
     steps: tuple[int, ...] = ()
     """Per buffer dim, the step of its walk (all 1 unless the access is a strided view
     of host storage)."""
+    gathers: tuple[tuple[int, ta.LoadOp], ...] = ()
+    """(buffer dim, the load of the index buffer) for each dim a prefetched index picks."""
 
     @property
     def is_store(self) -> bool:
@@ -104,6 +116,66 @@ class _Access:
 
     def loop_to_buffer(self) -> dict[int, int]:
         return {l: b for b, (l, _) in enumerate(self.dims) if l is not None}
+
+    def with_unit_dim(self, view: _Storage) -> _Access:
+        """The access on the view `(..., A, 1, B)` of its buffer `(..., A, B)`: a block of
+        one row of A is then legal (A is no longer the second-minor dim)."""
+        k = len(self.shape) - 1
+        return _Access(
+            self.op,
+            view,
+            (*self.shape[:k], 1, self.shape[k]),
+            self.bits,
+            (*self.dims[:k], (None, 0), self.dims[k]),
+            (*self.steps[:k], 1, self.steps[k]) if self.steps else (),
+            self.gathers,
+        )
+
+
+def _element_type(a: _Access) -> Attribute:
+    """The element type of an access's buffer."""
+    t = a.buffer.type if isinstance(a.buffer, _Storage) else a.buffer.type
+    assert isinstance(t, MemRefType)
+    return t.element_type
+
+
+def _index_load(symbol: SSAValue, where: Operation) -> ta.LoadOp:
+    """The load of the index buffer a gather symbol comes from (through integer casts)."""
+    value = symbol
+    while isinstance(value.owner, arith.IndexCastOp | arith.ExtSIOp | arith.TruncIOp):
+        value = value.owner.operands[0]
+    if not isinstance(value.owner, ta.LoadOp) or value.owner.symbols:
+        raise PassError(where, "tile: a gather index must be loaded from an index buffer")
+    return value.owner
+
+
+def _gather(op: ta.LoadOp) -> _Access:
+    """A gather marked by indirect-load-to-scalar-prefetch: every index is a bare
+    symbol (a prefetched index picks one row) or a loop dim plus a constant."""
+    strategy = op.attributes.get("gather")
+    if not isinstance(strategy, StringAttr):
+        raise PassError(
+            op,
+            "tile: data-dependent accesses are tiled once indirect-load-to-scalar-prefetch "
+            "has made them gathers",
+        )
+    t = op.buffer.type
+    assert isinstance(t, MemRefType)
+    positions = [d.index for d in op.dims]  # type: ignore[attr-defined]
+    dims: list[tuple[int | None, int]] = []
+    gathers: list[tuple[int, ta.LoadOp]] = []
+    for k, e in enumerate(op.map.data.results):
+        lin = linearize(e)
+        if lin is not None and not lin.dims and list(lin.symbols.values()) == [1] and not lin.constant:
+            (q,) = lin.symbols
+            gathers.append((k, _index_load(op.symbols[q], op)))
+            dims.append((None, 0))
+        elif lin is not None and not lin.symbols and len(lin.dims) <= 1 and set(lin.dims.values()) <= {1}:
+            dims.append((positions[next(iter(lin.dims))] if lin.dims else None, lin.constant))
+        else:
+            raise PassError(op, f"tile: gather index {k} ({e}) is neither an index nor a loop dim")
+    bits = numpy_dtype(t.element_type).itemsize * 8
+    return _Access(op, op.buffer, tuple(t.get_shape()), bits, tuple(dims), (), tuple(gathers))
 
 
 def _host_storage(module: ModuleOp, kernel: ta.KernelOp, index: int) -> MemRefType | None:
@@ -184,11 +256,9 @@ def _analyse(
     t = op.buffer.type
     assert isinstance(t, MemRefType)
     if op.symbols:
-        raise PassError(
-            op,
-            "tile: data-dependent (gather) accesses are not tiled yet; "
-            "indirect-load-to-scalar-prefetch marks them for a later tiler",
-        )
+        if not isinstance(op, ta.LoadOp):
+            raise PassError(op, "tile: data-dependent stores (scatters) are not tiled yet")
+        return _gather(op)
     root = ta.root_buffer(op.buffer)
     index = root.index if isinstance(root, BlockArgument) else None
     if index is not None and index in storage and storage[index] != t:
@@ -271,7 +341,11 @@ class _Plan:
 
 
 def _choose_tiles(
-    loop: ta.LoopOp, accesses: Sequence[_Access], budget: int, where: Operation
+    loop: ta.LoopOp,
+    accesses: Sequence[_Access],
+    budget: int,
+    where: Operation,
+    forced: set[int] = frozenset(),  # type: ignore[assignment]
 ) -> _Plan:
     extents = list(loop.extents)
     n_par = len(loop.parallel_extents)
@@ -279,7 +353,9 @@ def _choose_tiles(
     targets: list[int] = []
     for l, e in enumerate(extents):
         walks = [(a, a.loop_to_buffer()[l]) for a in accesses if l in a.loop_to_buffer()]
-        if l >= n_par:
+        if l in forced:  # one gather lookup per grid step
+            legal = [1] if all(_legal(a, b, 1, e) for a, b in walks) else []
+        elif l >= n_par:
             legal = [e] if all(_legal(a, b, e, e) for a, b in walks) else []
             if not legal:
                 raise PassError(
@@ -373,8 +449,11 @@ class _Emitter:
         the whole extent is one tile."""
         n_grid = len(self.plan.grid)
         results: list[AffineExpr] = []
+        gathered = {b: j for j, (b, _) in enumerate(access.gathers)}
         for b, (l, c) in enumerate(access.dims):
-            if (
+            if b in gathered:
+                results.append(AffineSymExpr(gathered[b]))
+            elif (
                 l is None
                 or l >= len(self.loop.parallel_extents)
                 or self.plan.grid[l] == 1
@@ -384,7 +463,7 @@ class _Emitter:
                 results.append(
                     AffineDimExpr(l) * (self.plan.tiles[l] * access.step(b)) + c
                 )
-        return AffineMapAttr(AffineMap(n_grid, 0, tuple(results)))
+        return AffineMapAttr(AffineMap(n_grid, len(gathered), tuple(results)))
 
     def tile_shape(self, access: _Access) -> list[int]:
         extents = self.loop.extents
@@ -428,23 +507,40 @@ class _Emitter:
         op = access.op
         assert isinstance(op, ta.LoadOp)
         tile = TensorType(op.result.type, self.tile_shape(access))
+        symbols = [self.scalar_index(index) for _, index in access.gathers]
         v = self.add(
             tl.LoadOp(
                 self.buffers[access.buffer],
                 self.offsets(access),
                 self.grid_ivs(),
-                [],
+                symbols,
                 tile,
                 list(access.steps) if any(st > 1 for st in access.steps) else None,
             )
         )
         # Buffer order → loop order: drop constant dims, transpose, add unused loop dims.
         walked = [(b, l) for b, (l, _) in enumerate(access.dims) if l is not None]
-        v = self.reshape(v, [tile.get_shape()[b] for b, _ in walked])
         order = sorted(range(len(walked)), key=lambda k: walked[k][1])
         if order != list(range(len(walked))):
+            v = self.reshape(v, [tile.get_shape()[b] for b, _ in walked])
             v = self.add(tl.TransposeOp(v, order))
+        # Dropping and adding unit dims keeps the row-major order: one reshape.
         return self.reshape(v, self.loop_shape(access))
+
+    def scalar_index(self, index: ta.LoadOp) -> SSAValue:
+        """Read a gather index at this grid point: its loop dims have one-element tiles,
+        so each is the grid index of the same position."""
+        n_grid = len(self.plan.grid)
+        positions = [d.index for d in index.dims]  # type: ignore[attr-defined]
+        results = [
+            e.replace_dims_and_symbols([AffineDimExpr(p) for p in positions], [])
+            for e in index.map.data.results
+        ]
+        index_map = AffineMapAttr(AffineMap(n_grid, 0, tuple(results)))
+        buffer = self.buffers[index.buffer]
+        read = self.add(tl.ScalarLoadOp(buffer, index_map, self.grid_ivs()))
+        read.name_hint = index.result.name_hint
+        return read
 
     def store(self, access: _Access, v: SSAValue) -> None:
         op = access.op
@@ -462,9 +558,9 @@ class _Emitter:
         v = self.broadcast(v, self.loop_shape(access))
         walked = sorted(used.items(), key=lambda kv: kv[1])  # (loop dim, buffer dim)
         loop_order = sorted(used)
-        v = self.reshape(v, [self.loop_shape(access)[l] for l in loop_order])
         perm = [loop_order.index(l) for l, _ in walked]
         if perm != list(range(len(perm))):
+            v = self.reshape(v, [self.loop_shape(access)[l] for l in loop_order])
             v = self.add(tl.TransposeOp(v, perm))
         v = self.reshape(v, self.tile_shape(access))
         self.add(
@@ -550,9 +646,11 @@ class _Emitter:
             return convert(convert(v, via), dst)
         return convert(v, dst)
 
-    def emit(self, accesses: dict[Operation, _Access]) -> None:
+    def emit(self, accesses: dict[Operation, _Access], skip: set[Operation]) -> None:
         reduce_dims = list(range(len(self.loop.parallel_extents), self.rank))
         for op in self.loop.body.block.ops:
+            if op in skip:
+                continue  # an index read and its casts: gathers read it as a scalar
             if isinstance(op, ta.LoadOp):
                 self.values[op.result] = self.load(accesses[op])
                 self.values[op.result].name_hint = op.result.name_hint
@@ -582,6 +680,8 @@ class _Emitter:
                     continue
                 if isinstance(op, arith.SelectOp):
                     new = tl.SelectOp(*operands)  # arith.select takes an i1 scalar
+                elif isinstance(op, arith.CmpfOp | arith.CmpiOp):
+                    new = tl.CompareOp(_predicate(op), *operands)  # an i1 scalar too
                 else:
                     new = type(op).create(
                         operands=operands,
@@ -609,6 +709,17 @@ _INT_CASTS = (
     arith.IndexCastOp,
 )
 """Casts that `arith` verifies on scalars only (extf/truncf also take tensors)."""
+
+
+def _predicate(op: arith.CmpfOp | arith.CmpiOp) -> str:
+    floating = isinstance(op, arith.CmpfOp)
+    names = (
+        arith.CMPF_COMPARISON_OPERATIONS if floating else arith.CMPI_COMPARISON_OPERATIONS
+    )
+    name = names[op.predicate.value.data]
+    if name not in (FLOAT_PREDICATES if floating else INT_PREDICATES):
+        raise PassError(op, f"tile: the constant comparison '{name}' is not tiled")
+    return name
 
 
 def _scalar(attr: Attribute) -> float | int:
@@ -659,7 +770,8 @@ class TilePass(ModulePass):
             for o in loop.body.block.ops
             if isinstance(o, ta.LoadOp | ta.StoreOp)
         }
-        plan = _choose_tiles(loop, list(accesses.values()), budget, loop)
+        skip, forced = self.gather_reads(loop, accesses)
+        plan = _choose_tiles(loop, list(accesses.values()), budget, loop, forced)
         # Kernel arguments: the original ones, then one per in-kernel view (reshape) and
         # one per argument read as host storage; both become launch operands.
         args = list(kernel.body.block.args)
@@ -692,16 +804,64 @@ class TilePass(ModulePass):
         for k, iv in enumerate(grid.body.block.args):
             iv.name_hint = "ijklmn"[k] if k < 6 else f"g{k}"
         kblock.add_op(grid)
-        _Emitter(loop, plan, buffers, grid.body.block).emit(accesses)
+        _Emitter(loop, plan, buffers, grid.body.block).emit(accesses, skip)
         new_kernel.location = kernel.location
         emit_remark(
             loop,
             f"tile: @{kernel.sym_name.data}: tiles {plan.tiles} over loop "
             f"{list(loop.extents)}, grid {plan.grid}",
         )
+        for a in accesses.values():
+            strategy = a.op.attributes.get("gather")
+            if isinstance(strategy, StringAttr) and strategy.data != "prefetch":
+                emit_remark(
+                    a.op,
+                    f"tile: gather asks for the {strategy.data} idiom, not implemented yet; "
+                    "tiled with scalar prefetch (one row per grid step)",
+                )
         module.body.block.insert_op_after(new_kernel, kernel)
         self.relaunch(module, kernel, views, stored)
         module.body.block.erase_op(kernel)
+
+    @staticmethod
+    def gather_reads(
+        loop: ta.LoopOp, accesses: dict[Operation, _Access]
+    ) -> tuple[set[Operation], set[int]]:
+        """The ops that only read gather indices (each becomes a `tl.scalar_load`), and
+        the loop dims those indices depend on: one lookup per grid step along them (the
+        scalar-prefetch idiom, G1). Accesses that then take one row of a second-minor
+        dim are moved to the view `(..., A, 1, B)` of their buffer."""
+        skip: set[Operation] = set()
+        forced: set[int] = set()
+        for a in list(accesses.values()):
+            for _, index in a.gathers:
+                skip.add(index)
+                positions = [d.index for d in index.dims]  # type: ignore[attr-defined]
+                for e in index.map.data.results:
+                    forced.update(positions[p] for p in e.used_dims())
+        for op in loop.body.block.ops:
+            if isinstance(op, arith.IndexCastOp | arith.ExtSIOp | arith.TruncIOp) and (
+                op.operands[0].owner in skip
+            ):
+                skip.add(op)
+        for op in skip:
+            accesses.pop(op, None)
+        for op, a in accesses.items():
+            rank = len(a.shape)
+            if rank < 2 or a.shape[rank - 2] == 1:
+                continue
+            l, _ = a.dims[rank - 2]
+            if rank - 2 not in dict(a.gathers) and (l is None or l not in forced):
+                continue
+            if isinstance(a.buffer, _Storage):
+                root = a.buffer.root
+            else:
+                root = ta.root_buffer(a.buffer).index  # type: ignore[attr-defined]
+            t = MemRefType(
+                _element_type(a), (*a.shape[: rank - 1], 1, a.shape[rank - 1])
+            )
+            accesses[op] = a.with_unit_dim(_Storage(root, t, reshape=True))
+        return skip, forced
 
     def relaunch(
         self,
@@ -735,6 +895,11 @@ class TilePass(ModulePass):
                 extra.append(host_value)
             for st in stored:
                 host_value = launch.args[st.root]
+                if st.reshape:
+                    reshape = ta.ReshapeOp(host_value, st.type)
+                    block.insert_op_before(reshape, launch)
+                    extra.append(reshape.result)
+                    continue
                 while host_value.type != st.type:
                     owner = host_value.owner
                     assert isinstance(owner, ta.ReshapeOp)  # _host_storage found it

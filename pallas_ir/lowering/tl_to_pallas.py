@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
+from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType, i32
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.ir.affine import (
     AffineConstantExpr,
@@ -280,6 +280,18 @@ class _Host:
             value = self.add(pallas.ReshapeOp(value, _tensor(want))).results[0]
         return value
 
+    def as_int32(self, value: SSAValue) -> SSAValue:
+        """Scalar-prefetch operands are i32 (SMEM holds 32-bit words; TPU kernels have no
+        64-bit types): torch's int64 indices are converted on the host. Indices are
+        bounded by their tables, far below 2**31."""
+        t = value.type
+        assert isinstance(t, TensorType)
+        if t.element_type == i32:
+            return value
+        convert = self.add(pallas.ConvertOp(value, TensorType(i32, t.get_shape())))
+        convert.results[0].name_hint = value.name_hint
+        return convert.results[0]
+
     def write(self, buffer: SSAValue, value: SSAValue) -> None:
         root = self.root[buffer]
         want = root.type
@@ -404,7 +416,9 @@ class TlToPallasPass(ModulePass):
                 continue
             alias_inputs.append(buf)
             aliases.append((n_pre + len(loads) + len(alias_inputs) - 1, k))
-        operands = [host.read(launch.args[a.index], launch) for a in conv.prefetch]
+        operands = [
+            host.as_int32(host.read(launch.args[a.index], launch)) for a in conv.prefetch
+        ]
         operands += [host.read(launch.args[o.buffer.index], launch) for o in loads]  # type: ignore[attr-defined]
         operands += [host.read(launch.args[a.index], launch) for a in alias_inputs]
         result_types = [_tensor(s.buffer.type) for s in stores]  # type: ignore[arg-type]
@@ -417,9 +431,7 @@ class TlToPallasPass(ModulePass):
         for a in conv.prefetch:
             t = a.type
             assert isinstance(t, MemRefType)
-            ref_types.append(
-                pallas.RefType(t.get_shape(), t.element_type, pallas.MemorySpace.SMEM)
-            )
+            ref_types.append(pallas.RefType(t.get_shape(), i32, pallas.MemorySpace.SMEM))
         for o, acc in zip(loads, in_accesses):
             ref_types.append(
                 pallas.RefType(acc.spec.ref_shape(), o.result.type.element_type)
@@ -466,6 +478,17 @@ class TlToPallasPass(ModulePass):
                 new = pallas.BroadcastOp(values[o.source], o.result.type)  # type: ignore[arg-type]
             elif isinstance(o, tl.ReduceOp):
                 new = pallas.ReduceOp(o.kind.data, values[o.source], o.dims.get_values())
+            elif isinstance(o, tl.ConvertOp):
+                new = pallas.ConvertOp(values[o.source], o.result.type)  # type: ignore[arg-type]
+                flops += _elements(o)
+            elif isinstance(o, tl.CompareOp):
+                new = pallas.CompareOp(o.predicate.data, values[o.lhs], values[o.rhs])
+                flops += _elements(o)
+            elif isinstance(o, tl.SelectOp):
+                new = pallas.SelectOp(
+                    values[o.cond], values[o.true_value], values[o.false_value]
+                )
+                flops += _elements(o)
             elif o.dialect_name() in ("arith", "math"):
                 for operand in o.operands:
                     if operand not in values:

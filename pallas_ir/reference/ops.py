@@ -16,6 +16,7 @@ import ml_dtypes
 import numpy as np
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
+    AnyFloat,
     BFloat16Type,
     DenseIntOrFPElementsAttr,
     Float16Type,
@@ -40,9 +41,12 @@ from xdsl.ir.affine import (
 
 from pallas_ir.dialects.common import (  # noqa: E402
     BroadcastOpBase,
+    CompareOpBase,
+    ConvertOpBase,
     ReduceTileOpBase,
     ReductionKind,
     ReshapeOpBase,
+    SelectOpBase,
     TransposeOpBase,
 )
 
@@ -206,6 +210,31 @@ COMPARE: dict[str, Callable[[Any, Any], Any]] = {
 }  # fmt: skip
 
 
+_ORDERED: dict[str, Callable[[Any, Any], Any]] = {
+    "oeq": np.equal, "ogt": np.greater, "oge": np.greater_equal, "olt": np.less,
+    "ole": np.less_equal, "one": lambda a, b: np.less(a, b) | np.greater(a, b),
+    "ord": lambda a, b: ~(np.isnan(a) | np.isnan(b)),
+}  # fmt: skip
+_UNORDERED = {"ueq": "one", "une": "oeq", "ugt": "ole", "uge": "olt", "ult": "oge",
+              "ule": "ogt", "uno": "ord"}  # fmt: skip
+"""Each `u*` float predicate is the negation of an `o*` one (NaN makes it true)."""
+
+
+def compare_arrays(name: str, a: Any, b: Any, floating: bool) -> Any:
+    """arith's comparison `name` (a cmpf predicate if `floating`, else a cmpi one)."""
+    if floating:
+        if name in _UNORDERED:
+            return ~np.asarray(_ORDERED[_UNORDERED[name]](a, b))
+        if name not in _ORDERED:
+            raise ReferenceError(f"unsupported predicate {name}")
+        return _ORDERED[name](a, b)
+    if name not in COMPARE:
+        raise ReferenceError(f"unsupported predicate {name}")
+    if name.startswith("u"):
+        a, b = _as_unsigned(a), _as_unsigned(b)
+    return COMPARE[name](a, b)
+
+
 def constant_value(op: arith.ConstantOp) -> Any:
     dtype = numpy_dtype(element_type(op.result.type))
     value = op.value
@@ -239,14 +268,11 @@ def evaluate(op: Operation, args: list[Any]) -> Any | None:
                 else arith.CMPI_COMPARISON_OPERATIONS
             )
             name = names[op.predicate.value.data]
-            if name not in COMPARE:
-                raise ReferenceError(f"unsupported predicate {name}")
-            a, b = args
-            if name.startswith("u") and name[1:] in ("lt", "le", "gt", "ge"):
-                a, b = _as_unsigned(a), _as_unsigned(b)
-            r = COMPARE[name](a, b)
+            r = compare_arrays(name, args[0], args[1], isinstance(op, arith.CmpfOp))
         elif isinstance(op, arith.SelectOp):
             r = np.where(args[0], args[1], args[2])
+        elif isinstance(op, arith.ExtSIOp | arith.SIToFPOp) and _is_bool(args[0]):
+            r = -np.asarray(args[0]).astype(result_dtype)  # a signed i1: true is -1
         elif isinstance(op, arith.ExtUIOp | arith.UIToFPOp):
             r = _as_unsigned(args[0])
         elif isinstance(op, arith.FPToUIOp):
@@ -266,9 +292,30 @@ def evaluate(op: Operation, args: list[Any]) -> Any | None:
             return None
         assert result_dtype is not None
         r = np.asarray(r)
+        if result_dtype.kind == "b" and r.dtype.kind != "b" and _is_cast(op):
+            # An integer cast to i1 keeps the low bit (astype(bool) would test != 0).
+            r = (np.trunc(r) if r.dtype.kind == "f" else r).astype(np.int64) & 1
         if result_dtype.kind in "iu" and r.dtype.kind in "iub":
             return r.astype(result_dtype)  # wraps, as integer casts do
         return r.astype(result_dtype)
+
+
+def _is_bool(a: Any) -> bool:
+    return np.asarray(a).dtype.kind == "b"
+
+
+def _is_cast(op: Operation) -> bool:
+    return isinstance(op, (*CASTS, arith.ExtUIOp, arith.UIToFPOp, arith.FPToUIOp))
+
+
+def convert_array(value: Any, dtype: np.dtype[Any]) -> np.ndarray:
+    """`astype` as the tile-level convert means it: float → int truncates toward zero,
+    int → int wraps, → bool tests != 0, bool → number gives 0 or 1."""
+    v = np.asarray(value)
+    with np.errstate(all="ignore"):
+        if dtype.kind in "iu" and v.dtype.kind == "f":
+            v = np.trunc(v)
+        return v.astype(dtype)
 
 
 def _as_unsigned(a: Any) -> Any:
@@ -297,8 +344,17 @@ def reduce_array(
 
 def evaluate_tile(op: Operation, args: list[Any]) -> Any | None:
     """The value of a tile op shared by tl and pallas (transpose, reshape, broadcast,
-    reduce), or None if it is not one."""
+    reduce, convert, select), or None if it is not one."""
     result = op.results[0].type if op.results else None
+    if isinstance(op, ConvertOpBase):
+        assert isinstance(result, TensorType)
+        return convert_array(args[0], numpy_dtype(result.element_type))
+    if isinstance(op, SelectOpBase):
+        return np.where(args[0], args[1], args[2])
+    if isinstance(op, CompareOpBase):
+        floating = isinstance(element_type(op.lhs.type), AnyFloat)
+        with np.errstate(all="ignore"):
+            return compare_arrays(op.predicate.data, args[0], args[1], floating)
     if isinstance(op, TransposeOpBase):
         return np.transpose(args[0], op.permutation.get_values())
     if isinstance(op, ReshapeOpBase | BroadcastOpBase):

@@ -166,9 +166,8 @@ def run_forward(module: ModuleOp, *arrays: np.ndarray) -> list[np.ndarray]:
         if isinstance(op, pallas.CallOp):
             for r, v in zip(op.outs, run_call(op, [env[a] for a in op.args])):
                 env[r] = v
-        elif isinstance(op, pallas.ReshapeOp):
-            assert isinstance(op.result.type, TensorType)
-            env[op.result] = env[op.source].reshape(op.result.type.get_shape())
+        elif isinstance(op, pallas.ReshapeOp | pallas.ConvertOp):
+            env[op.result] = evaluate_tile(op, [env[op.source]])
         elif isinstance(op, func.ReturnOp):
             return [env[v] for v in op.arguments]
         else:

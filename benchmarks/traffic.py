@@ -1,0 +1,295 @@
+"""Modelled HBM traffic of every example, against the least it could be.
+
+    python benchmarks/traffic.py [--chip v5e|v6e] [--filter REGEX]
+
+Cases: every `examples/ta/*.mlir` (lowered with
+`stride-to-reshape,canonicalize-permutation,tile{chip=C},tl-to-pallas{chip=C}`), every
+`examples/tl/*.mlir` (lowered with `tl-to-pallas{chip=C}`) and every
+`examples/pallas/*.mlir` (as written). For each, one row: modelled bytes (kernels plus
+wrapper copies), minimum bytes, their ratio, the VMEM footprint of its largest call,
+and `bound` when the count is an upper bound (index maps that read prefetched data,
+modelled without index data). Every ratio above 1.05 gets a line saying why, derived
+from the cost report and the IR it was computed from. Then the median and the maximum
+ratio. A case that does not parse, verify or lower prints its error; the exit code is 1
+if any did.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pallas_ir
+from pallas_ir.dialects import pallas
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+THRESHOLD = 1.05
+
+
+def pipelines(chip: str) -> dict[str, str | None]:
+    """Per example folder, the pipeline that lowers it to `pallas` (None: as is)."""
+    return {
+        "ta": "stride-to-reshape,canonicalize-permutation,"
+        f"tile{{chip={chip}}},tl-to-pallas{{chip={chip}}}",
+        "tl": f"tl-to-pallas{{chip={chip}}}",
+        "pallas": None,
+    }
+
+
+@dataclass
+class Row:
+    name: str
+    kernels: int = 0
+    wrapper: int = 0
+    minimum: int = 0
+    vmem: int = 0
+    bound: bool = False
+    why: list[str] = field(default_factory=list[str])
+    notes: list[str] = field(default_factory=list[str])
+    error: str | None = None
+
+    @property
+    def modelled(self) -> int:
+        return self.kernels + self.wrapper
+
+    @property
+    def ratio(self) -> float:
+        return self.modelled / self.minimum if self.minimum else 1.0
+
+
+def _shape(t) -> str:
+    return "x".join(map(str, t.get_shape()))
+
+
+def _nbytes(t) -> int:
+    n = 1
+    for d in t.get_shape():
+        n *= d
+    return n * (t.element_type.bitwidth // 8)
+
+
+def _indexers(op: pallas.LoadOp | pallas.StoreOp, shape) -> str:
+    parts = []
+    for ix, n in zip(op.indexers.data, shape):
+        if isinstance(ix, pallas.SliceAttr):
+            s, z, k = ix.start.data, ix.size.data, ix.stride.data
+            if (s, z, k) == (0, n, 1):
+                parts.append(":")
+            else:
+                parts.append(f"ds({s}, {z}" + (f", stride={k})" if k != 1 else ")"))
+        else:
+            parts.append(str(ix.data))
+    return "[" + ", ".join(parts) + "]"
+
+
+def _dim_kind(k: int, rank: int) -> str:
+    if k == rank - 1:
+        return "lane"
+    if k == rank - 2:
+        return "sublane"
+    return "leading"
+
+
+def _floor(kinds: set[str]) -> str:
+    """What bounds a wide read from below, by the kind of in-block selection."""
+    if any(k.startswith("lane") for k in kinds):
+        return (
+            "; a block's lane dim is whole 128-lane groups or the whole dim, so "
+            "unused lanes move with the used ones: this read is the floor"
+        )
+    if any(k.startswith("sublane stride") for k in kinds):
+        return (
+            "; a strided pl.ds load reads every row of its block, "
+            "only per-row DMAs would move just the used rows"
+        )
+    if any(k.startswith("sublane slice") for k in kinds):
+        return (
+            "; blocks are whole 8-row groups or the whole dim, so the rows around "
+            "the slice move too"
+        )
+    return ""
+
+
+def explain(module, report) -> list[str]:
+    """Why a case moves more than its minimum: one short line per cause."""
+    why: list[str] = []
+    forward = next(
+        o
+        for o in module.ops
+        if getattr(o, "sym_name", None) and o.sym_name.data == "forward"
+    )
+    copies = [
+        o
+        for o in forward.body.block.ops
+        if isinstance(o, pallas.ReshapeOp) and o.is_relayout
+    ]
+    if copies:
+        what = ", ".join(
+            f"{_shape(o.source.type)}->{_shape(o.result.type)}" for o in copies
+        )
+        why.append(
+            f"wrapper relayout copies {report.wrapper_copy_bytes} B "
+            f"(host reshapes that change the last two dims: {what})"
+        )
+    calls = [o for o in forward.body.block.ops if isinstance(o, pallas.CallOp)]
+    for call, cost in zip(calls, report.calls, strict=True):
+        refs = list(call.body.block.args)
+        values = [*call.prefetch_args, *call.block_args, *call.outs]
+        for k, traffic in enumerate(cost.operands):
+            if traffic.bytes <= traffic.minimum:
+                continue
+            ref, value = refs[k], values[k]
+            name = f"@{cost.kernel} {traffic.role} {traffic.name}"
+            causes = []
+            if traffic.bound:
+                causes.append(
+                    f"upper bound: a block each grid step ({traffic.fetches} DMAs), "
+                    "no index data given"
+                )
+            sliced = [
+                u.operation
+                for u in ref.uses
+                if isinstance(u.operation, pallas.LoadOp | pallas.StoreOp)
+                and u.operation.indexers.data
+            ]
+            if sliced:
+                ref_shape = ref.type.get_shape()
+                kinds: set[str] = set()
+                for op in sliced:
+                    for d, (ix, n) in enumerate(zip(op.indexers.data, ref_shape)):
+                        kind = _dim_kind(d, len(ref_shape))
+                        if not isinstance(ix, pallas.SliceAttr):
+                            kinds.add(f"{kind} index")
+                        elif ix.stride.data > 1:
+                            kinds.add(f"{kind} stride {ix.stride.data}")
+                        elif (ix.start.data, ix.size.data) != (0, n):
+                            kinds.add(f"{kind} slice {ix.size.data} of {n}")
+                idx = ", ".join(sorted({_indexers(op, ref_shape) for op in sliced}))
+                causes.append(
+                    f"blocks of {_shape(ref.type)} read wider than the kernel's "
+                    f"{idx} needs ({', '.join(sorted(kinds))}){_floor(kinds)}"
+                )
+            if not traffic.bound and traffic.bytes > _nbytes(value.type):
+                causes.append(
+                    f"refetches: {traffic.fetches} DMAs move {traffic.bytes} B "
+                    f"of a {_nbytes(value.type)} B array"
+                )
+            if not causes:
+                causes.append("blocks cover elements the kernel never uses")
+            why.append(
+                f"{name}: {traffic.bytes} B for {traffic.minimum} B: " + "; ".join(causes)
+            )
+    return why
+
+
+def run_case(path: Path, pipeline: str | None) -> Row:
+    name = f"{path.parent.name}/{path.stem}"
+    row = Row(name)
+    try:
+        module = pallas_ir.parse(path.read_text(), str(path.relative_to(ROOT)))
+        pallas_ir.verify(module)
+        if pipeline:
+            pallas_ir.run_passes(module, pipeline)
+        report = pallas_ir.cost_report(module)
+    except Exception as e:  # noqa: BLE001  (every failure is a row, not a traceback)
+        row.error = _error(e)
+        return row
+    row.kernels = sum(c.modelled for c in report.calls)
+    row.wrapper = report.wrapper_copy_bytes
+    row.minimum = report.minimum
+    row.vmem = max((c.vmem_bytes for c in report.calls), default=0)
+    row.bound = any(c.bound for c in report.calls)
+    if row.ratio > THRESHOLD:
+        row.why = explain(module, report)
+    row.notes = bound_notes(report)
+    return row
+
+
+def bound_notes(report) -> list[str]:
+    """Which operands make a count an upper bound, and why."""
+    notes = []
+    for c in report.calls:
+        for o in c.operands:
+            if not o.bound:
+                continue
+            if o.fetches == 1 and o.bytes == o.minimum:
+                reason = (
+                    "a memory-space-any operand (manual DMA or an aliased inout), "
+                    "counted as one whole-array read"
+                )
+            else:
+                reason = "its index map reads prefetched data; no index data given"
+            notes.append(f"@{c.kernel} {o.role} {o.name}: {reason}")
+    return notes
+
+
+def _error(e: Exception) -> str:
+    op = getattr(e, "op", None)
+    where = ""
+    while op is not None:
+        loc = getattr(op, "location", None)
+        if loc is not None and hasattr(loc, "line"):
+            where = f"{loc.filename.data}:{loc.line.data}:{loc.column.data}: "
+            break
+        op = op.parent_op()
+    text = str(e).strip().splitlines()
+    return f"{where}{type(e).__name__}: {text[0] if text else ''}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--chip", choices=["v5e", "v6e"], default="v5e")
+    ap.add_argument("--filter", default="", help="regex on the case name (e.g. 'ta/')")
+    args = ap.parse_args(argv)
+    pattern = re.compile(args.filter)
+    rows: list[Row] = []
+    for folder, pipeline in pipelines(args.chip).items():
+        for path in sorted((EXAMPLES / folder).glob("*.mlir")):
+            if pattern.search(f"{folder}/{path.stem}"):
+                rows.append(run_case(path, pipeline))
+    if not rows:
+        print(f"no case matches {args.filter!r}")
+        return 1
+    width = max(len(r.name) for r in rows)
+    head = (
+        f"{'case':<{width}}  {'kernels B':>10}  {'wrapper B':>10}  {'modelled B':>10}  "
+        f"{'minimum B':>10}  {'ratio':>6}  {'VMEM B':>9}  bound"
+    )
+    print(f"HBM traffic model, chip {args.chip}")
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        if r.error:
+            print(f"{r.name:<{width}}  FAILED  {r.error}")
+            continue
+        print(
+            f"{r.name:<{width}}  {r.kernels:>10}  {r.wrapper:>10}  {r.modelled:>10}  "
+            f"{r.minimum:>10}  {r.ratio:>6.3f}  {r.vmem:>9}  {'bound' if r.bound else ''}"
+        )
+        for w in r.why:
+            print(f"{'':<{width}}    why: {w}")
+        for n in r.notes:
+            print(f"{'':<{width}}    bound: {n}")
+    ok = [r for r in rows if not r.error]
+    failed = len(rows) - len(ok)
+    print("-" * len(head))
+    if ok:
+        ratios = [r.ratio for r in ok]
+        worst = max(ok, key=lambda r: r.ratio)
+        over = sum(x > THRESHOLD for x in ratios)
+        print(
+            f"{len(ok)} cases: median ratio {statistics.median(ratios):.3f}, "
+            f"max ratio {worst.ratio:.3f} ({worst.name}); {over} above {THRESHOLD}"
+        )
+    if failed:
+        print(f"{failed} case(s) failed to lower")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
