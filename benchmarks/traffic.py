@@ -2,8 +2,9 @@
 
     python benchmarks/traffic.py [--chip v5e|v6e] [--filter REGEX]
 
-Cases: every `examples/ta/*.mlir` (lowered with
-`stride-to-reshape,canonicalize-permutation,tile{chip=C},tl-to-pallas{chip=C}`), every
+Cases: every `examples/ta/*.mlir` (lowered with the pipeline of
+tests/test_lowering_pipeline.py: `stride-to-reshape,canonicalize-permutation,
+indirect-load-to-scalar-prefetch,tile{chip=C},tl-to-pallas{chip=C}`), every
 `examples/tl/*.mlir` (lowered with `tl-to-pallas{chip=C}`) and every
 `examples/pallas/*.mlir` (as written). For each, one row: modelled bytes (kernels plus
 wrapper copies), minimum bytes, their ratio, the VMEM footprint of its largest call,
@@ -34,7 +35,7 @@ THRESHOLD = 1.05
 def pipelines(chip: str) -> dict[str, str | None]:
     """Per example folder, the pipeline that lowers it to `pallas` (None: as is)."""
     return {
-        "ta": "stride-to-reshape,canonicalize-permutation,"
+        "ta": "stride-to-reshape,canonicalize-permutation,indirect-load-to-scalar-prefetch,"
         f"tile{{chip={chip}}},tl-to-pallas{{chip={chip}}}",
         "tl": f"tl-to-pallas{{chip={chip}}}",
         "pallas": None,
@@ -123,18 +124,23 @@ def explain(module, report) -> list[str]:
         for o in module.ops
         if getattr(o, "sym_name", None) and o.sym_name.data == "forward"
     )
-    copies = [
-        o
-        for o in forward.body.block.ops
-        if isinstance(o, pallas.ReshapeOp) and o.is_relayout
-    ]
-    if copies:
-        what = ", ".join(
-            f"{_shape(o.source.type)}->{_shape(o.result.type)}" for o in copies
-        )
+    host_ops = list(forward.body.block.ops)
+    relayouts = [o for o in host_ops if isinstance(o, pallas.ReshapeOp) and o.is_relayout]
+    convert = getattr(pallas, "ConvertOp", None)  # host dtype conversions (XLA converts)
+    converts = [o for o in host_ops if convert is not None and isinstance(o, convert)]
+    if report.wrapper_copy_bytes:
+        what = [
+            f"reshape {_shape(o.source.type)}->{_shape(o.result.type)} (relayout)"
+            for o in relayouts
+        ]
+        what += [
+            f"convert {o.source.type.element_type}->{o.result.type.element_type} "
+            f"of {_shape(o.source.type)}"
+            for o in converts
+        ]
         why.append(
-            f"wrapper relayout copies {report.wrapper_copy_bytes} B "
-            f"(host reshapes that change the last two dims: {what})"
+            f"wrapper copies {report.wrapper_copy_bytes} B, each a full HBM read and "
+            f"write: {', '.join(what) or 'host ops'}"
         )
     calls = [o for o in forward.body.block.ops if isinstance(o, pallas.CallOp)]
     for call, cost in zip(calls, report.calls, strict=True):

@@ -18,6 +18,7 @@ from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
     DenseArrayBase,
+    Float32Type,
     IndexType,
     IntegerType,
     MemRefType,
@@ -566,14 +567,14 @@ class CompareOpBase(IRDLOperation):
         assert isinstance(src, TensorType) and isinstance(res, TensorType)
         elt = src.element_type
         if isinstance(elt, AnyFloat):
-            allowed, what = FLOAT_PREDICATES, "float"
+            allowed, what = FLOAT_PREDICATES, "a float"
         elif isinstance(elt, IntegerType | IndexType):
-            allowed, what = INT_PREDICATES, "integer"
+            allowed, what = INT_PREDICATES, "an integer"
         else:
             raise VerifyException(f"compare takes integer or float elements, not {elt}")
         if self.predicate.data not in allowed:
             raise VerifyException(
-                f"'{self.predicate.data}' is not a {what} predicate; expected one of "
+                f"'{self.predicate.data}' is not {what} predicate; expected one of "
                 + ", ".join(allowed)
             )
         want = TensorType(IntegerType(1), src.get_shape())
@@ -725,3 +726,42 @@ def loop_bounds_of(
         n = extent_of(v)
         out.append(None if n is None or n <= 0 else (0, n - 1))
     return out
+
+
+class DotOpBase(IRDLOperation):
+    """`%c = D.dot %a, %b : tensor<MxKxbf16>, tensor<KxNxbf16> -> tensor<MxNxf32>`: a
+    matrix product on the MXU, accumulated in f32 for floats (i32 for integers)."""
+
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+    )
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue):
+        a, b = lhs.type, rhs.type
+        assert isinstance(a, TensorType) and isinstance(b, TensorType)
+        acc = i32 if isinstance(a.element_type, IntegerType) else Float32Type()
+        shape = [a.get_shape()[0], b.get_shape()[1]]
+        super().__init__(operands=[lhs, rhs], result_types=[TensorType(acc, shape)])
+
+    def verify_(self) -> None:
+        a, b, c = self.lhs.type, self.rhs.type, self.result.type
+        assert isinstance(a, TensorType) and isinstance(b, TensorType)
+        assert isinstance(c, TensorType)
+        if a.get_num_dims() != 2 or b.get_num_dims() != 2:
+            raise VerifyException("dot multiplies two rank-2 tiles")
+        if a.get_shape()[1] != b.get_shape()[0]:
+            raise VerifyException(
+                f"dot of {_shape_str(a.get_shape())} by {_shape_str(b.get_shape())}: "
+                "the contracted dims differ"
+            )
+        if a.element_type != b.element_type:
+            raise VerifyException("dot operands have one element type")
+        acc = i32 if isinstance(a.element_type, IntegerType) else Float32Type()
+        want = [a.get_shape()[0], b.get_shape()[1]]
+        if list(c.get_shape()) != want or c.element_type != acc:
+            raise VerifyException(f"dot gives tensor<{_shape_str(want)}x{acc}>, not {c}")

@@ -73,6 +73,7 @@ from pallas_ir.dialects.common import (
     BroadcastOpBase,
     CompareOpBase,
     ConvertOpBase,
+    DotOpBase,
     Interval,
     ReduceTileOpBase,
     ReshapeOpBase,
@@ -1260,9 +1261,22 @@ class SelectOp(SelectOpBase):
     name = "pallas.select"
 
 
+@irdl_op_definition
+class DotOp(DotOpBase):
+    """`jnp.dot(a, b, preferred_element_type=f32)` in the kernel: the MXU.
+
+    ```mlir
+    %c = pallas.dot %a, %b : tensor<128x256xbf16>, tensor<256x128xbf16> -> tensor<128x128xf32>
+    ```
+    """
+
+    name = "pallas.dot"
+
+
 Pallas = Dialect(
     "pallas",
     [
+        DotOp,
         CallOp,
         ReshapeOp,
         LoadOp,

@@ -66,6 +66,7 @@ from pallas_ir.dialects.common import (
     BroadcastOpBase,
     CompareOpBase,
     ConvertOpBase,
+    DotOpBase,
     KernelOpBase,
     ReduceTileOpBase,
     ReshapeOpBase,
@@ -625,9 +626,22 @@ class SelectOp(SelectOpBase):
     name = "tl.select"
 
 
+@irdl_op_definition
+class DotOp(DotOpBase):
+    """A matrix product of two tiles, accumulated in f32 (i32 for integers).
+
+    ```mlir
+    %c = tl.dot %a, %b : tensor<128x256xbf16>, tensor<256x128xbf16> -> tensor<128x128xf32>
+    ```
+    """
+
+    name = "tl.dot"
+
+
 TiledLoop = Dialect(
     "tl",
     [
+        DotOp,
         KernelOp,
         GridOp,
         LoadOp,

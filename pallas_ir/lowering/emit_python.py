@@ -300,25 +300,25 @@ _CMPI = {
 }  # fmt: skip
 
 
-_ORDERED = {
+_FLOAT_COMPARE = {
     "oeq": "{0} == {1}", "ogt": "{0} > {1}", "oge": "{0} >= {1}", "olt": "{0} < {1}",
     "ole": "{0} <= {1}", "one": "({0} < {1}) | ({0} > {1})",
     "ord": "~(jnp.isnan({0}) | jnp.isnan({1}))",
+    "ueq": "~(({0} < {1}) | ({0} > {1}))", "ugt": "~({0} <= {1})", "uge": "~({0} < {1})",
+    "ult": "~({0} >= {1})", "ule": "~({0} > {1})", "une": "{0} != {1}",
+    "uno": "jnp.isnan({0}) | jnp.isnan({1})",
 }  # fmt: skip
-_UNORDERED = {"ueq": "one", "une": "oeq", "ugt": "ole", "uge": "olt", "ult": "oge",
-              "ule": "ogt", "uno": "ord"}  # fmt: skip
+"""Ordered predicates are false where either side is NaN, unordered ones true."""
 _SIGNED = {"eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">="}
 
 
 def _compare(op: pallas.CompareOp, a: str, b: str) -> str:
-    """`pallas.compare` exactly: `u*` float predicates negate `o*` ones (true on NaN),
-    unsigned integer predicates compare the bits as `uintN`."""
+    """`pallas.compare` exactly: `u*` float predicates are true on NaN, unsigned
+    integer predicates compare the bits as `uintN`."""
     pred = op.predicate.data
     elt = op.lhs.type.element_type  # type: ignore[attr-defined]
     if not isinstance(elt, IntegerType | IndexType):  # `ult` is a float and an int name
-        if pred in _UNORDERED:
-            return f"~({_ORDERED[_UNORDERED[pred]].format(a, b)})"
-        return _ORDERED[pred].format(a, b)
+        return _FLOAT_COMPARE[pred].format(a, b)
     if pred in _SIGNED:
         return f"{a} {_SIGNED[pred]} {b}"
     width = elt.width.data if isinstance(elt, IntegerType) else 32
@@ -359,6 +359,9 @@ class KernelEmitter:
         args = [n[o] for o in op.operands]
         if isinstance(op, pallas.LoadOp):
             return _indexers(op, n[op.ref])
+        if isinstance(op, pallas.DotOp):
+            acc = dtype_name(op.result.type.element_type, op)  # type: ignore[attr-defined]
+            return f"jnp.dot({args[0]}, {args[1]}, preferred_element_type={acc})"
         if isinstance(op, pallas.ProgramIdOp):
             return f"pl.program_id({op.axis.value.data})"
         if isinstance(op, pallas.TransposeOp):

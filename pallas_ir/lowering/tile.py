@@ -34,7 +34,6 @@ from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     AffineMapAttr,
-    StringAttr,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IndexType,
@@ -43,6 +42,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     Signedness,
+    StringAttr,
     TensorType,
     i1,
     i32,
@@ -56,6 +56,13 @@ from xdsl.ir.affine import (
     AffineSymExpr,
 )
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 
 from pallas_ir.affine_analysis import (
     LinearExpr,
@@ -132,6 +139,23 @@ class _Access:
         )
 
 
+def _contraction(op: Operation) -> Operation | None:
+    """The product a `ta.reduce <sum>` sums, when that product has no other use: a
+    candidate for a matrix product."""
+    if (
+        not isinstance(op, ta.ReduceOp)
+        or ReductionKind(op.kind.data) != ReductionKind.SUM
+    ):
+        return None
+    mul = op.value.owner
+    if (
+        not isinstance(mul, arith.MulfOp | arith.MuliOp)
+        or len(list(mul.result.uses)) != 1
+    ):
+        return None
+    return mul
+
+
 def _element_type(a: _Access) -> Attribute:
     """The element type of an access's buffer."""
     t = a.buffer.type if isinstance(a.buffer, _Storage) else a.buffer.type
@@ -166,16 +190,32 @@ def _gather(op: ta.LoadOp) -> _Access:
     gathers: list[tuple[int, ta.LoadOp]] = []
     for k, e in enumerate(op.map.data.results):
         lin = linearize(e)
-        if lin is not None and not lin.dims and list(lin.symbols.values()) == [1] and not lin.constant:
+        if (
+            lin is not None
+            and not lin.dims
+            and list(lin.symbols.values()) == [1]
+            and not lin.constant
+        ):
             (q,) = lin.symbols
             gathers.append((k, _index_load(op.symbols[q], op)))
             dims.append((None, 0))
-        elif lin is not None and not lin.symbols and len(lin.dims) <= 1 and set(lin.dims.values()) <= {1}:
-            dims.append((positions[next(iter(lin.dims))] if lin.dims else None, lin.constant))
+        elif (
+            lin is not None
+            and not lin.symbols
+            and len(lin.dims) <= 1
+            and set(lin.dims.values()) <= {1}
+        ):
+            dims.append(
+                (positions[next(iter(lin.dims))] if lin.dims else None, lin.constant)
+            )
         else:
-            raise PassError(op, f"tile: gather index {k} ({e}) is neither an index nor a loop dim")
+            raise PassError(
+                op, f"tile: gather index {k} ({e}) is neither an index nor a loop dim"
+            )
     bits = numpy_dtype(t.element_type).itemsize * 8
-    return _Access(op, op.buffer, tuple(t.get_shape()), bits, tuple(dims), (), tuple(gathers))
+    return _Access(
+        op, op.buffer, tuple(t.get_shape()), bits, tuple(dims), (), tuple(gathers)
+    )
 
 
 def _host_storage(module: ModuleOp, kernel: ta.KernelOp, index: int) -> MemRefType | None:
@@ -257,7 +297,9 @@ def _analyse(
     assert isinstance(t, MemRefType)
     if op.symbols:
         if not isinstance(op, ta.LoadOp):
-            raise PassError(op, "tile: data-dependent stores (scatters) are not tiled yet")
+            raise PassError(
+                op, "tile: data-dependent stores (scatters) are not tiled yet"
+            )
         return _gather(op)
     root = ta.root_buffer(op.buffer)
     index = root.index if isinstance(root, BlockArgument) else None
@@ -569,6 +611,49 @@ class _Emitter:
             )
         )
 
+    def dot_dims(self, mul: Operation) -> tuple[int, int, int] | None:
+        """(m, n, k) when `mul` multiplies an (m, k) tile by a (k, n) tile in loop space
+        and is summed over the single reduction dim k: a matrix product."""
+        reduce_dims = range(len(self.loop.parallel_extents), self.rank)
+        if len(reduce_dims) != 1:
+            return None
+        (k,) = reduce_dims
+        shapes = [self.shape_of(v) for v in mul.operands]
+        if any(sh is None for sh in shapes):
+            return None
+        sx, sy = shapes  # type: ignore[misc]
+        xs = {l for l, n in enumerate(sx) if n > 1}
+        ys = {l for l, n in enumerate(sy) if n > 1}
+        if k not in xs or k not in ys or len(xs) != 2 or len(ys) != 2:
+            return None
+        (m,) = xs - {k}
+        (n,) = ys - {k}
+        return (m, n, k) if m != n else None
+
+    def dot(self, mul: Operation, reduce: ta.ReduceOp) -> SSAValue:
+        """The reduction of a product as `tl.dot` (the MXU), in loop space."""
+        m, n, k = self.dot_dims(mul)  # type: ignore[misc]
+        x, y = (self.values[v] for v in mul.operands)
+        full = self.full_shape()
+
+        def matrix(v: SSAValue, rows: int, cols: int) -> SSAValue:
+            if rows < cols:
+                return self.reshape(v, [full[rows], full[cols]])
+            v = self.reshape(v, [full[cols], full[rows]])
+            return self.add(tl.TransposeOp(v, [1, 0]))
+
+        c = self.add(tl.DotOp(matrix(x, m, k), matrix(y, k, n)))
+        if m > n:
+            c = self.add(tl.TransposeOp(c, [1, 0]))
+        shape = [full[l] if l in (m, n) else 1 for l in range(self.rank)]
+        c = self.reshape(c, shape)
+        want = reduce.result.type
+        t = c.type
+        assert isinstance(t, TensorType)
+        if t.element_type != want:
+            c = self.add(tl.ConvertOp(c, TensorType(want, shape)))
+        return c
+
     def operand(self, value: SSAValue, shape: Sequence[int]) -> SSAValue:
         """A loop-space operand of `shape`: scalar constants are splatted, smaller
         tiles broadcast."""
@@ -648,9 +733,24 @@ class _Emitter:
 
     def emit(self, accesses: dict[Operation, _Access], skip: set[Operation]) -> None:
         reduce_dims = list(range(len(self.loop.parallel_extents), self.rank))
+        contractions = {
+            op: mul
+            for op in self.loop.body.block.ops
+            if (mul := _contraction(op)) is not None
+        }
+        products = set(contractions.values())
+        as_dot: set[Operation] = set()
         for op in self.loop.body.block.ops:
             if op in skip:
                 continue  # an index read and its casts: gathers read it as a scalar
+            if op in products and self.dot_dims(op) is not None:
+                as_dot.add(op)  # emitted as a dot by the reduction that consumes it
+                continue
+            if op in contractions and contractions[op] in as_dot:
+                dot = self.dot(contractions[op], op)
+                self.values[op.results[0]] = dot
+                dot.name_hint = op.results[0].name_hint
+                continue
             if isinstance(op, ta.LoadOp):
                 self.values[op.result] = self.load(accesses[op])
                 self.values[op.result].name_hint = op.result.name_hint
@@ -720,6 +820,45 @@ def _predicate(op: arith.CmpfOp | arith.CmpiOp) -> str:
     if name not in (FLOAT_PREDICATES if floating else INT_PREDICATES):
         raise PassError(op, f"tile: the constant comparison '{name}' is not tiled")
     return name
+
+
+class _FoldReshapes(RewritePattern):
+    """reshape(reshape(x)) is one reshape; a reshape to the same shape is nothing."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tl.ReshapeOp, rewriter: PatternRewriter) -> None:
+        source = op.source
+        if isinstance(source.owner, tl.ReshapeOp):
+            source = source.owner.source
+        if source.type == op.result.type:
+            rewriter.replace(op, [], [source])
+        elif source is not op.source:
+            rewriter.replace(op, tl.ReshapeOp(source, op.result.type))  # type: ignore[arg-type]
+
+
+class _FoldTransposes(RewritePattern):
+    """transpose(transpose(x)) is one transpose; the identity permutation is nothing."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tl.TransposeOp, rewriter: PatternRewriter) -> None:
+        perm = list(op.permutation.get_values())
+        source = op.source
+        if isinstance(source.owner, tl.TransposeOp):
+            inner = source.owner.permutation.get_values()
+            perm = [inner[p] for p in perm]
+            source = source.owner.source
+        if perm == sorted(perm):
+            rewriter.replace(op, [], [source])
+        elif source is not op.source:
+            rewriter.replace(op, tl.TransposeOp(source, perm))
+
+
+def _simplify(grid: tl.GridOp) -> None:
+    """Fold the layout moves that loop-space conversion leaves back to back (e.g. a
+    tile transposed into loop order and back for a dot)."""
+    PatternRewriteWalker(
+        GreedyRewritePatternApplier([_FoldReshapes(), _FoldTransposes()]),
+    ).rewrite_region(grid.body)
 
 
 def _scalar(attr: Attribute) -> float | int:
@@ -805,6 +944,7 @@ class TilePass(ModulePass):
             iv.name_hint = "ijklmn"[k] if k < 6 else f"g{k}"
         kblock.add_op(grid)
         _Emitter(loop, plan, buffers, grid.body.block).emit(accesses, skip)
+        _simplify(grid)
         new_kernel.location = kernel.location
         emit_remark(
             loop,
@@ -857,9 +997,7 @@ class TilePass(ModulePass):
                 root = a.buffer.root
             else:
                 root = ta.root_buffer(a.buffer).index  # type: ignore[attr-defined]
-            t = MemRefType(
-                _element_type(a), (*a.shape[: rank - 1], 1, a.shape[rank - 1])
-            )
+            t = MemRefType(_element_type(a), (*a.shape[: rank - 1], 1, a.shape[rank - 1]))
             accesses[op] = a.with_unit_dim(_Storage(root, t, reshape=True))
         return skip, forced
 

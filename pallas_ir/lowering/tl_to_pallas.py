@@ -472,6 +472,11 @@ class TlToPallasPass(ModulePass):
                 new = pallas.StoreOp(values[o.value], ref, acc.indexers)
             elif isinstance(o, tl.TransposeOp):
                 new = pallas.TransposeOp(values[o.source], o.permutation.get_values())
+            elif isinstance(o, tl.DotOp):
+                new = pallas.DotOp(values[o.lhs], values[o.rhs])
+                a = o.lhs.type
+                assert isinstance(a, TensorType)
+                flops += 2 * math.prod(a.get_shape()) * o.rhs.type.get_shape()[1]  # type: ignore[attr-defined]
             elif isinstance(o, tl.ReshapeOp):
                 new = pallas.ReshapeOp(values[o.source], o.result.type)  # type: ignore[arg-type]
             elif isinstance(o, tl.BroadcastOp):

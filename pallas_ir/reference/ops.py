@@ -43,6 +43,7 @@ from pallas_ir.dialects.common import (  # noqa: E402
     BroadcastOpBase,
     CompareOpBase,
     ConvertOpBase,
+    DotOpBase,
     ReduceTileOpBase,
     ReductionKind,
     ReshapeOpBase,
@@ -355,6 +356,12 @@ def evaluate_tile(op: Operation, args: list[Any]) -> Any | None:
         floating = isinstance(element_type(op.lhs.type), AnyFloat)
         with np.errstate(all="ignore"):
             return compare_arrays(op.predicate.data, args[0], args[1], floating)
+    if isinstance(op, DotOpBase):
+        assert isinstance(result, TensorType)
+        acc = numpy_dtype(result.element_type)
+        a = np.asarray(args[0]).astype(acc)
+        b = np.asarray(args[1]).astype(acc)
+        return np.matmul(a, b, dtype=np.float64 if acc.kind == "f" else None).astype(acc)
     if isinstance(op, TransposeOpBase):
         return np.transpose(args[0], op.permutation.get_values())
     if isinstance(op, ReshapeOpBase | BroadcastOpBase):

@@ -652,3 +652,84 @@ func.func @forward(%x: tensor<16x128xf32>) -> tensor<16x128xf32> {
   }
   func.return %out : tensor<16x128xf32>
 }
+
+// -----
+
+// pallas.convert, pallas.compare and pallas.select (the checks shared with tl).
+func.func @f(%a: tensor<8x128xi8>) {
+  // expected-error@+1 {{convert keeps the shape: 8x128 vs 16x128}}
+  %w = pallas.convert %a : tensor<8x128xi8> to tensor<16x128xi32>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<8x128xf32>) {
+  // expected-error@+1 {{convert to the same element type f32; use the value}}
+  %w = pallas.convert %a : tensor<8x128xf32> to tensor<8x128xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<8x128xcomplex<f32>>) {
+  // expected-error@+1 {{convert takes integer, index or float elements, not complex<f32>}}
+  %w = pallas.convert %a : tensor<8x128xcomplex<f32>> to tensor<8x128xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<8x128xi32>) {
+  // expected-error@+1 {{'olt' is not an integer predicate; expected one of eq, ne, slt, sle, sgt, sge, ult, ule, ugt, uge}}
+  %c = pallas.compare <olt> %a, %a : tensor<8x128xi32>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<8x128xf32>) {
+  // expected-error@+1 {{'sgt' is not a float predicate; expected one of oeq, ogt, oge, olt, ole, one, ord, ueq, ugt, uge, ult, ule, une, uno}}
+  %c = pallas.compare <sgt> %a, %a : tensor<8x128xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<8x128xf32>) {
+  // expected-error@+1 {{compare gives tensor<8x128xi1>, not tensor<8x128xi32>}}
+  %c = "pallas.compare"(%a, %a) <{predicate = "olt"}> : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xi32>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<8x128xf32>, %b: tensor<8x128xf16>) {
+  // expected-error@+1 {{operand 'rhs' at position 1 does not verify}}
+  %c = "pallas.compare"(%a, %b) <{predicate = "olt"}> : (tensor<8x128xf32>, tensor<8x128xf16>) -> tensor<8x128xi1>
+  func.return
+}
+
+// -----
+
+func.func @f(%c: tensor<8x128xi32>, %a: tensor<8x128xf32>) {
+  // expected-error@+1 {{select condition must be an i1 tile, got i32 elements}}
+  %r = pallas.select %c, %a, %a : tensor<8x128xi32>, tensor<8x128xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%c: tensor<8x1xi1>, %a: tensor<8x128xf32>) {
+  // expected-error@+1 {{select condition shape 8x1 differs from the value shape 8x128}}
+  %r = pallas.select %c, %a, %a : tensor<8x1xi1>, tensor<8x128xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%c: tensor<8x128xi1>, %a: tensor<8x128xf32>, %b: tensor<8x128xbf16>) {
+  // expected-error@+1 {{operand 'false_value' at position 2 does not verify}}
+  %r = "pallas.select"(%c, %a, %b) : (tensor<8x128xi1>, tensor<8x128xf32>, tensor<8x128xbf16>) -> tensor<8x128xf32>
+  func.return
+}

@@ -243,3 +243,45 @@ func.func @forward(%x: tensor<2048xf32>, %y: tensor<4x8x128xf32>) -> (tensor<204
 // CHECK-GENERIC:           %an = "pallas.reduce"(%yv) <{kind = "argmin", dims = array<i64: 2>}> : (tensor<4x8x128xf32>) -> tensor<4x8x1xi32>
 // CHECK-GENERIC:           %dt = "pallas.transpose"(%d) <{permutation = array<i64: 1, 2, 0>}> : (tensor<4x8x128xf32>) -> tensor<8x128x4xf32>
 // CHECK-GENERIC:         }) {note = "misc"} : (tensor<2048xf32>, tensor<4x8x128xf32>) -> (tensor<2048xf32>, tensor<8x128x4xf32>)
+
+// -----
+
+// Casts, comparisons and selects in a kernel: an i8 block widened to i32 (the TPU has
+// no 8-bit arithmetic), compared, chosen and converted back to f32 and bf16.
+func.func @forward(%x: tensor<64x256xi8>, %y: tensor<64x256xf32>) -> tensor<64x256xbf16> {
+  %out = pallas.call @casts(%x, %y) grid [2]
+      in [#pallas.block_spec<[32, 256], (d0) -> (d0, 0)>, #pallas.block_spec<[32, 256], (d0) -> (d0, 0)>]
+      out [#pallas.block_spec<[32, 256], (d0) -> (d0, 0)>]
+      semantics [parallel]
+      : (tensor<64x256xi8>, tensor<64x256xf32>) -> tensor<64x256xbf16>
+      kernel(%x_ref: !pallas.ref<32x256xi8, vmem>, %y_ref: !pallas.ref<32x256xf32, vmem>, %o_ref: !pallas.ref<32x256xbf16, vmem>) {
+    %a = pallas.load %x_ref[...] : !pallas.ref<32x256xi8, vmem> -> tensor<32x256xi8>
+    %b = pallas.load %y_ref[...] : !pallas.ref<32x256xf32, vmem> -> tensor<32x256xf32>
+    %w = pallas.convert %a : tensor<32x256xi8> to tensor<32x256xi32>
+    %z = arith.constant dense<0> : tensor<32x256xi32>
+    %neg = pallas.compare <slt> %w, %z : tensor<32x256xi32>
+    %abs = arith.subi %z, %w : tensor<32x256xi32>
+    %m = pallas.select %neg, %abs, %w : tensor<32x256xi1>, tensor<32x256xi32>
+    %f = pallas.convert %m : tensor<32x256xi32> to tensor<32x256xf32>
+    %gt = pallas.compare <ogt> %b, %f {note = "max"} : tensor<32x256xf32>
+    %r = pallas.select %gt, %b, %f : tensor<32x256xi1>, tensor<32x256xf32>
+    %h = pallas.convert %r : tensor<32x256xf32> to tensor<32x256xbf16>
+    pallas.store %h, %o_ref[...] : tensor<32x256xbf16>, !pallas.ref<32x256xbf16, vmem>
+  }
+  func.return %out : tensor<64x256xbf16>
+}
+
+// CHECK-LABEL: pallas.call @casts(
+// CHECK:           %w = pallas.convert %a : tensor<32x256xi8> to tensor<32x256xi32>
+// CHECK-NEXT:      %z = arith.constant dense<0> : tensor<32x256xi32>
+// CHECK-NEXT:      %neg = pallas.compare <slt> %w, %z : tensor<32x256xi32>
+// CHECK-NEXT:      %abs = arith.subi %z, %w : tensor<32x256xi32>
+// CHECK-NEXT:      %m = pallas.select %neg, %abs, %w : tensor<32x256xi1>, tensor<32x256xi32>
+// CHECK-NEXT:      %f = pallas.convert %m : tensor<32x256xi32> to tensor<32x256xf32>
+// CHECK-NEXT:      %gt = pallas.compare <ogt> %b, %f {note = "max"} : tensor<32x256xf32>
+// CHECK-NEXT:      %r = pallas.select %gt, %b, %f : tensor<32x256xi1>, tensor<32x256xf32>
+// CHECK-NEXT:      %h = pallas.convert %r : tensor<32x256xf32> to tensor<32x256xbf16>
+
+// CHECK-GENERIC:           %w = "pallas.convert"(%a) : (tensor<32x256xi8>) -> tensor<32x256xi32>
+// CHECK-GENERIC:           %neg = "pallas.compare"(%w, %z) <{predicate = "slt"}> : (tensor<32x256xi32>, tensor<32x256xi32>) -> tensor<32x256xi1>
+// CHECK-GENERIC:           %m = "pallas.select"(%neg, %abs, %w) : (tensor<32x256xi1>, tensor<32x256xi32>, tensor<32x256xi32>) -> tensor<32x256xi32>

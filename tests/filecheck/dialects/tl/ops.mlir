@@ -132,3 +132,45 @@ tl.kernel @scatter(%idx: memref<64xi32> {role = "prefetch"}, %src: memref<64x256
 
 // CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "scatter", roles = ["prefetch", "in", "inout"]}> ({
 // CHECK-GENERIC:         "tl.store"(%t, %dst, %i, %row) <{map = affine_map<(d0)[s0] -> (s0, 0)>, operandSegmentSizes = array<i32: 1, 1, 1, 1>}> : (tensor<1x256xf32>, memref<1000x256xf32>, index, index) -> ()
+
+// -----
+
+// Casts, comparisons and selects on tiles (arith's integer casts, cmpf/cmpi and select
+// take scalars only): an i8 tile widened to i32, compared, chosen, converted to f32.
+tl.kernel @casts(%x: memref<64x256xi8> {role = "in"}, %y: memref<64x256xf32> {role = "in"}, %o: memref<64x256xf32> {role = "out"}) {
+  tl.grid [2] (parallel) (%i) {
+    %a = tl.load %x[affine_map<(d0) -> (d0 * 32, 0)>](%i) : memref<64x256xi8> -> tensor<32x256xi8>
+    %b = tl.load %y[affine_map<(d0) -> (d0 * 32, 0)>](%i) : memref<64x256xf32> -> tensor<32x256xf32>
+    %w = tl.convert %a : tensor<32x256xi8> to tensor<32x256xi32>
+    %z = arith.constant dense<0> : tensor<32x256xi32>
+    %neg = tl.compare <slt> %w, %z : tensor<32x256xi32>
+    %big = tl.compare <ult> %w, %z {note = "unsigned"} : tensor<32x256xi32>
+    %abs = arith.subi %z, %w : tensor<32x256xi32>
+    %m = tl.select %neg, %abs, %w : tensor<32x256xi1>, tensor<32x256xi32>
+    %f = tl.convert %m : tensor<32x256xi32> to tensor<32x256xf32>
+    %pos = tl.compare <ugt> %b, %f : tensor<32x256xf32>
+    %r = tl.select %pos, %b, %f {note = "max"} : tensor<32x256xi1>, tensor<32x256xf32>
+    %h = tl.convert %r : tensor<32x256xf32> to tensor<32x256xbf16>
+    %u = tl.convert %w : tensor<32x256xi32> to tensor<32x256xui32>
+    tl.store %r, %o[affine_map<(d0) -> (d0 * 32, 0)>](%i) : tensor<32x256xf32>, memref<64x256xf32>
+  }
+}
+
+// CHECK-LABEL: tl.kernel @casts(
+// CHECK:           %w = tl.convert %a : tensor<32x256xi8> to tensor<32x256xi32>
+// CHECK-NEXT:      %z = arith.constant dense<0> : tensor<32x256xi32>
+// CHECK-NEXT:      %neg = tl.compare <slt> %w, %z : tensor<32x256xi32>
+// CHECK-NEXT:      %big = tl.compare <ult> %w, %z {note = "unsigned"} : tensor<32x256xi32>
+// CHECK-NEXT:      %abs = arith.subi %z, %w : tensor<32x256xi32>
+// CHECK-NEXT:      %m = tl.select %neg, %abs, %w : tensor<32x256xi1>, tensor<32x256xi32>
+// CHECK-NEXT:      %f = tl.convert %m : tensor<32x256xi32> to tensor<32x256xf32>
+// CHECK-NEXT:      %pos = tl.compare <ugt> %b, %f : tensor<32x256xf32>
+// CHECK-NEXT:      %r = tl.select %pos, %b, %f {note = "max"} : tensor<32x256xi1>, tensor<32x256xf32>
+// CHECK-NEXT:      %h = tl.convert %r : tensor<32x256xf32> to tensor<32x256xbf16>
+// CHECK-NEXT:      %u = tl.convert %w : tensor<32x256xi32> to tensor<32x256xui32>
+
+// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "casts", roles = ["in", "in", "out"]}> ({
+// CHECK-GENERIC:           %w = "tl.convert"(%a) : (tensor<32x256xi8>) -> tensor<32x256xi32>
+// CHECK-GENERIC:           %neg = "tl.compare"(%w, %z) <{predicate = "slt"}> : (tensor<32x256xi32>, tensor<32x256xi32>) -> tensor<32x256xi1>
+// CHECK-GENERIC:           %m = "tl.select"(%neg, %abs, %w) : (tensor<32x256xi1>, tensor<32x256xi32>, tensor<32x256xi32>) -> tensor<32x256xi32>
+// CHECK-GENERIC:           %r = "tl.select"(%pos, %b, %f) {note = "max"} : (tensor<32x256xi1>, tensor<32x256xf32>, tensor<32x256xf32>) -> tensor<32x256xf32>
