@@ -119,4 +119,3 @@ def check_interpret(
             float(np.max(np.abs(g.astype(np.float64) - e.astype(np.float64)), initial=0))
         )
     return InterpretCheck(source, inputs, expected, got, errors)
-

@@ -103,8 +103,7 @@ TPU_REJECTS = {
 }
 
 
-def module_text(name: str) -> str:
-    ti, to, body, _ = CASES[name]
+def module_text(name: str, ti: str, to: str, body: str) -> str:
     a, o = f"memref<{R}x{C}x{ti}>", f"memref<{R}x{C}x{to}>"
     return f"""
 ta.kernel @{name}(%x: {a} {{role = "in"}}, %out: {o} {{role = "out"}}) {{
@@ -122,7 +121,7 @@ func.func @forward(%x: {a}) -> {o} {{
 
 
 def lower(name: str):
-    text = module_text(name)
+    text = module_text(name, *CASES[name][:3])
     source = pallas_ir.parse(text)
     pallas_ir.verify(source)
     lowered = pallas_ir.parse(text)
@@ -165,3 +164,34 @@ def test_lowered_casts_compile_for_tpu() -> None:
         results = aot_compile_many(items, chip=chip)
         bad = {n: r.message for n, r in zip(names, results) if not r.ok}
         assert not bad, (chip, bad)
+
+
+FLOAT_PREDICATES: dict[str, Callable[[Any, Any], Any]] = {
+    "oeq": np.equal, "ogt": np.greater, "oge": np.greater_equal, "olt": np.less,
+    "ole": np.less_equal, "one": np.not_equal, "ord": lambda a, b: True,
+    "ueq": np.equal, "ugt": np.greater, "uge": np.greater_equal, "ult": np.less,
+    "ule": np.less_equal, "une": np.not_equal, "uno": lambda a, b: False,
+}  # fmt: skip
+"""The comparison where neither side is NaN; where one is, `o*` give false, `u*` true."""
+
+
+@pytest.mark.parametrize("pred", sorted(FLOAT_PREDICATES))
+def test_float_predicates_treat_nan_as_arith_does(pred: str) -> None:
+    body = f"""%h = arith.constant 0.5 : f32
+    %c = arith.cmpf {pred}, %v, %h : f32
+    %r = arith.extui %c : i1 to i32"""
+    text = module_text(f"cmp_{pred}", "f32", "i32", body)
+    source = pallas_ir.parse(text)
+    lowered = pallas_ir.parse(text)
+    pallas_ir.run_passes(lowered, PIPELINE)
+    x = np.tile(np.array([0.0, 0.5, 1.0, np.nan], np.float32), (R, C // 4))
+    nan = np.isnan(x)
+    want = np.where(nan, pred.startswith("u"), FLOAT_PREDICATES[pred](x, 0.5))
+    forward = exec_source(pallas_ir.emit_python(lowered))["forward"]
+    got = np.asarray(forward(jnp.asarray(x), interpret=True))
+    for what, value in (
+        ("ta", run_forward(source, x)[0]),
+        ("pallas", run_pallas_forward(lowered, x)[0]),
+        ("interpret", got),
+    ):
+        np.testing.assert_array_equal(value, want.astype(np.int32), err_msg=what)

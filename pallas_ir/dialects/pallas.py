@@ -1273,9 +1273,55 @@ class DotOp(DotOpBase):
     name = "pallas.dot"
 
 
+@irdl_op_definition
+class WhenOp(IRDLOperation):
+    """`@pl.when(cond)`: run the body only when the i1 scalar is true (e.g. to initialise
+    an accumulator at the first step of a sequential grid dim).
+
+    ```mlir
+    %k = pallas.program_id 1 : i32
+    %zero = arith.constant 0 : i32
+    %first = arith.cmpi eq, %k, %zero : i32
+    pallas.when %first {
+      pallas.store %init, %o_ref[...] : tensor<8x128xf32>, !pallas.ref<8x128xf32, vmem>
+    }
+    ```
+    """
+
+    name = "pallas.when"
+
+    condition = operand_def(IntegerType(1))
+    body = region_def("single_block")
+
+    traits = traits_def(HasAncestor(CallOp), NoTerminator())
+
+    def __init__(self, condition: SSAValue, body: Region):
+        super().__init__(operands=[condition], regions=[body])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> WhenOp:
+        condition = parser.resolve_operand(
+            parser.parse_unresolved_operand(), IntegerType(1)
+        )
+        attrs = parse_optional_attributes_keyword(parser)
+        op = cls(condition, parser.parse_region())
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.condition)
+        if self.attributes:
+            printer.print_string(" attributes ")
+            printer.print_attr_dict(dict(self.attributes))
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+
+
 Pallas = Dialect(
     "pallas",
     [
+        WhenOp,
         DotOp,
         CallOp,
         ReshapeOp,

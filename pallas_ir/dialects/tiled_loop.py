@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerType,
     MemRefType,
+    StringAttr,
     TensorType,
     i64,
 )
@@ -69,6 +70,7 @@ from pallas_ir.dialects.common import (
     DotOpBase,
     KernelOpBase,
     ReduceTileOpBase,
+    ReductionKind,
     ReshapeOpBase,
     SelectOpBase,
     TransposeOpBase,
@@ -76,10 +78,12 @@ from pallas_ir.dialects.common import (
     map_bounds,
     parse_access,
     parse_optional_attributes_keyword,
+    parse_reduction_kind,
     print_access,
     print_optional_attributes_keyword,
     resolve_indices,
     verify_map_arity,
+    verify_reduction_kind,
 )
 
 
@@ -389,7 +393,14 @@ class StoreOp(IRDLOperation):
     ```mlir
     tl.store %t, %o[affine_map<(d0, d1) -> (d0 * 128, d1 * 512)>](%i, %j)
         : tensor<128x512xf32>, memref<512x1024xf32>
+    tl.store %p, %o[affine_map<(d0, d1) -> (d0 * 8, 0)>](%i, %k) accumulate <sum>
+        : tensor<8x128xf32>, memref<64x128xf32>
     ```
+
+    With `accumulate <sum|prod|max|min>`, the store combines the tiles stored over the
+    grid's sequential dims (which must be its last dims, and which the map may not
+    use): at the first point of those dims the tile is stored, at the others it is
+    combined with what is there. A reduction too big for one tile is summed this way.
     """
 
     name = "tl.store"
@@ -400,6 +411,7 @@ class StoreOp(IRDLOperation):
     symbols = var_operand_def(IndexType)
     map = prop_def(AffineMapAttr)
     strides = opt_prop_def(DenseArrayBase[I64])
+    accumulate = opt_prop_def(StringAttr)
 
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = traits_def(HasAncestor(GridOp), MemoryWriteEffect())
@@ -412,6 +424,7 @@ class StoreOp(IRDLOperation):
         dims: Sequence[SSAValue],
         symbols: Sequence[SSAValue] = (),
         strides: Sequence[int] | None = None,
+        accumulate: ReductionKind | None = None,
     ):
         super().__init__(
             operands=[value, buffer, dims, symbols],
@@ -420,6 +433,9 @@ class StoreOp(IRDLOperation):
                 "strides": None
                 if strides is None
                 else DenseArrayBase.from_list(i64, strides),
+                "accumulate": None
+                if accumulate is None
+                else StringAttr(ReductionKind(accumulate).value),
             },
         )
 
@@ -429,6 +445,9 @@ class StoreOp(IRDLOperation):
         parser.parse_punctuation(",")
         access = parse_access(parser)
         strides = _parse_strides(parser)
+        kind = None
+        if parser.parse_optional_keyword("accumulate") is not None:
+            kind = parse_reduction_kind(parser)
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         pos = parser.pos
@@ -444,6 +463,7 @@ class StoreOp(IRDLOperation):
             resolve_indices(parser, access.dims),
             resolve_indices(parser, access.symbols),
             strides,
+            kind,
         )
         op.attributes.update(attrs)
         return op
@@ -454,6 +474,8 @@ class StoreOp(IRDLOperation):
         printer.print_string(", ")
         print_access(printer, self.buffer, self.map, self.dims, self.symbols)
         _print_strides(printer, self.strides)
+        if self.accumulate is not None:
+            printer.print_string(f" accumulate <{self.accumulate.data}>")
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.value.type)
@@ -468,6 +490,34 @@ class StoreOp(IRDLOperation):
             self, self.buffer, self.map, self.dims, self.symbols, tile, strides, "store"
         )
         _kernel_arg(self.buffer, WRITABLE_ROLES, "stored")
+        if self.accumulate is not None:
+            self._verify_accumulate()
+
+    def _verify_accumulate(self) -> None:
+        kind = verify_reduction_kind(self.accumulate)  # type: ignore[arg-type]
+        if kind.returns_index:
+            raise VerifyException(f"a store cannot accumulate with <{kind}>")
+        grid = self.parent_op()
+        while not isinstance(grid, GridOp):
+            assert grid is not None  # HasAncestor(GridOp)
+            grid = grid.parent_op()
+        sequential = [
+            k
+            for k, s in enumerate(grid.semantics.data)
+            if s.data == GridSemantics.SEQUENTIAL
+        ]
+        rank = len(grid.extents)
+        if not sequential or sequential != list(range(rank - len(sequential), rank)):
+            raise VerifyException(
+                "an accumulating store needs the grid's sequential dims, and they must be "
+                "its last dims"
+            )
+        for k, d in enumerate(self.dims):
+            if _grid_extent(d) is not None and d.index in sequential:  # type: ignore[attr-defined]
+                if k in self.map.data.used_dims():
+                    raise VerifyException(
+                        "an accumulating store's offsets may not use a sequential grid dim"
+                    )
 
 
 @irdl_op_definition

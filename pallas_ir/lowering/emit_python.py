@@ -9,6 +9,7 @@ The same text runs in interpret mode on a CPU and lowers for TPU.
 from __future__ import annotations
 
 import keyword
+import math as pymath
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -326,13 +327,14 @@ def _compare(op: pallas.CompareOp, a: str, b: str) -> str:
     return f"{a}.astype(jnp.uint{width}) {sym} {b}.astype(jnp.uint{width})"
 
 
-def _python_literal(attr: Attribute) -> str:
-    if isinstance(attr, FloatAttr):
-        v = attr.value.data
-        return repr(float(v))
-    if isinstance(attr, IntegerAttr):
-        return str(attr.value.data)
-    raise TypeError(attr)
+def _literal(v: float | int, element: Attribute) -> str:
+    """A Python literal: `True`/`False` for i1 (whose true reads as -1 when signed),
+    `float("inf")` for infinities and NaN."""
+    if isinstance(element, IntegerType) and element.width.data == 1:
+        return "True" if v else "False"
+    if isinstance(v, float):
+        return repr(v) if pymath.isfinite(v) else f'float("{v}")'
+    return str(int(v))
 
 
 @dataclass
@@ -343,6 +345,14 @@ class KernelEmitter:
     lines: list[str] = field(default_factory=list[str])
 
     def emit(self, op: Operation) -> None:
+        if isinstance(op, pallas.WhenOp):
+            self.lines.append(f"@pl.when({self.namer[op.condition]})")
+            self.lines.append(f"def {self.namer.fresh('_when')}():")
+            inner = KernelEmitter(self.namer)
+            for nested in op.body.block.ops:
+                inner.emit(nested)
+            self.lines += [f"    {line}" for line in inner.lines or ["pass"]]
+            return
         if isinstance(op, pallas.StoreOp):
             self.lines.append(
                 f"{_indexers(op, self.namer[op.ref])} = {self.namer[op.value]}"
@@ -428,11 +438,10 @@ class KernelEmitter:
                 raise EmitError(
                     op, "emit-python: only splat tensor constants are supported"
                 )
-            v = values[0]
-            lit = repr(float(v)) if isinstance(v, float) else str(int(v))
+            lit = _literal(values[0], t.element_type)
             return f"jnp.full({_tuple(t.get_shape())}, {lit}, {dtype_name(t.element_type, op)})"
         if isinstance(value, FloatAttr | IntegerAttr):
-            return f"{dtype_name(t, op)}({_python_literal(value)})"
+            return f"{dtype_name(t, op)}({_literal(value.value.data, t)})"
         raise EmitError(op, f"emit-python: unsupported constant {value}")
 
 

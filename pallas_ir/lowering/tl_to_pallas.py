@@ -31,7 +31,14 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType, i32
+from xdsl.dialects.builtin import (
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    TensorType,
+    i32,
+)
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.ir.affine import (
     AffineConstantExpr,
@@ -467,6 +474,12 @@ class TlToPallasPass(ModulePass):
             if isinstance(o, tl.LoadOp):
                 ref, acc = load_refs[o]
                 new = pallas.LoadOp(ref, o.result.type, acc.indexers)  # type: ignore[arg-type]
+            elif isinstance(o, tl.StoreOp) and o.accumulate is not None:
+                ref, acc = store_refs[o]
+                *prologue, new = _accumulate(o, values[o.value], ref, acc.indexers, grid)
+                for p in prologue:
+                    p.location = o.location
+                    body.add_op(p)
             elif isinstance(o, tl.StoreOp):
                 ref, acc = store_refs[o]
                 new = pallas.StoreOp(values[o.value], ref, acc.indexers)
@@ -539,6 +552,60 @@ class TlToPallasPass(ModulePass):
         for s, r in zip(stores, call.outs):
             host.write(launch.args[s.buffer.index], r)  # type: ignore[attr-defined]
         return call
+
+
+_COMBINE: dict[str, tuple[type[Operation], type[Operation]]] = {
+    "sum": (arith.AddfOp, arith.AddiOp),
+    "prod": (arith.MulfOp, arith.MuliOp),
+    "max": (arith.MaximumfOp, arith.MaxSIOp),
+    "min": (arith.MinimumfOp, arith.MinSIOp),
+}
+
+
+def _accumulate(
+    store: tl.StoreOp,
+    value: SSAValue,
+    ref: SSAValue,
+    indexers: Sequence[pallas.Indexer],
+    grid: tl.GridOp,
+) -> list[Operation]:
+    """An accumulating store: the output block stays in VMEM across the sequential
+    grid dims (its index does not change along them), so the first step stores the
+    tile and the others combine with it in place; Pallas writes the block back once."""
+    ops: list[Operation] = []
+    first: SSAValue | None = None
+    for k, sem in enumerate(grid.semantics.data):
+        if sem.data != tl.GridSemantics.SEQUENTIAL:
+            continue
+        pid = pallas.ProgramIdOp(k)
+        zero = arith.ConstantOp(IntegerAttr(0, i32))
+        eq = arith.CmpiOp(pid.result, zero.result, "eq")
+        ops += [pid, zero, eq]
+        if first is None:
+            first = eq.result
+        else:
+            both = arith.AndIOp(first, eq.result)
+            ops.append(both)
+            first = both.result
+    assert first is not None  # the verifier requires sequential dims
+    true = arith.ConstantOp(IntegerAttr(1, IntegerType(1)))
+    later = arith.XOrIOp(first, true.result)
+    t = value.type
+    assert isinstance(t, TensorType)
+    old = pallas.LoadOp(ref, t, indexers)
+    float_op, int_op = _COMBINE[store.accumulate.data]  # type: ignore[union-attr]
+    combine = (int_op if isinstance(t.element_type, IntegerType) else float_op)(
+        old.result, value
+    )
+    store_first = pallas.StoreOp(value, ref, indexers)
+    store_later = pallas.StoreOp(combine.results[0], ref, indexers)
+    ops += [
+        pallas.WhenOp(first, Region(Block([store_first]))),
+        true,
+        later,
+        pallas.WhenOp(later.result, Region(Block([old, combine, store_later]))),
+    ]
+    return ops
 
 
 def _elements(op: Operation) -> int:

@@ -3,7 +3,9 @@
 Both interpreters hold values as numpy arrays (scalars broadcast over a loop domain in
 `ta`, tiles in `pallas`), so one table serves both. Integer division and remainder
 truncate toward zero (C, torch and XLA semantics); `maximumf`/`minimumf` propagate NaN,
-`maxnumf`/`minnumf` ignore it; integer casts wrap.
+`maxnumf`/`minnumf` ignore it; integer casts wrap, an `i1` is signed (`extsi` of true
+is -1) and a cast to `i1` keeps the low bit; `u*` float comparisons are true on NaN.
+The tile ops (`*.convert` is numpy `astype`) have their meaning in `evaluate_tile`.
 """
 
 from __future__ import annotations

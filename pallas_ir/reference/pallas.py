@@ -12,7 +12,7 @@ run by JAX, against this.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     TensorType,
 )
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from pallas_ir.dialects import pallas
 from pallas_ir.reference.ops import (
@@ -37,8 +37,18 @@ def _run_kernel(
     call: pallas.CallOp, refs: Sequence[np.ndarray], grid_pos: tuple[int, ...]
 ):
     env: dict[SSAValue, Any] = dict(zip(call.body.block.args, refs, strict=True))
-    for op in call.body.block.ops:
+    _run_ops(call.body.block.ops, env, grid_pos)
+
+
+def _run_ops(
+    ops: Iterable[Operation], env: dict[SSAValue, Any], grid_pos: tuple[int, ...]
+):
+    for op in ops:
         args = [env[o] for o in op.operands]
+        if isinstance(op, pallas.WhenOp):
+            if bool(args[0]):
+                _run_ops(op.body.block.ops, env, grid_pos)
+            continue
         if isinstance(op, pallas.StoreOp):
             args[1][pallas.python_index(op.indexers)] = args[0]
             continue

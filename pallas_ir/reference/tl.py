@@ -18,6 +18,7 @@ from xdsl.dialects.builtin import MemRefType, TensorType
 from xdsl.ir import SSAValue
 
 from pallas_ir.dialects import tiled_loop as tl
+from pallas_ir.dialects.common import ReductionKind
 from pallas_ir.reference.ops import ReferenceError, eval_affine, evaluate, evaluate_tile
 
 
@@ -54,12 +55,24 @@ def _load(op: tl.LoadOp, env: dict[SSAValue, Any], buffer: np.ndarray) -> np.nda
     return tile
 
 
-def _store(op: tl.StoreOp, env: dict[SSAValue, Any], buffer: np.ndarray) -> None:
+def _store(
+    op: tl.StoreOp, env: dict[SSAValue, Any], buffer: np.ndarray, first: bool
+) -> None:
+    """Write the in-bounds part of the tile; an accumulating store combines it with
+    what is there, except at the first point of the sequential grid dims."""
     idx, ok = _window(op, env, buffer.shape)
-    tile = np.asarray(env[op.value])
-    buffer[np.ix_(*(i[o] for i, o in zip(idx, ok)))] = tile[
-        np.ix_(*(np.nonzero(o)[0] for o in ok))
-    ]
+    tile = np.asarray(env[op.value])[np.ix_(*(np.nonzero(o)[0] for o in ok))]
+    where = np.ix_(*(i[o] for i, o in zip(idx, ok)))
+    if op.accumulate is not None and not first:
+        kind = ReductionKind(op.accumulate.data)
+        combine = {
+            "sum": np.add,
+            "prod": np.multiply,
+            "max": np.maximum,
+            "min": np.minimum,
+        }
+        tile = combine[kind.value](buffer[where], tile)
+    buffer[where] = tile
 
 
 def run_kernel(kernel: tl.KernelOp, buffers: Sequence[np.ndarray]) -> None:
@@ -75,7 +88,13 @@ def run_kernel(kernel: tl.KernelOp, buffers: Sequence[np.ndarray]) -> None:
             )
         env[arg] = buf
     (grid,) = [op for op in block.ops if isinstance(op, tl.GridOp)]
+    sequential = [
+        k
+        for k, sem in enumerate(grid.semantics.data)
+        if sem.data == tl.GridSemantics.SEQUENTIAL
+    ]
     for point in itertools.product(*(range(n) for n in grid.extents)):
+        first = all(point[k] == 0 for k in sequential)
         local = dict(env)
         for arg, i in zip(grid.body.block.args, point):
             local[arg] = np.int64(i)
@@ -84,7 +103,7 @@ def run_kernel(kernel: tl.KernelOp, buffers: Sequence[np.ndarray]) -> None:
             if isinstance(op, tl.LoadOp):
                 local[op.result] = _load(op, local, local[op.buffer])
             elif isinstance(op, tl.StoreOp):
-                _store(op, local, local[op.buffer])
+                _store(op, local, local[op.buffer], first)
             elif isinstance(op, tl.ScalarLoadOp):
                 buf = local[op.buffer]
                 idx = tuple(
