@@ -139,6 +139,26 @@ class _Access:
         )
 
 
+def _splittable(loop: ta.LoopOp) -> bool:
+    """Whether the loop's reduction can be split over a sequential grid dim: one
+    reduction dim, combinable kinds (not argmax/argmin), and reduction results that are
+    only stored (a softmax, which reuses its sums on the whole row, cannot)."""
+    if len(loop.reduce_extents) != 1:
+        return False
+    reduce_var = loop.body.block.args[-1]
+    for op in loop.body.block.ops:
+        if isinstance(op, ta.ReduceOp):
+            if ReductionKind(op.kind.data).returns_index:
+                return False
+            if any(not isinstance(u.operation, ta.StoreOp) for u in op.result.uses):
+                return False
+        if isinstance(op, ta.StoreOp) and reduce_var in op.dims:
+            positions = [d.index for d in op.dims]  # type: ignore[attr-defined]
+            if positions.index(reduce_var.index) in op.map.data.used_dims():
+                return False
+    return True
+
+
 def _contraction(op: Operation) -> Operation | None:
     """The product a `ta.reduce <sum>` sums, when that product has no other use: a
     candidate for a matrix product."""
@@ -380,6 +400,8 @@ def _candidates(extent: int) -> list[int]:
 class _Plan:
     tiles: list[int]
     grid: list[int]
+    sequential: int = 0
+    """How many trailing grid dims walk a split reduction (in order, sequentially)."""
 
 
 def _choose_tiles(
@@ -388,7 +410,10 @@ def _choose_tiles(
     budget: int,
     where: Operation,
     forced: set[int] = frozenset(),  # type: ignore[assignment]
+    splittable: bool = False,
 ) -> _Plan:
+    """Tile sizes and grid (see the module docstring). `splittable`: the loop's single
+    reduction may be split over a sequential grid dim (its results are only stored)."""
     extents = list(loop.extents)
     n_par = len(loop.parallel_extents)
     options: list[list[int]] = []
@@ -398,8 +423,13 @@ def _choose_tiles(
         if l in forced:  # one gather lookup per grid step
             legal = [1] if all(_legal(a, b, 1, e) for a, b in walks) else []
         elif l >= n_par:
-            legal = [e] if all(_legal(a, b, e, e) for a, b in walks) else []
-            if not legal:
+            # Whole first; a split reduction takes tiles that divide it (no padding may
+            # enter a sum).
+            parts = (
+                [t for t in _candidates(e) if t < e and e % t == 0] if splittable else []
+            )
+            legal = [t for t in [*parts, e] if all(_legal(a, b, t, e) for a, b in walks)]
+            if e not in legal:
                 raise PassError(
                     where, f"tile: reduction dim {l} cannot be one whole block"
                 )
@@ -416,9 +446,12 @@ def _choose_tiles(
         targets.append(LANE_TARGET if lane else SUBLANE_TARGET if sublane else 1)
         options.append(legal)
     tiles = []
-    for legal, target in zip(options, targets):
+    for l, (legal, target) in enumerate(zip(options, targets)):
         fitting = [t for t in legal if t <= target]
-        tiles.append(max(fitting) if fitting else min(legal))
+        if l >= n_par:
+            tiles.append(extents[l])  # reductions start whole
+        else:
+            tiles.append(max(fitting) if fitting else min(legal))
 
     def footprint() -> int:
         return sum(2 * _block_elements(a, tiles, extents) * a.bits // 8 for a in accesses)
@@ -433,6 +466,12 @@ def _choose_tiles(
     # without wasting VMEM; the budget bounds them all together.
     while footprint() > budget or largest_block() > 2 * BLOCK_BYTES:
         shrinkable = [l for l in range(n_par) if options[l].index(tiles[l]) > 0]
+        if footprint() > budget:
+            # Over budget: a splittable reduction may be cut too (largest tile first, so
+            # a long contraction is split before the output tile shrinks).
+            shrinkable += [
+                l for l in range(n_par, len(extents)) if options[l].index(tiles[l]) > 0
+            ]
         if not shrinkable:
             if footprint() <= budget:
                 break
@@ -443,8 +482,10 @@ def _choose_tiles(
             )
         l = max(shrinkable, key=lambda k: tiles[k])
         tiles[l] = options[l][options[l].index(tiles[l]) - 1]
-    grid = [-(-extents[l] // tiles[l]) for l in range(n_par)] or [1]
-    return _Plan(tiles, grid)
+    grid = [-(-extents[l] // tiles[l]) for l in range(n_par)]
+    split = [l for l in range(n_par, len(extents)) if tiles[l] < extents[l]]
+    grid += [extents[l] // tiles[l] for l in split]
+    return _Plan(tiles, grid or [1], len(split))
 
 
 def _block_elements(a: _Access, tiles: Sequence[int], extents: Sequence[int]) -> int:
@@ -495,11 +536,7 @@ class _Emitter:
         for b, (l, c) in enumerate(access.dims):
             if b in gathered:
                 results.append(AffineSymExpr(gathered[b]))
-            elif (
-                l is None
-                or l >= len(self.loop.parallel_extents)
-                or self.plan.grid[l] == 1
-            ):
+            elif l is None or l >= len(self.plan.grid) or self.plan.grid[l] == 1:
                 results.append(AffineConstantExpr(c))
             else:
                 results.append(
@@ -605,9 +642,18 @@ class _Emitter:
             v = self.reshape(v, [self.loop_shape(access)[l] for l in loop_order])
             v = self.add(tl.TransposeOp(v, perm))
         v = self.reshape(v, self.tile_shape(access))
+        # A reduction split over sequential grid dims stores partial results that
+        # the store combines (the value is a ta.reduce result: _splittable checked).
+        accumulate = None
+        if self.plan.sequential and isinstance(op.value.owner, ta.ReduceOp):
+            accumulate = ReductionKind(op.value.owner.kind.data)
         self.add(
             tl.StoreOp(
-                v, self.buffers[access.buffer], self.offsets(access), self.grid_ivs()
+                v,
+                self.buffers[access.buffer],
+                self.offsets(access),
+                self.grid_ivs(),
+                accumulate=accumulate,
             )
         )
 
@@ -910,7 +956,9 @@ class TilePass(ModulePass):
             if isinstance(o, ta.LoadOp | ta.StoreOp)
         }
         skip, forced = self.gather_reads(loop, accesses)
-        plan = _choose_tiles(loop, list(accesses.values()), budget, loop, forced)
+        plan = _choose_tiles(
+            loop, list(accesses.values()), budget, loop, forced, _splittable(loop)
+        )
         # Kernel arguments: the original ones, then one per in-kernel view (reshape) and
         # one per argument read as host storage; both become launch operands.
         args = list(kernel.body.block.args)
@@ -938,7 +986,9 @@ class TilePass(ModulePass):
                 new.name_hint = args[old.root].name_hint
             else:
                 new.name_hint = old.name_hint
-        semantics = [tl.GridSemantics.PARALLEL] * len(plan.grid)
+        n_parallel = len(plan.grid) - plan.sequential
+        semantics = [tl.GridSemantics.PARALLEL] * n_parallel
+        semantics += [tl.GridSemantics.SEQUENTIAL] * plan.sequential
         grid = tl.GridOp(plan.grid, semantics)
         for k, iv in enumerate(grid.body.block.args):
             iv.name_hint = "ijklmn"[k] if k < 6 else f"g{k}"
