@@ -79,6 +79,14 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     }
 
 
+def default_pipeline(chip: str = "v5e") -> str:
+    """The whole lowering, from ta to pallas."""
+    return (
+        "stride-to-reshape,canonicalize-permutation,indirect-load-to-scalar-prefetch,"
+        f"tile{{chip={chip}}},tl-to-pallas{{chip={chip}}}"
+    )
+
+
 def _python_target() -> type[Target]:
     from pallas_ir.lowering.emit_python import PythonTarget
 

@@ -1,8 +1,10 @@
-"""`python -m pallas_ir FILE.mlir`: the main job on a pallas module.
+"""`python -m pallas_ir FILE.mlir`: the main job on a ta, tl or pallas module.
 
-Prints the emitted Pallas Python, runs it in interpret mode on random inputs and checks
-it against the numpy reference interpreter, lowers it for TPU (Mosaic), and, when
-libtpu is installed, compiles it for a deviceless TPU. Exit code 1 on any failure.
+Lowers a `ta` module through the whole pipeline (a `tl` module through tl-to-pallas),
+prints the emitted Pallas Python, runs it in interpret mode on random inputs and checks
+it against the numpy reference interpreter of the input's own level, lowers it for TPU
+(Mosaic), and, when libtpu is installed, compiles it for a deviceless TPU. Exit code 1
+on any failure.
 """
 
 from __future__ import annotations
@@ -18,9 +20,9 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m pallas_ir",
-        description="Emit, run (interpret mode) and check a pallas-dialect module.",
+        description="Lower, emit, run (interpret mode) and check a ta, tl or pallas module.",
     )
-    parser.add_argument("input", help="a .mlir file holding a pallas module")
+    parser.add_argument("input", help="a .mlir file holding a ta, tl or pallas module")
     parser.add_argument("--chip", default="v5e", choices=["v5e", "v6e"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
@@ -30,6 +32,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     import pallas_ir
     from pallas_ir.check import arg_specs, check_interpret
+    from pallas_ir.registry import default_pipeline
     from pallas_ir.tpu_check import aot_compile_for_tpu, libtpu_available, lower_for_tpu
 
     try:
@@ -39,8 +42,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: cannot read {args.input}: {e.strerror}", file=sys.stderr)
         return 1
     try:
+        original = pallas_ir.parse(text, args.input)
+        pallas_ir.verify(original)
         module = pallas_ir.parse(text, args.input)
-        pallas_ir.verify(module)
+        level = _level(module)
+        if level != "pallas":
+            pipeline = default_pipeline(args.chip) if level == "ta" else "tl-to-pallas"
+            print(f"# {level} module: lowered with -p {pipeline}\n")
+            pallas_ir.run_passes(module, pipeline)
         source = pallas_ir.emit_python(module)
     except pallas_ir.IRError as e:
         print(e, file=sys.stderr)
@@ -57,12 +66,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("# ---- checks " + "-" * 66)
     failed = False
     try:
-        result = check_interpret(module, seed=args.seed)
-        err = ", ".join(f"{e:.3g}" for e in result.max_abs_error)
-        print(f"# interpret mode vs numpy reference: OK (max abs error {err})")
+        if level == "pallas":
+            result = check_interpret(module, seed=args.seed)
+            errors = result.max_abs_error
+        else:
+            errors = _check_against_source(original, module, source, args.seed)
+        err = ", ".join(f"{e:.3g}" for e in errors)
+        print(f"# interpret mode vs the {level} reference interpreter: OK (max abs error {err})")
     except AssertionError as e:
-        print(f"# interpret mode vs numpy reference: MISMATCH\n{e}")
+        print(f"# interpret mode vs the {level} reference interpreter: MISMATCH\n{e}")
         failed = True
+    report = pallas_ir.cost_report(module)
+    print(
+        f"# modelled HBM traffic: {report.modelled} B, minimum {report.minimum} B, "
+        f"ratio {report.ratio:.3f} (pallas-opt --cost-report for the breakdown)"
+    )
     if not args.no_tpu:
         specs = arg_specs(module)
         low = lower_for_tpu(source, specs, chip=args.chip)
@@ -81,6 +99,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             print("# TPU compile: skipped (pip install 'pallas-ir[test]' brings libtpu)")
     return 1 if failed else 0
+
+
+def _level(module) -> str:
+    names = {op.name for op in module.walk()}
+    if "ta.kernel" in names:
+        return "ta"
+    if "tl.kernel" in names:
+        return "tl"
+    return "pallas"
+
+
+def _check_against_source(original, lowered, source: str, seed: int) -> list[float]:
+    """Run the emitted module in interpret mode and the input's reference interpreter
+    on the same random inputs; assert they agree (up to float summation order)."""
+    import jax.numpy as jnp
+    import numpy as np
+
+    from pallas_ir.check import example_inputs
+    from pallas_ir.reference import run_forward
+    from pallas_ir.tpu_check import exec_source
+
+    inputs = example_inputs(lowered, seed)
+    want = run_forward(original, *inputs)
+    out = exec_source(source)["forward"](*map(jnp.asarray, inputs), interpret=True)
+    got = out if isinstance(out, tuple | list) else (out,)
+    errors = []
+    for w, g in zip(want, got, strict=True):
+        g = np.asarray(g).reshape(w.shape).astype(np.float64)
+        low = w.dtype.kind == "f" and w.dtype.itemsize < 4
+        tol = (1e-2, 1e-2) if low else (1e-5, 1e-4)
+        np.testing.assert_allclose(g, w.astype(np.float64), rtol=tol[0], atol=tol[1])
+        errors.append(float(np.max(np.abs(g - w.astype(np.float64)), initial=0)))
+    return errors
 
 
 if __name__ == "__main__":
