@@ -164,3 +164,36 @@ def test_random_indices_respect_the_dims_their_strides_imply() -> None:
     assert 0 <= i1.min() and i1.max() < 50 and i1.max() > 25
     run_kernel(k, [i0, i1, x, out])
     np.testing.assert_array_equal(out.reshape(16, 8), x.reshape(100, 50, 8)[i0, i1])
+
+
+def test_verify_semantics_checks_the_whole_program_through_lowering() -> None:
+    """With a @forward, --verify-semantics follows the program into tl and pallas; a
+    lowering that changed the numbers would be caught at the result it changed."""
+    from xdsl.dialects import arith
+    from xdsl.dialects.builtin import FloatAttr, f32
+
+    from pallas_ir.reference.verify import compare_forward, snapshot_forward
+
+    module = pallas_ir.parse(
+        STRIDED
+        + """
+func.func @forward(%x: memref<16384xf32>) -> memref<8192xf32> {
+  %t = ta.alloc : memref<8192xf32>
+  ta.launch @mul(%x, %t) : memref<16384xf32>, memref<8192xf32>
+  func.return %t : memref<8192xf32>
+}
+"""
+    )
+    run, problems = snapshot_forward(module)
+    assert run is not None and not problems
+    pallas_ir.run_passes(module, "stride-to-reshape,tile,tl-to-pallas")
+    assert compare_forward(module, run, "tl-to-pallas") == []
+    # Now break the lowered kernel: multiply by 3 instead of 2.
+    const = next(
+        op for op in module.walk() if isinstance(op, arith.ConstantOp) and op.name == "arith.constant"
+    )
+    const.properties["value"] = type(const.value).from_list(  # type: ignore[attr-defined]
+        const.result.type, [3.0]
+    ) if not isinstance(const.value, FloatAttr) else FloatAttr(3.0, f32)
+    (d,) = compare_forward(module, run, "broken")
+    assert "'broken' changed what @forward computes: result #0 first differs at [" in d.message

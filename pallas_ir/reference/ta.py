@@ -292,13 +292,34 @@ def _symbol_limits(op: ta.LoadOp | ta.StoreOp) -> list[int]:
     return limits
 
 
-def random_buffers(kernel: ta.KernelOp, rng: np.random.Generator) -> list[np.ndarray]:
-    """Buffers for one kernel: readable floats uniform in [-2, 2]; integer buffers that
-    feed indices stay inside the tables they index; outputs start at zero."""
-    limits = {
+def index_limits(kernel: ta.KernelOp) -> dict[int, int]:
+    """For each integer argument whose values index other buffers: the exclusive upper
+    bound that keeps every such access inside its buffer."""
+    return {
         i: min(_symbol_limits(op)[k] for op, k in uses)
         for i, uses in _index_uses(kernel).items()
     }
+
+
+def random_array(
+    t: MemRefType | Any, rng: np.random.Generator, limit: int | None = None
+) -> np.ndarray:
+    """Floats uniform in [-2, 2]; integers in [0, limit) when they are indices, else in
+    [-8, 8); booleans either way."""
+    dtype = numpy_dtype(t.element_type)
+    shape = t.get_shape()
+    if isinstance(t.element_type, IntegerType):
+        if t.element_type.width.data == 1:
+            return rng.integers(0, 2, shape).astype(dtype)
+        lo, hi = (0, limit) if limit is not None else (-8, 8)
+        return rng.integers(lo, hi, shape).astype(dtype)
+    return rng.uniform(-2, 2, shape).astype(dtype)
+
+
+def random_buffers(kernel: ta.KernelOp, rng: np.random.Generator) -> list[np.ndarray]:
+    """Buffers for one kernel: readable floats uniform in [-2, 2]; integer buffers that
+    feed indices stay inside the tables they index; outputs start at zero."""
+    limits = index_limits(kernel)
     out: list[np.ndarray] = []
     for arg in kernel.body.block.args:
         t = arg.type
@@ -308,13 +329,6 @@ def random_buffers(kernel: ta.KernelOp, rng: np.random.Generator) -> list[np.nda
         role = kernel.role_of(arg)
         if role not in READABLE_ROLES and role != ArgRole.INOUT:
             out.append(np.zeros(shape, dtype=dtype))
-        elif isinstance(t.element_type, IntegerType):
-            if t.element_type.width.data == 1:
-                out.append(rng.integers(0, 2, shape).astype(dtype))
-            else:
-                hi = limits.get(arg.index, 8)
-                lo = 0 if arg.index in limits else -8
-                out.append(rng.integers(lo, hi, shape).astype(dtype))
         else:
-            out.append(rng.uniform(-2, 2, shape).astype(dtype))
+            out.append(random_array(t, rng, limits.get(arg.index)))
     return out

@@ -1,5 +1,9 @@
-"""`--verify-semantics`: run every ta kernel on the same random inputs before and after
-each pass, and report the first output element a pass changed."""
+"""`--verify-semantics`: run the program on the same random inputs before and after each
+pass, and report the first output element a pass changed.
+
+Two levels: every ta kernel on its own (exactly; it needs no host function), and, when
+the module has a `func.func @forward`, the whole program with the interpreter of the
+level it is at (ta, tl or pallas), so the lowering passes are checked too."""
 
 from __future__ import annotations
 
@@ -7,13 +11,23 @@ import zlib
 from dataclasses import dataclass
 
 import numpy as np
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import BlockArgument, SSAValue
 
 from pallas_ir.diagnostics import Diagnostic, Severity, location_of
+from pallas_ir.dialects import pallas
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects.common import WRITABLE_ROLES
+from pallas_ir.reference import pallas as pallas_reference
 from pallas_ir.reference.ops import ReferenceError
-from pallas_ir.reference.ta import random_buffers, run_kernel
+from pallas_ir.reference.ta import (
+    index_limits,
+    random_array,
+    random_buffers,
+    run_forward,
+    run_kernel,
+)
 
 
 @dataclass
@@ -115,3 +129,108 @@ def compare(
                 )
             )
     return problems
+
+
+# ---------------------------------------------------------------------------------------
+# The whole program: @forward before and after each pass, through the lowering too
+
+
+@dataclass
+class ForwardRun:
+    inputs: list[np.ndarray]
+    outputs: list[np.ndarray]
+
+
+def _forward(module: ModuleOp) -> func.FuncOp | None:
+    return next(
+        (o for o in module.ops if isinstance(o, func.FuncOp) and o.sym_name.data == "forward"),
+        None,
+    )
+
+
+def _run_forward(module: ModuleOp, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """@forward's results with the interpreter of the module's level."""
+    copies = [a.copy() for a in inputs]
+    if any(isinstance(op, pallas.CallOp) for op in module.walk()):
+        return pallas_reference.run_forward(module, *copies)
+    return run_forward(module, *copies)
+
+
+def _forward_inputs(module: ModuleOp, forward: func.FuncOp, seed: int) -> list[np.ndarray]:
+    """Random @forward arguments; integers that a kernel uses as indices stay inside
+    the tables they index (bounds found through the launches and host reshapes)."""
+    kernels = {k.sym_name.data: k for k in module.ops if isinstance(k, ta.KernelOp)}
+    limits: dict[int, int] = {}
+    for launch in forward.walk():
+        if not isinstance(launch, ta.LaunchOp):
+            continue
+        kernel = kernels.get(launch.callee.string_value())
+        if kernel is None:
+            continue
+        for index, limit in index_limits(kernel).items():
+            value: SSAValue = launch.args[index]
+            while isinstance(value.owner, ta.ReshapeOp):
+                value = value.owner.source
+            if isinstance(value, BlockArgument) and value.block is forward.body.block:
+                limits[value.index] = min(limits.get(value.index, limit), limit)
+    rng = np.random.default_rng([seed, zlib.crc32(b"forward")])
+    return [random_array(a.type, rng, limits.get(a.index)) for a in forward.body.block.args]
+
+
+def snapshot_forward(
+    module: ModuleOp, seed: int = 0
+) -> tuple[ForwardRun | None, list[Diagnostic]]:
+    forward = _forward(module)
+    if forward is None:
+        return None, []
+    try:
+        inputs = _forward_inputs(module, forward, seed)
+        return ForwardRun(inputs, _run_forward(module, inputs)), []
+    except ReferenceError as e:
+        return None, [
+            Diagnostic(
+                Severity.ERROR,
+                f"verify-semantics: cannot run @forward on the input: {e}",
+                location_of(forward),
+            )
+        ]
+
+
+def compare_forward(module: ModuleOp, run: ForwardRun, pass_name: str) -> list[Diagnostic]:
+    """An error if @forward's results changed. Lowerings may reorder float sums (a
+    row summed in tiles), so floats agree to 1e-5, relative and absolute to the largest
+    result magnitude; integers agree exactly. (Each ta kernel is also compared exactly
+    by `compare`, as long as it is still a ta kernel.)"""
+    forward = _forward(module)
+    where = location_of(forward)
+    try:
+        after = _run_forward(module, run.inputs)
+    except ReferenceError as e:
+        return [
+            Diagnostic(
+                Severity.ERROR,
+                f"verify-semantics: after '{pass_name}', @forward no longer runs: {e}",
+                where,
+            )
+        ]
+    for k, (before, now) in enumerate(zip(run.outputs, after, strict=True)):
+        now = np.asarray(now).reshape(before.shape)
+        if before.dtype.kind == "f":
+            # Reordered float sums differ by a few ulps of the largest magnitude around.
+            scale = float(np.max(np.abs(before[np.isfinite(before)]), initial=1.0))
+            close = np.isclose(now, before, rtol=1e-5, atol=1e-5 * scale, equal_nan=True)
+        else:
+            close = now == before
+        if close.all():
+            continue
+        at = tuple(int(i) for i in np.argwhere(~close)[0])
+        return [
+            Diagnostic(
+                Severity.ERROR,
+                f"verify-semantics: '{pass_name}' changed what @forward computes: "
+                f"result #{k} first differs at {list(at)}: {before[at]!r} before, "
+                f"{now[at]!r} after",
+                where,
+            )
+        ]
+    return []

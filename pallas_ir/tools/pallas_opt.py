@@ -393,11 +393,12 @@ class PallasOptMain(xDSLOptMain):
             return None
         runs = None
         if self.args.verify_semantics:
-            from pallas_ir.reference.verify import snapshot
+            from pallas_ir.reference.verify import snapshot, snapshot_forward
 
             runs, problems = snapshot(module)
-            engine.diagnostics.extend(problems)
-            if problems:
+            whole, more = snapshot_forward(module)
+            engine.diagnostics.extend(problems + more)
+            if problems or more:
                 return None
         for p in self.pipeline.passes:
             t0 = time.perf_counter()
@@ -419,10 +420,12 @@ class PallasOptMain(xDSLOptMain):
             if not self.verified(module, engine, timer, f"pass '{p.name}'"):
                 return None
             if runs is not None:
-                from pallas_ir.reference.verify import compare
+                from pallas_ir.reference.verify import compare, compare_forward
 
                 t0 = time.perf_counter()
                 problems = compare(module, runs, p.name)
+                if whole is not None:
+                    problems += compare_forward(module, whole, p.name)
                 timer.add("(verify-semantics)", time.perf_counter() - t0)
                 engine.diagnostics.extend(problems)
                 if problems:
