@@ -94,7 +94,9 @@ class CostReport:
     def format(self) -> str:
         lines: list[str] = []
         for c in self.calls:
-            mark = " (upper bound: index maps read prefetched data)" if c.bound else ""
+            mark = (
+                " (upper bound: data-dependent index maps or manual DMAs)" if c.bound else ""
+            )
             lines.append(f"pallas.call @{c.kernel}  grid {list(c.grid)}{mark}")
             lines.append(
                 f"  HBM read {c.read} B, written {c.written} B, modelled {c.modelled} B, "
@@ -209,6 +211,10 @@ def _operand_traffic(
     shape = value_type.get_shape()
     item = _itemsize(value_type)
     if spec.space == pallas.MemorySpace.ANY:
+        if not list(ref.uses):
+            # Passed only to be aliased to an output (an inout buffer): it stays in HBM
+            # and the kernel never reads it.
+            return OperandTraffic(name, role, 0, 0, 0)
         # Manual DMAs are not modelled yet: count the whole array once as the minimum
         # and as the traffic, and mark it a bound.
         total = math.prod(shape) * item

@@ -3,26 +3,37 @@
 
 The policy is deterministic:
 
-1. Every access must be a projected permutation with constant offsets (each index is
-   `d + c` or `c`; the ta passes bring strided, flat and collapsed accesses there).
-2. A loop dim's tile size must be legal for every buffer dim it walks: on a lane (last)
-   dim a multiple of 128, on a sublane (second-minor) dim a multiple of the dtype's rows
-   (8 for 32-bit, 16 for 16-bit, 32 for 8-bit), on a rank-1 buffer a multiple of 1024 or
-   a power of two of at least 128 * 32 / bits; or the whole extent in one tile (at a
-   constant offset, which `tl-to-pallas` turns into a whole-dim block and a static slice).
-   Offsets must stay block-aligned, and stores may not write past their loop's extent
-   inside a larger buffer.
-3. Among legal sizes, the largest up to 512 for lane dims and 256 for sublane dims
+1. Accesses. Every access must be a projected permutation with constant offsets (each
+   index `d + c` or `c`; the ta passes bring strided, flat and collapsed accesses there),
+   except that an access through a reshape of a kernel argument that the host holds as
+   N-D storage is re-read as a strided walk of that storage when the TPU allows it
+   (steps on leading dims, and sublane steps of 32-bit data): no host relayout. Gathers
+   marked by indirect-load-to-scalar-prefetch read their indices with `tl.scalar_load`
+   and take one row per grid step along the dims those indices depend on (the
+   scalar-prefetch idiom); buffers that then take one row of a second-minor dim are
+   viewed as `(..., A, 1, B)`.
+2. Legality. A loop dim's tile must be legal for every buffer dim it walks: on a lane
+   (last) dim a multiple of 128, on a sublane dim a multiple of the dtype's rows (8 for
+   32-bit, 16 for 16-bit, 32 for 8-bit), on a rank-1 buffer a multiple of 1024 or a
+   power of two of at least 128 * 32 / bits; or the whole extent in one tile (at a
+   constant offset, which tl-to-pallas turns into a whole-dim block and a static slice).
+   Offsets stay block-aligned, and stores may not write past their loop's extent inside
+   a larger buffer. A sublane-strided read forces 128-lane tiles.
+3. Size. Among legal sizes, the largest up to 512 for lane dims and 256 for sublane dims
    (1 for leading dims); then the largest tile steps down to its next legal size until
    no block is over 1 MiB (so the pipeline has several steps to overlap) and the
    double-buffered blocks of all accesses fit the VMEM budget.
-4. Reduction dims are kept whole in the tile (reduced in the kernel); a reduction too
-   big for the budget is rejected (accumulating across a sequential grid dim is not
-   implemented yet). Parallel dims become parallel grid dims, `cdiv(extent, tile)` long.
+4. Reductions are kept whole in the tile and reduced in the kernel. When that cannot fit
+   the budget and the loop's single reduction is only stored (not reused, as softmax
+   reuses its sums), it is split: its tiles divide it, it becomes the last grid dim,
+   sequential, and the stores accumulate. Parallel dims become parallel grid dims,
+   `cdiv(extent, tile)` long.
+5. Contractions. A sum over k of the product of an (m, k) and a (k, n) tile is a
+   `tl.dot` (the MXU, accumulating in f32).
 
 Values are computed in loop space (one tensor dim per loop dim, size 1 where a value does
 not vary); loads are reshaped and transposed into it, stores out of it, and operands are
-broadcast where an op needs equal shapes.
+broadcast where an op needs equal shapes; back-to-back reshapes and transposes are folded.
 """
 
 from __future__ import annotations
