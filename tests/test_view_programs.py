@@ -17,16 +17,9 @@ from hypothesis import strategies as st
 from xdsl.printer import Printer
 
 import pallas_ir
+from pallas_ir.affine_analysis import row_major_strides
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.reference import run_kernel
-
-
-def row_major(shape: list[int]) -> list[int]:
-    strides, acc = [], 1
-    for n in reversed(shape):
-        strides.append(acc)
-        acc *= n
-    return strides[::-1]
 
 
 @st.composite
@@ -34,7 +27,7 @@ def views(draw):
     """(storage size, view shape, view strides, storage offset) of a chain of views."""
     rank = draw(st.integers(1, 4))
     base = [draw(st.sampled_from([2, 3, 4, 6, 8, 12, 16])) for _ in range(rank)]
-    shape, strides, offset = list(base), row_major(base), 0
+    shape, strides, offset = list(base), row_major_strides(base), 0
     for _ in range(draw(st.integers(0, 3))):
         kind = draw(st.sampled_from(["slice", "permute", "select", "unsqueeze"]))
         if kind == "slice":
@@ -63,7 +56,7 @@ def kernel_text(size: int, shape: list[int], strides: list[int], offset: int) ->
     dims = ", ".join(f"d{k}" for k in range(len(shape)))
     ivs = ", ".join(f"%i{k}" for k in range(len(shape)))
     flat_in = " + ".join([f"d{k} * {s}" for k, s in enumerate(strides)] + [str(offset)])
-    flat_out = " + ".join(f"d{k} * {s}" for k, s in enumerate(row_major(shape)))
+    flat_out = " + ".join(f"d{k} * {s}" for k, s in enumerate(row_major_strides(shape)))
     n_out = math.prod(shape)
     return f"""
 ta.kernel @view(%x: memref<{size}xf32> {{role = "in"}}, %out: memref<{n_out}xf32> {{role = "out"}}) {{
