@@ -95,7 +95,9 @@ class CostReport:
         lines: list[str] = []
         for c in self.calls:
             mark = (
-                " (upper bound: data-dependent index maps or manual DMAs)" if c.bound else ""
+                " (upper bound: data-dependent index maps or manual DMAs)"
+                if c.bound
+                else ""
             )
             lines.append(f"pallas.call @{c.kernel}  grid {list(c.grid)}{mark}")
             lines.append(

@@ -41,7 +41,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.ir.affine import (
-    AffineConstantExpr,
     AffineDimExpr,
     AffineExpr,
     AffineMap,
@@ -67,29 +66,6 @@ _SEMANTICS = {
 
 def _tensor(t: MemRefType) -> TensorType:
     return TensorType(t.element_type, t.get_shape())
-
-
-def _affine(lin: LinearExpr) -> AffineExpr:
-    expr: AffineExpr = AffineConstantExpr(lin.constant)
-    for p, c in sorted(lin.dims.items()):
-        expr = AffineDimExpr(p) * c + expr if c != 1 else AffineDimExpr(p) + expr
-    for p, c in sorted(lin.symbols.items()):
-        expr = AffineSymExpr(p) * c + expr if c != 1 else AffineSymExpr(p) + expr
-    return _fold(expr)
-
-
-def _fold(expr: AffineExpr) -> AffineExpr:
-    # `x + 0` → `x`, so maps print as `(d0) -> (d0, 0)`.
-    from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind
-
-    if (
-        isinstance(expr, AffineBinaryOpExpr)
-        and expr.kind == AffineBinaryOpKind.Add
-        and isinstance(expr.rhs, AffineConstantExpr)
-        and expr.rhs.value == 0
-    ):
-        return _fold(expr.lhs)
-    return expr
 
 
 @dataclass
@@ -188,7 +164,9 @@ class _KernelConverter:
                         f"along dim {k}; masked stores are not supported yet",
                     )
         index_map = AffineMap(
-            len(self.grid.extents), len(bindings), tuple(_affine(d.index) for d in dims)
+            len(self.grid.extents),
+            len(bindings),
+            tuple(d.index.to_affine() for d in dims),
         )
         spec = pallas.BlockSpecAttr(
             [d.size for d in dims], index_map, pallas.MemorySpace.VMEM, bindings

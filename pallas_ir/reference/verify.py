@@ -143,7 +143,11 @@ class ForwardRun:
 
 def _forward(module: ModuleOp) -> func.FuncOp | None:
     return next(
-        (o for o in module.ops if isinstance(o, func.FuncOp) and o.sym_name.data == "forward"),
+        (
+            o
+            for o in module.ops
+            if isinstance(o, func.FuncOp) and o.sym_name.data == "forward"
+        ),
         None,
     )
 
@@ -156,7 +160,9 @@ def _run_forward(module: ModuleOp, inputs: list[np.ndarray]) -> list[np.ndarray]
     return run_forward(module, *copies)
 
 
-def _forward_inputs(module: ModuleOp, forward: func.FuncOp, seed: int) -> list[np.ndarray]:
+def _forward_inputs(
+    module: ModuleOp, forward: func.FuncOp, seed: int
+) -> list[np.ndarray]:
     """Random @forward arguments; integers that a kernel uses as indices stay inside
     the tables they index (bounds found through the launches and host reshapes)."""
     kernels = {k.sym_name.data: k for k in module.ops if isinstance(k, ta.KernelOp)}
@@ -174,7 +180,9 @@ def _forward_inputs(module: ModuleOp, forward: func.FuncOp, seed: int) -> list[n
             if isinstance(value, BlockArgument) and value.block is forward.body.block:
                 limits[value.index] = min(limits.get(value.index, limit), limit)
     rng = np.random.default_rng([seed, zlib.crc32(b"forward")])
-    return [random_array(a.type, rng, limits.get(a.index)) for a in forward.body.block.args]
+    return [
+        random_array(a.type, rng, limits.get(a.index)) for a in forward.body.block.args
+    ]
 
 
 def snapshot_forward(
@@ -196,7 +204,9 @@ def snapshot_forward(
         ]
 
 
-def compare_forward(module: ModuleOp, run: ForwardRun, pass_name: str) -> list[Diagnostic]:
+def compare_forward(
+    module: ModuleOp, run: ForwardRun, pass_name: str
+) -> list[Diagnostic]:
     """An error if @forward's results changed. Lowerings may reorder float sums (a
     row summed in tiles), so floats agree to 1e-5, relative and absolute to the largest
     result magnitude; integers agree exactly. (Each ta kernel is also compared exactly

@@ -72,7 +72,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             errors = _check_against_source(original, module, source, args.seed)
         err = ", ".join(f"{e:.3g}" for e in errors)
-        print(f"# interpret mode vs the {level} reference interpreter: OK (max abs error {err})")
+        print(
+            f"# interpret mode vs the {level} reference interpreter: OK (max abs error {err})"
+        )
     except AssertionError as e:
         print(f"# interpret mode vs the {level} reference interpreter: MISMATCH\n{e}")
         failed = True
