@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerType, ModuleOp, TensorType
+from xdsl.ir import BlockArgument
 from xdsl.ir.affine import AffineSymExpr
 
 from pallas_ir.dialects import pallas
@@ -32,6 +33,14 @@ def _prefetch_bounds(module: ModuleOp) -> dict[int, int]:
     that keeps every block index it feeds inside its array."""
     forward = forward_of(module)
     bounds: dict[int, int] = {}
+
+    def bound(call: pallas.CallOp, p: int, limit: int) -> None:
+        arg = call.args[p]
+        while isinstance(arg.owner, pallas.ConvertOp | pallas.ReshapeOp):
+            arg = arg.owner.source  # e.g. int64 indices converted on the host
+        if isinstance(arg, BlockArgument) and arg.block is forward.body.block:
+            bounds[arg.index] = min(bounds.get(arg.index, limit), limit)
+
     for call in forward.walk():
         if not isinstance(call, pallas.CallOp):
             continue
@@ -40,17 +49,16 @@ def _prefetch_bounds(module: ModuleOp) -> dict[int, int]:
             t = value.type
             assert isinstance(t, TensorType)
             for k, e in enumerate(spec.map.results):
-                if not isinstance(e, AffineSymExpr):
-                    continue
-                p, _ = spec.prefetch[e.position]
-                arg = call.args[p]
-                while isinstance(arg.owner, pallas.ConvertOp | pallas.ReshapeOp):
-                    arg = arg.owner.source  # e.g. int64 indices converted on the host
-                size = spec.shape[k] or 1
-                limit = -(-t.get_shape()[k] // size)
-                if hasattr(arg, "index") and arg.owner is forward.body.block:
-                    i = arg.index  # type: ignore[attr-defined]
-                    bounds[i] = min(bounds.get(i, limit), limit)
+                if isinstance(e, AffineSymExpr):
+                    p, _ = spec.prefetch[e.position]
+                    bound(call, p, -(-t.get_shape()[k] // (spec.shape[k] or 1)))
+        # Row DMAs read the row a prefetched index names.
+        for dma in call.walk():
+            if isinstance(dma, pallas.DmaStartOp) and isinstance(dma.src_row.owner, pallas.ReadOp):
+                ref = dma.src_row.owner.ref
+                src = dma.src.type
+                if isinstance(ref, BlockArgument) and ref.index < call.n_prefetch:
+                    bound(call, ref.index, src.get_shape()[0])  # type: ignore[attr-defined]
     return bounds
 
 

@@ -24,6 +24,7 @@ MEANING = {
     "add": lambda x, y: x + y,
     "transpose": lambda x: x.T,
     "embedding": lambda idx, table: table[idx],
+    "embedding_dma": lambda idx, table: table[idx],
 }
 
 

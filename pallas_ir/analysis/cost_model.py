@@ -217,8 +217,14 @@ def _operand_traffic(
             # Passed only to be aliased to an output (an inout buffer): it stays in HBM
             # and the kernel never reads it.
             return OperandTraffic(name, role, 0, 0, 0)
-        # Manual DMAs are not modelled yet: count the whole array once as the minimum
-        # and as the traffic, and mark it a bound.
+        dmas = [u.operation for u in ref.uses if isinstance(u.operation, pallas.DmaStartOp)]
+        if dmas:
+            # Row DMAs: each start moves one row, every grid step. Which rows (and so the
+            # minimum, distinct rows) depends on prefetched data: a bound.
+            row = math.prod(shape[1:]) * item
+            moved = len(points) * len(dmas) * row
+            return OperandTraffic(name, role, moved, moved, len(points) * len(dmas), bound=True)
+        # Other manual DMAs are not modelled: count the whole array once, as a bound.
         total = math.prod(shape) * item
         return OperandTraffic(name, role, total, total, 1, bound=True)
     full = [1 if b is None else b for b in spec.shape]
@@ -296,6 +302,8 @@ def call_cost(
             else:
                 vmem += block_bytes
     for s in call.scratch_shapes.data:
+        if s.space == pallas.MemorySpace.SEMAPHORE:
+            continue
         size = math.prod(s.get_shape()) * _itemsize(s)
         if s.space == pallas.MemorySpace.SMEM:
             smem += size

@@ -90,6 +90,8 @@ class MemorySpace(StrEnum):
     SMEM = "smem"
     ANY = "any"
     """Left where it is (HBM); reachable only by DMA."""
+    SEMAPHORE = "semaphore"
+    """A DMA semaphore (`pltpu.SemaphoreType.DMA(())` as a scratch shape): rank 0, i32."""
 
 
 class DimensionSemantics(StrEnum):
@@ -754,6 +756,8 @@ class CallOp(IRDLOperation):
                 raise VerifyException(
                     f"scratch_shapes[{k}] is in memory space any; scratch lives in vmem or smem"
                 )
+            if ref.space == MemorySpace.SEMAPHORE and ref.get_shape():
+                raise VerifyException(f"scratch_shapes[{k}]: a DMA semaphore has rank 0")
         if self.vmem_limit_bytes is not None and self.vmem_limit_bytes.value.data <= 0:
             raise VerifyException("vmem_limit_bytes must be positive")
         got = [a.type for a in self.body.block.args]
@@ -1318,9 +1322,114 @@ class WhenOp(IRDLOperation):
         printer.print_region(self.body, print_entry_block_args=False)
 
 
+class DmaOpBase(IRDLOperation):
+    """Shared by `pallas.dma_start` and `pallas.dma_wait`: one row of `src` (in HBM,
+    memory space `any`) at a dynamic row index, to row `dst_row` of `dst` (VMEM),
+    signalling `sem`: `pltpu.make_async_copy(src.at[pl.ds(row, 1)], dst.at[pl.ds(r, 1)],
+    sem)`."""
+
+    src = operand_def(RefType)
+    src_row = operand_def(i32)
+    dst = operand_def(RefType)
+    sem = operand_def(RefType)
+    dst_row = prop_def(IntegerAttr[I64])
+
+    traits = traits_def(HasAncestor(CallOp))
+    assembly_format = (
+        "$src `[` $src_row `]` `,` $dst `[` $dst_row `]` `,` $sem attr-dict "
+        "`:` type($src) `,` type($dst) `,` type($sem)"
+    )
+
+    def __init__(self, src: SSAValue, src_row: SSAValue, dst: SSAValue, dst_row: int, sem: SSAValue):
+        super().__init__(
+            operands=[src, src_row, dst, sem],
+            properties={"dst_row": IntegerAttr(dst_row, i64)},
+        )
+
+    def verify_(self) -> None:
+        src, dst, sem = self.src.type, self.dst.type, self.sem.type
+        assert isinstance(src, RefType) and isinstance(dst, RefType)
+        assert isinstance(sem, RefType)
+        if src.space != MemorySpace.ANY or dst.space != MemorySpace.VMEM:
+            raise VerifyException("a row DMA copies from an `any` ref into a `vmem` ref")
+        if sem.space != MemorySpace.SEMAPHORE:
+            raise VerifyException("a row DMA signals a `semaphore` ref")
+        if src.get_shape()[1:] != dst.get_shape()[1:] or src.element_type != dst.element_type:
+            raise VerifyException(
+                f"rows of {src} do not fit rows of {dst}: same trailing dims and type needed"
+            )
+        if not 0 <= self.dst_row.value.data < dst.get_shape()[0]:
+            raise VerifyException(f"row {self.dst_row.value.data} is outside {dst}")
+
+
+@irdl_op_definition
+class DmaStartOp(DmaOpBase):
+    """Start a row copy from HBM (the manual-DMA gather idiom).
+
+    ```mlir
+    pallas.dma_start %table_ref[%row], %rows_ref[3], %sem
+        : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+    ```
+    """
+
+    name = "pallas.dma_start"
+
+
+@irdl_op_definition
+class DmaWaitOp(DmaOpBase):
+    """Wait for a row copy started with the same operands.
+
+    ```mlir
+    pallas.dma_wait %table_ref[%row], %rows_ref[3], %sem
+        : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+    ```
+    """
+
+    name = "pallas.dma_wait"
+
+
+@irdl_op_definition
+class ReadOp(IRDLOperation):
+    """A scalar read at dynamic indices: `idx_ref[i]` (scalar-prefetch data in SMEM).
+
+    ```mlir
+    %row = pallas.read %idx_ref[%i] : !pallas.ref<64xi32, smem> -> i32
+    ```
+    """
+
+    name = "pallas.read"
+
+    ref = operand_def(RefType)
+    indices = var_operand_def(i32)
+    result = result_def()
+
+    traits = traits_def(HasAncestor(CallOp), MemoryReadEffect())
+    assembly_format = "$ref `[` $indices `]` attr-dict `:` type($ref) `->` type($result)"
+
+    def __init__(self, ref: SSAValue, indices: Sequence[SSAValue]):
+        t = ref.type
+        assert isinstance(t, RefType)
+        super().__init__(operands=[ref, indices], result_types=[t.element_type])
+
+    def verify_(self) -> None:
+        t = self.ref.type
+        assert isinstance(t, RefType)
+        if t.space != MemorySpace.SMEM:
+            raise VerifyException("pallas.read reads scalars from an SMEM ref")
+        if len(self.indices) != len(t.get_shape()):
+            raise VerifyException(
+                f"{len(self.indices)} indices for a rank-{len(t.get_shape())} ref"
+            )
+        if self.result.type != t.element_type:
+            raise VerifyException(f"reads {t.element_type}, not {self.result.type}")
+
+
 Pallas = Dialect(
     "pallas",
     [
+        DmaStartOp,
+        DmaWaitOp,
+        ReadOp,
         WhenOp,
         DotOp,
         CallOp,

@@ -353,6 +353,15 @@ class KernelEmitter:
                 inner.emit(nested)
             self.lines += [f"    {line}" for line in inner.lines or ["pass"]]
             return
+        if isinstance(op, pallas.DmaStartOp | pallas.DmaWaitOp):
+            n = self.namer
+            row, r = n[op.src_row], op.dst_row.value.data
+            phase = "start" if isinstance(op, pallas.DmaStartOp) else "wait"
+            self.lines.append(
+                f"pltpu.make_async_copy({n[op.src]}.at[pl.ds({row}, 1)], "
+                f"{n[op.dst]}.at[pl.ds({r}, 1)], {n[op.sem]}).{phase}()"
+            )
+            return
         if isinstance(op, pallas.StoreOp):
             self.lines.append(
                 f"{_indexers(op, self.namer[op.ref])} = {self.namer[op.value]}"
@@ -369,6 +378,8 @@ class KernelEmitter:
         args = [n[o] for o in op.operands]
         if isinstance(op, pallas.LoadOp):
             return _indexers(op, n[op.ref])
+        if isinstance(op, pallas.ReadOp):
+            return f"{n[op.ref]}[{', '.join(n[i] for i in op.indices)}]"
         if isinstance(op, pallas.DotOp):
             acc = dtype_name(op.result.type.element_type, op)  # type: ignore[attr-defined]
             return f"jnp.dot({args[0]}, {args[1]}, preferred_element_type={acc})"
@@ -479,7 +490,9 @@ def _call_statement(
         return [f"{pad}{key}=[", *(f"{pad}    {s}," for s in specs), f"{pad}],"]
 
     scratch = [
-        f"pltpu.{s.space.value.upper()}({_tuple(s.get_shape())}, "
+        "pltpu.SemaphoreType.DMA(())"
+        if s.space == pallas.MemorySpace.SEMAPHORE
+        else f"pltpu.{s.space.value.upper()}({_tuple(s.get_shape())}, "
         f"{dtype_name(s.element_type, call)})"
         for s in call.scratch_shapes.data
     ]

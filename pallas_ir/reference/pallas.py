@@ -52,8 +52,18 @@ def _run_ops(
         if isinstance(op, pallas.StoreOp):
             args[1][pallas.python_index(op.indexers)] = args[0]
             continue
+        if isinstance(op, pallas.DmaStartOp):
+            src, row, dst = args[0], int(args[1]), args[2]
+            if not 0 <= row < src.shape[0]:
+                raise ReferenceError(f"a row DMA reads row {row} of {src.shape[0]}")
+            dst[op.dst_row.value.data] = src[row]  # the copy lands at once; waits are no-ops
+            continue
+        if isinstance(op, pallas.DmaWaitOp):
+            continue
         if isinstance(op, pallas.LoadOp):
             r = np.array(args[0][pallas.python_index(op.indexers)])
+        elif isinstance(op, pallas.ReadOp):
+            r = args[0][tuple(int(i) for i in args[1:])]
         elif isinstance(op, pallas.ProgramIdOp):
             r = np.int32(grid_pos[op.axis.value.data])
         elif (tile := evaluate_tile(op, args)) is not None:

@@ -32,6 +32,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     import pallas_ir
     from pallas_ir.check import arg_specs, check_interpret
+    from pallas_ir.reference import ReferenceError
     from pallas_ir.registry import default_pipeline
     from pallas_ir.tpu_check import aot_compile_for_tpu, libtpu_available, lower_for_tpu
 
@@ -77,6 +78,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     except AssertionError as e:
         print(f"# interpret mode vs the {level} reference interpreter: MISMATCH\n{e}")
+        failed = True
+    except ReferenceError as e:
+        print(f"# the {level} reference interpreter cannot run it: {e}")
         failed = True
     report = pallas_ir.cost_report(module)
     print(
