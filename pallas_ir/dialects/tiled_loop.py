@@ -688,9 +688,114 @@ class DotOp(DotOpBase):
     name = "tl.dot"
 
 
+@irdl_op_definition
+class GatherOp(IRDLOperation):
+    """Gather whole rows of a table by prefetched indices: row r of the tile is
+    `table[index[m + r]]`, where `m` is the map's element offset into the index buffer.
+
+    ```mlir
+    %rows = tl.gather %table, %idx[affine_map<(d0) -> (d0 * 8)>](%i)
+        : memref<1000x256xf32>, memref<64xi32> -> tensor<8x256xf32>
+    ```
+
+    The tile's other dims are the table's (whole rows). `tl-to-pallas` turns it into one
+    manual row DMA per row from the table left in HBM (the G3 idiom): exactly the rows
+    used move, and the table is never relaid out.
+    """
+
+    name = "tl.gather"
+
+    table = operand_def(MemRefType)
+    index = operand_def(MemRefType)
+    dims = var_operand_def(IndexType)
+    map = prop_def(AffineMapAttr)
+    result = result_def(TensorType)
+
+    traits = traits_def(HasAncestor(GridOp), MemoryReadEffect())
+
+    def __init__(
+        self,
+        table: SSAValue,
+        index: SSAValue,
+        map: AffineMapAttr,
+        dims: Sequence[SSAValue],
+        tile_type: TensorType,
+    ):
+        super().__init__(
+            operands=[table, index, dims], properties={"map": map}, result_types=[tile_type]
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> GatherOp:
+        table = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        access = parse_access(parser)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        ttype = parser.parse_type()
+        parser.parse_punctuation(",")
+        itype = parser.parse_type()
+        parser.parse_punctuation("->")
+        rtype = parser.parse_type()
+        if not isinstance(rtype, TensorType):
+            parser.raise_error("expected `memref, memref -> tensor`", pos, parser.pos)
+        op = cls(
+            parser.resolve_operand(table, ttype),
+            parser.resolve_operand(access.buffer, itype),
+            AffineMapAttr(access.map),
+            resolve_indices(parser, access.dims),
+            rtype,
+        )
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.table)
+        printer.print_string(", ")
+        print_access(printer, self.index, self.map, self.dims, ())
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_list(
+            [self.table.type, self.index.type], printer.print_attribute
+        )
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+    def verify_(self) -> None:
+        table, index, tile = self.table.type, self.index.type, self.result.type
+        assert isinstance(table, MemRefType) and isinstance(index, MemRefType)
+        assert isinstance(tile, TensorType)
+        if index.get_num_dims() != 1 or not isinstance(index.element_type, IntegerType):
+            raise VerifyException("tl.gather reads a rank-1 integer index buffer")
+        verify_map_arity(self.map.data, len(self.dims), 0, 1, "gather")
+        for i, d in enumerate(self.dims):
+            if _grid_extent(d) is None:
+                raise VerifyException(
+                    f"gather dim operand #{i} must be an index of the enclosing tl.grid"
+                )
+        if tile.get_num_dims() != table.get_num_dims() or list(
+            tile.get_shape()[1:]
+        ) != list(table.get_shape()[1:]):
+            raise VerifyException(f"a gather of whole rows of {table} cannot be {tile}")
+        if tile.element_type != table.element_type:
+            raise VerifyException("a gather keeps the table's element type")
+        (b,) = map_bounds(self.map.data, loop_bounds_of(self.dims, _grid_extent), [])
+        rows = tile.get_shape()[0]
+        if b is not None and (b[0] < 0 or b[1] + rows > index.get_shape()[0]):
+            raise VerifyException(
+                f"the gather reads indices [{b[0]}, {b[1] + rows - 1}] of "
+                f"{index.get_shape()[0]}"
+            )
+        _kernel_arg(self.index, frozenset({ArgRole.PREFETCH}), "gather index")
+        _kernel_arg(self.table, READABLE_ROLES - {ArgRole.PREFETCH}, "gathered")
+
+
 TiledLoop = Dialect(
     "tl",
     [
+        GatherOp,
         DotOp,
         KernelOp,
         GridOp,

@@ -364,8 +364,10 @@ class TlToPallasPass(ModulePass):
         (grid,) = [g for g in kernel.body.block.ops if isinstance(g, tl.GridOp)]
         conv = _KernelConverter(kernel, grid)
         body_ops = list(grid.body.block.ops)
-        # Scalar prefetch: every prefetch buffer a scalar_load reads.
+        # Scalar prefetch: every prefetch buffer a scalar_load or a gather reads.
         for o in body_ops:
+            if isinstance(o, tl.GatherOp) and o.index not in conv.prefetch:
+                conv.prefetch.append(o.index)  # type: ignore[arg-type]
             if isinstance(o, tl.ScalarLoadOp):
                 arg = o.buffer
                 assert isinstance(arg, BlockArgument)
@@ -376,6 +378,7 @@ class TlToPallasPass(ModulePass):
                     conv.grid_map(o.map.data, o.dims, o),
                 )
         loads = [o for o in body_ops if isinstance(o, tl.LoadOp)]
+        gathers = [o for o in body_ops if isinstance(o, tl.GatherOp)]
         stores = [o for o in body_ops if isinstance(o, tl.StoreOp)]
         stored: dict[SSAValue, tl.StoreOp] = {}
         for s in stores:
@@ -400,15 +403,17 @@ class TlToPallasPass(ModulePass):
             if kernel.role_of(buf) != ArgRole.INOUT:
                 continue
             alias_inputs.append(buf)
-            aliases.append((n_pre + len(loads) + len(alias_inputs) - 1, k))
+            aliases.append((n_pre + len(loads) + len(gathers) + len(alias_inputs) - 1, k))
         operands = [
             host.as_int32(host.read(launch.args[a.index], launch)) for a in conv.prefetch
         ]
         operands += [host.read(launch.args[o.buffer.index], launch) for o in loads]  # type: ignore[attr-defined]
+        operands += [host.read(launch.args[g.table.index], launch) for g in gathers]  # type: ignore[attr-defined]
         operands += [host.read(launch.args[a.index], launch) for a in alias_inputs]
         result_types = [_tensor(s.buffer.type) for s in stores]  # type: ignore[arg-type]
-        in_specs = [a.spec for a in in_accesses] + [pallas.BlockSpecAttr.any()] * len(
-            alias_inputs
+        # Gathered tables stay in HBM (`any`): rows come by manual DMA.
+        in_specs = [a.spec for a in in_accesses] + [pallas.BlockSpecAttr.any()] * (
+            len(gathers) + len(alias_inputs)
         )
         out_specs = [a.spec for a in out_accesses]
         # The kernel region.
@@ -421,7 +426,7 @@ class TlToPallasPass(ModulePass):
             ref_types.append(
                 pallas.RefType(acc.spec.ref_shape(), o.result.type.element_type)
             )  # type: ignore[union-attr]
-        for a in alias_inputs:
+        for a in [*(g.table for g in gathers), *alias_inputs]:
             t = a.type
             assert isinstance(t, MemRefType)
             ref_types.append(
@@ -431,12 +436,28 @@ class TlToPallasPass(ModulePass):
             ref_types.append(
                 pallas.RefType(acc.spec.ref_shape(), s.value.type.element_type)
             )  # type: ignore[union-attr]
-        body = Block(arg_types=ref_types)
+        # Each gather's rows land in a VMEM buffer, signalled on a DMA semaphore.
+        scratch: list[pallas.RefType] = []
+        for g in gathers:
+            t = g.result.type
+            assert isinstance(t, TensorType)
+            scratch.append(pallas.RefType(t.get_shape(), t.element_type))
+            scratch.append(pallas.RefType([], i32, pallas.MemorySpace.SEMAPHORE))
+        body = Block(arg_types=[*ref_types, *scratch])
         refs = list(body.args)
         for ref, a in zip(refs, conv.prefetch):
             ref.name_hint = f"{a.name_hint}_ref" if a.name_hint else None
         in_refs = refs[n_pre : n_pre + len(loads)]
-        out_refs = refs[n_pre + len(loads) + len(alias_inputs) :]
+        table_refs = refs[n_pre + len(loads) : n_pre + len(loads) + len(gathers)]
+        first_out = n_pre + len(loads) + len(gathers) + len(alias_inputs)
+        out_refs = refs[first_out : first_out + len(stores)]
+        scratch_refs = refs[first_out + len(stores) :]
+        gather_refs = {
+            g: (table_refs[k], scratch_refs[2 * k], scratch_refs[2 * k + 1])
+            for k, g in enumerate(gathers)
+        }
+        for ref, g in zip(table_refs, gathers):
+            ref.name_hint = f"{g.table.name_hint}_hbm" if g.table.name_hint else None
         for ref, o in zip(in_refs, loads):
             ref.name_hint = f"{o.buffer.name_hint}_ref" if o.buffer.name_hint else None
         for ref, s in zip(out_refs, stores):
@@ -452,6 +473,14 @@ class TlToPallasPass(ModulePass):
             if isinstance(o, tl.LoadOp):
                 ref, acc = load_refs[o]
                 new = pallas.LoadOp(ref, o.result.type, acc.indexers)  # type: ignore[arg-type]
+            elif isinstance(o, tl.GatherOp):
+                table_ref, rows_ref, sem = gather_refs[o]
+                index_ref = refs[conv.prefetch.index(o.index)]  # type: ignore[arg-type]
+                start = conv.grid_map(o.map.data, o.dims, o).results[0]
+                *prologue, new = _gather_rows(start, index_ref, table_ref, rows_ref, sem, o)
+                for p in prologue:
+                    p.location = o.location
+                    body.add_op(p)
             elif isinstance(o, tl.StoreOp) and o.accumulate is not None:
                 ref, acc = store_refs[o]
                 *prologue, new = _accumulate(o, values[o.value], ref, acc.indexers, grid)
@@ -514,6 +543,7 @@ class TlToPallasPass(ModulePass):
             out_specs,
             [_SEMANTICS[s.data] for s in grid.semantics.data],
             num_scalar_prefetch=n_pre,
+            scratch_shapes=scratch,
             input_output_aliases=aliases,
             body=Region(body),
         )
@@ -530,6 +560,53 @@ class TlToPallasPass(ModulePass):
         for s, r in zip(stores, call.outs):
             host.write(launch.args[s.buffer.index], r)  # type: ignore[attr-defined]
         return call
+
+
+def _grid_scalar(expr: AffineExpr, where: Operation) -> tuple[list[Operation], SSAValue]:
+    """An affine expression of the grid indices as i32 kernel scalars."""
+    lin = linearize(expr)
+    if lin is None or lin.symbols:
+        raise PassError(where, f"tl-to-pallas: {expr} is not linear in the grid indices")
+    ops: list[Operation] = [arith.ConstantOp(IntegerAttr(lin.constant, i32))]
+    total: SSAValue = ops[0].results[0]
+    for k, c in sorted(lin.dims.items()):
+        pid = pallas.ProgramIdOp(k)
+        ops.append(pid)
+        term: SSAValue = pid.result
+        if c != 1:
+            scale = arith.ConstantOp(IntegerAttr(c, i32))
+            mul = arith.MuliOp(pid.result, scale.result)
+            ops += [scale, mul]
+            term = mul.result
+        add = arith.AddiOp(total, term)
+        ops.append(add)
+        total = add.result
+    return ops, total
+
+
+def _gather_rows(
+    start: AffineExpr,
+    index_ref: SSAValue,
+    table_ref: SSAValue,
+    rows_ref: SSAValue,
+    sem: SSAValue,
+    gather: tl.GatherOp,
+) -> list[Operation]:
+    """The G3 idiom: read each row's index from SMEM, start one row DMA per row into the
+    VMEM buffer, wait for all, then load the rows as a tile."""
+    ops, base = _grid_scalar(start, gather)
+    t = gather.result.type
+    assert isinstance(t, TensorType)
+    rows: list[SSAValue] = []
+    for r in range(t.get_shape()[0]):
+        offset = arith.ConstantOp(IntegerAttr(r, i32))
+        at = arith.AddiOp(base, offset.result)
+        row = pallas.ReadOp(index_ref, [at.result])
+        ops += [offset, at, row, pallas.DmaStartOp(table_ref, row.result, rows_ref, r, sem)]
+        rows.append(row.result)
+    ops += [pallas.DmaWaitOp(table_ref, row, rows_ref, r, sem) for r, row in enumerate(rows)]
+    ops.append(pallas.LoadOp(rows_ref, t))
+    return ops
 
 
 _COMBINE: dict[str, tuple[type[Operation], type[Operation]]] = {
