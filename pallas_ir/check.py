@@ -54,7 +54,9 @@ def _prefetch_bounds(module: ModuleOp) -> dict[int, int]:
                     bound(call, p, -(-t.get_shape()[k] // (spec.shape[k] or 1)))
         # Row DMAs read the row a prefetched index names.
         for dma in call.walk():
-            if isinstance(dma, pallas.DmaStartOp) and isinstance(dma.src_row.owner, pallas.ReadOp):
+            if isinstance(dma, pallas.DmaStartOp) and isinstance(
+                dma.src_row.owner, pallas.ReadOp
+            ):
                 ref = dma.src_row.owner.ref
                 src = dma.src.type
                 if isinstance(ref, BlockArgument) and ref.index < call.n_prefetch:

@@ -190,10 +190,19 @@ func.func @forward(%x: memref<16384xf32>) -> memref<8192xf32> {
     assert compare_forward(module, run, "tl-to-pallas") == []
     # Now break the lowered kernel: multiply by 3 instead of 2.
     const = next(
-        op for op in module.walk() if isinstance(op, arith.ConstantOp) and op.name == "arith.constant"
+        op
+        for op in module.walk()
+        if isinstance(op, arith.ConstantOp) and op.name == "arith.constant"
     )
-    const.properties["value"] = type(const.value).from_list(  # type: ignore[attr-defined]
-        const.result.type, [3.0]
-    ) if not isinstance(const.value, FloatAttr) else FloatAttr(3.0, f32)
+    const.properties["value"] = (
+        type(const.value).from_list(  # type: ignore[attr-defined]
+            const.result.type, [3.0]
+        )
+        if not isinstance(const.value, FloatAttr)
+        else FloatAttr(3.0, f32)
+    )
     (d,) = compare_forward(module, run, "broken")
-    assert "'broken' changed what @forward computes: result #0 first differs at [" in d.message
+    assert (
+        "'broken' changed what @forward computes: result #0 first differs at ["
+        in d.message
+    )

@@ -217,13 +217,17 @@ def _operand_traffic(
             # Passed only to be aliased to an output (an inout buffer): it stays in HBM
             # and the kernel never reads it.
             return OperandTraffic(name, role, 0, 0, 0)
-        dmas = [u.operation for u in ref.uses if isinstance(u.operation, pallas.DmaStartOp)]
+        dmas = [
+            u.operation for u in ref.uses if isinstance(u.operation, pallas.DmaStartOp)
+        ]
         if dmas:
             # Row DMAs: each start moves one row, every grid step. Which rows (and so the
             # minimum, distinct rows) depends on prefetched data: a bound.
             row = math.prod(shape[1:]) * item
             moved = len(points) * len(dmas) * row
-            return OperandTraffic(name, role, moved, moved, len(points) * len(dmas), bound=True)
+            return OperandTraffic(
+                name, role, moved, moved, len(points) * len(dmas), bound=True
+            )
         # Other manual DMAs are not modelled: count the whole array once, as a bound.
         total = math.prod(shape) * item
         return OperandTraffic(name, role, total, total, 1, bound=True)

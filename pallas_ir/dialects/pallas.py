@@ -1340,7 +1340,9 @@ class DmaOpBase(IRDLOperation):
         "`:` type($src) `,` type($dst) `,` type($sem)"
     )
 
-    def __init__(self, src: SSAValue, src_row: SSAValue, dst: SSAValue, dst_row: int, sem: SSAValue):
+    def __init__(
+        self, src: SSAValue, src_row: SSAValue, dst: SSAValue, dst_row: int, sem: SSAValue
+    ):
         super().__init__(
             operands=[src, src_row, dst, sem],
             properties={"dst_row": IntegerAttr(dst_row, i64)},
@@ -1354,7 +1356,10 @@ class DmaOpBase(IRDLOperation):
             raise VerifyException("a row DMA copies from an `any` ref into a `vmem` ref")
         if sem.space != MemorySpace.SEMAPHORE:
             raise VerifyException("a row DMA signals a `semaphore` ref")
-        if src.get_shape()[1:] != dst.get_shape()[1:] or src.element_type != dst.element_type:
+        if (
+            src.get_shape()[1:] != dst.get_shape()[1:]
+            or src.element_type != dst.element_type
+        ):
             raise VerifyException(
                 f"rows of {src} do not fit rows of {dst}: same trailing dims and type needed"
             )

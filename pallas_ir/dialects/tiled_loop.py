@@ -722,7 +722,9 @@ class GatherOp(IRDLOperation):
         tile_type: TensorType,
     ):
         super().__init__(
-            operands=[table, index, dims], properties={"map": map}, result_types=[tile_type]
+            operands=[table, index, dims],
+            properties={"map": map},
+            result_types=[tile_type],
         )
 
     @classmethod
@@ -757,9 +759,7 @@ class GatherOp(IRDLOperation):
         print_access(printer, self.index, self.map, self.dims, ())
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
-        printer.print_list(
-            [self.table.type, self.index.type], printer.print_attribute
-        )
+        printer.print_list([self.table.type, self.index.type], printer.print_attribute)
         printer.print_string(" -> ")
         printer.print_attribute(self.result.type)
 

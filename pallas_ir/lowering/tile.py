@@ -39,7 +39,7 @@ broadcast where an op needs equal shapes; back-to-back reshapes and transposes a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from xdsl.context import Context
 from xdsl.dialects import arith
@@ -185,6 +185,30 @@ def _contraction(op: Operation) -> Operation | None:
     ):
         return None
     return mul
+
+
+def _row_gather(a: _Access, extents: Sequence[int]) -> tuple[int, int] | None:
+    """(lookup loop dim, rows per grid step) when a gather can be done by row DMAs: it
+    asks for `dma` (or `vmem`), picks rows of the table's first dim with one rank-1
+    index read one loop dim at a time (`idx[i + c]`), and takes whole rows."""
+    strategy = a.op.attributes.get("gather")
+    if not isinstance(strategy, StringAttr) or strategy.data not in ("dma", "vmem"):
+        return None
+    if [b for b, _ in a.gathers] != [0]:
+        return None
+    ((_, index),) = a.gathers
+    itype = index.buffer.type
+    if not isinstance(itype, MemRefType) or itype.get_num_dims() != 1:
+        return None
+    lin = linearize(index.map.data.results[0])
+    if lin is None or lin.symbols or list(lin.dims.values()) != [1]:
+        return None
+    (p,) = lin.dims
+    lookup = index.dims[p].index  # type: ignore[attr-defined]
+    for b, (l, c) in enumerate(a.dims[1:], start=1):
+        if l is None or c != 0 or extents[l] != a.shape[b]:
+            return None
+    return lookup, 8 if extents[lookup] % 8 == 0 else 1
 
 
 def _element_type(a: _Access) -> Attribute:
@@ -420,7 +444,7 @@ def _choose_tiles(
     accesses: Sequence[_Access],
     budget: int,
     where: Operation,
-    forced: set[int] = frozenset(),  # type: ignore[assignment]
+    forced: dict[int, int] | None = None,
     splittable: bool = False,
 ) -> _Plan:
     """Tile sizes and grid (see the module docstring). `splittable`: the loop's single
@@ -431,8 +455,9 @@ def _choose_tiles(
     targets: list[int] = []
     for l, e in enumerate(extents):
         walks = [(a, a.loop_to_buffer()[l]) for a in accesses if l in a.loop_to_buffer()]
-        if l in forced:  # one gather lookup per grid step
-            legal = [1] if all(_legal(a, b, 1, e) for a, b in walks) else []
+        if forced and l in forced:  # set by gathers: lookups per grid step, whole rows
+            t = forced[l]
+            legal = [t] if all(_legal(a, b, t, e) for a, b in walks) else []
         elif l >= n_par:
             # Whole first; a split reduction takes tiles that divide it (no padding may
             # enter a sum).
@@ -608,7 +633,37 @@ class _Emitter:
                 list(access.steps) if any(st > 1 for st in access.steps) else None,
             )
         )
-        # Buffer order → loop order: drop constant dims, transpose, add unused loop dims.
+        return self.to_loop_space(v, access, tile)
+
+    def gather_rows(self, access: _Access) -> SSAValue:
+        """A gather by row DMAs: `tl.gather` of the rows the lookups of this grid step
+        name (see `_row_gather`), then into loop space like any tile."""
+        ((_, index),) = access.gathers
+        lin = linearize(index.map.data.results[0])
+        assert lin is not None  # _row_gather checked
+        (p,) = lin.dims
+        lookup = index.dims[p].index  # type: ignore[attr-defined]
+        rows = self.plan.tiles[lookup]
+        start = AffineMap(
+            len(self.plan.grid), 0, (AffineDimExpr(lookup) * rows + lin.constant,)
+        )
+        op = access.op
+        assert isinstance(op, ta.LoadOp)
+        tile = TensorType(op.result.type, [rows, *access.shape[1:]])
+        v = self.add(
+            tl.GatherOp(
+                self.buffers[access.buffer],
+                self.buffers[index.buffer],
+                AffineMapAttr(start),
+                self.grid_ivs(),
+                tile,
+            )
+        )
+        walked = replace(access, dims=((lookup, 0), *access.dims[1:]), gathers=())
+        return self.to_loop_space(v, walked, tile)
+
+    def to_loop_space(self, v: SSAValue, access: _Access, tile: TensorType) -> SSAValue:
+        """Buffer order → loop order: drop constant dims, transpose, add unused loop dims."""
         walked = [(b, l) for b, (l, _) in enumerate(access.dims) if l is not None]
         order = sorted(range(len(walked)), key=lambda k: walked[k][1])
         if order != list(range(len(walked))):
@@ -788,7 +843,12 @@ class _Emitter:
             return convert(convert(v, via), dst)
         return convert(v, dst)
 
-    def emit(self, accesses: dict[Operation, _Access], skip: set[Operation]) -> None:
+    def emit(
+        self,
+        accesses: dict[Operation, _Access],
+        skip: set[Operation],
+        dma: dict[Operation, _Access],
+    ) -> None:
         reduce_dims = list(range(len(self.loop.parallel_extents), self.rank))
         contractions = {
             op: mul
@@ -808,7 +868,10 @@ class _Emitter:
                 self.values[op.results[0]] = dot
                 dot.name_hint = op.results[0].name_hint
                 continue
-            if isinstance(op, ta.LoadOp):
+            if isinstance(op, ta.LoadOp) and op in dma:
+                self.values[op.result] = self.gather_rows(dma[op])
+                self.values[op.result].name_hint = op.result.name_hint
+            elif isinstance(op, ta.LoadOp):
                 self.values[op.result] = self.load(accesses[op])
                 self.values[op.result].name_hint = op.result.name_hint
             elif isinstance(op, ta.StoreOp):
@@ -966,7 +1029,7 @@ class TilePass(ModulePass):
             for o in loop.body.block.ops
             if isinstance(o, ta.LoadOp | ta.StoreOp)
         }
-        skip, forced = self.gather_reads(loop, accesses)
+        skip, forced, dma = self.gather_reads(loop, accesses)
         plan = _choose_tiles(
             loop, list(accesses.values()), budget, loop, forced, _splittable(loop)
         )
@@ -974,7 +1037,7 @@ class TilePass(ModulePass):
         # one per argument read as host storage; both become launch operands.
         args = list(kernel.body.block.args)
         views = [o for o in kernel.body.block.ops if isinstance(o, ta.ReshapeOp)]
-        used = {a.buffer for a in accesses.values()}
+        used = {a.buffer for a in [*accesses.values(), *dma.values()]}
         views = [v for v in views if v.result in used]
         stored = sorted(
             {a.buffer for a in accesses.values() if isinstance(a.buffer, _Storage)},
@@ -1004,7 +1067,7 @@ class TilePass(ModulePass):
         for k, iv in enumerate(grid.body.block.args):
             iv.name_hint = "ijklmn"[k] if k < 6 else f"g{k}"
         kblock.add_op(grid)
-        _Emitter(loop, plan, buffers, grid.body.block).emit(accesses, skip)
+        _Emitter(loop, plan, buffers, grid.body.block).emit(accesses, skip, dma)
         _simplify(grid)
         new_kernel.location = kernel.location
         emit_remark(
@@ -1027,19 +1090,38 @@ class TilePass(ModulePass):
     @staticmethod
     def gather_reads(
         loop: ta.LoopOp, accesses: dict[Operation, _Access]
-    ) -> tuple[set[Operation], set[int]]:
-        """The ops that only read gather indices (each becomes a `tl.scalar_load`), and
-        the loop dims those indices depend on: one lookup per grid step along them (the
-        scalar-prefetch idiom, G1). Accesses that then take one row of a second-minor
-        dim are moved to the view `(..., A, 1, B)` of their buffer."""
+    ) -> tuple[set[Operation], dict[int, int], dict[Operation, _Access]]:
+        """Gathers. Returns the ops that only read gather indices (tiles do not load
+        them), the tile sizes the gathers force on loop dims, and the gathers done by
+        manual row DMA (taken out of `accesses`).
+
+        A gather marked `dma` (or `vmem`, not implemented: DMA moves fewer bytes) whose
+        index walks its loop dim one by one takes whole rows of the table by row DMAs,
+        8 per grid step where the lookups divide by 8 (`tl.gather`, the G3 idiom): the
+        table stays where it is. Any other gather reads one row per grid step through a
+        scalar-prefetched index map (G1); accesses that then take one row of a
+        second-minor dim are moved to the view `(..., A, 1, B)` of their buffer."""
         skip: set[Operation] = set()
-        forced: set[int] = set()
-        for a in list(accesses.values()):
+        forced: dict[int, int] = {}
+        dma: dict[Operation, _Access] = {}
+        extents = loop.extents
+        for op, a in list(accesses.items()):
             for _, index in a.gathers:
                 skip.add(index)
+            by_dma = _row_gather(a, extents)
+            if by_dma is not None:
+                lookup, rows = by_dma
+                dma[op] = a
+                accesses.pop(op)
+                forced[lookup] = rows
+                for l, _ in a.dims[1:]:
+                    if l is not None:
+                        forced[l] = extents[l]  # whole rows
+                continue
+            for _, index in a.gathers:
                 positions = [d.index for d in index.dims]  # type: ignore[attr-defined]
                 for e in index.map.data.results:
-                    forced.update(positions[p] for p in e.used_dims())
+                    forced.update((positions[p], 1) for p in e.used_dims())
         for op in loop.body.block.ops:
             if isinstance(op, arith.IndexCastOp | arith.ExtSIOp | arith.TruncIOp) and (
                 op.operands[0].owner in skip
@@ -1052,7 +1134,7 @@ class TilePass(ModulePass):
             if rank < 2 or a.shape[rank - 2] == 1:
                 continue
             l, _ = a.dims[rank - 2]
-            if rank - 2 not in dict(a.gathers) and (l is None or l not in forced):
+            if rank - 2 not in dict(a.gathers) and (l is None or forced.get(l) != 1):
                 continue
             if isinstance(a.buffer, _Storage):
                 root = a.buffer.root
@@ -1060,7 +1142,7 @@ class TilePass(ModulePass):
                 root = ta.root_buffer(a.buffer).index  # type: ignore[attr-defined]
             t = MemRefType(_element_type(a), (*a.shape[: rank - 1], 1, a.shape[rank - 1]))
             accesses[op] = a.with_unit_dim(_Storage(root, t, reshape=True))
-        return skip, forced
+        return skip, forced, dma
 
     def relaunch(
         self,

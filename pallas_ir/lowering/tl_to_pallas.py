@@ -458,6 +458,9 @@ class TlToPallasPass(ModulePass):
         }
         for ref, g in zip(table_refs, gathers):
             ref.name_hint = f"{g.table.name_hint}_hbm" if g.table.name_hint else None
+        for k in range(len(gathers)):
+            scratch_refs[2 * k].name_hint = "rows"
+            scratch_refs[2 * k + 1].name_hint = "sem"
         for ref, o in zip(in_refs, loads):
             ref.name_hint = f"{o.buffer.name_hint}_ref" if o.buffer.name_hint else None
         for ref, s in zip(out_refs, stores):
@@ -477,7 +480,9 @@ class TlToPallasPass(ModulePass):
                 table_ref, rows_ref, sem = gather_refs[o]
                 index_ref = refs[conv.prefetch.index(o.index)]  # type: ignore[arg-type]
                 start = conv.grid_map(o.map.data, o.dims, o).results[0]
-                *prologue, new = _gather_rows(start, index_ref, table_ref, rows_ref, sem, o)
+                *prologue, new = _gather_rows(
+                    start, index_ref, table_ref, rows_ref, sem, o
+                )
                 for p in prologue:
                     p.location = o.location
                     body.add_op(p)
@@ -602,9 +607,16 @@ def _gather_rows(
         offset = arith.ConstantOp(IntegerAttr(r, i32))
         at = arith.AddiOp(base, offset.result)
         row = pallas.ReadOp(index_ref, [at.result])
-        ops += [offset, at, row, pallas.DmaStartOp(table_ref, row.result, rows_ref, r, sem)]
+        ops += [
+            offset,
+            at,
+            row,
+            pallas.DmaStartOp(table_ref, row.result, rows_ref, r, sem),
+        ]
         rows.append(row.result)
-    ops += [pallas.DmaWaitOp(table_ref, row, rows_ref, r, sem) for r, row in enumerate(rows)]
+    ops += [
+        pallas.DmaWaitOp(table_ref, row, rows_ref, r, sem) for r, row in enumerate(rows)
+    ]
     ops.append(pallas.LoadOp(rows_ref, t))
     return ops
 

@@ -56,7 +56,9 @@ def _run_ops(
             src, row, dst = args[0], int(args[1]), args[2]
             if not 0 <= row < src.shape[0]:
                 raise ReferenceError(f"a row DMA reads row {row} of {src.shape[0]}")
-            dst[op.dst_row.value.data] = src[row]  # the copy lands at once; waits are no-ops
+            dst[op.dst_row.value.data] = src[
+                row
+            ]  # the copy lands at once; waits are no-ops
             continue
         if isinstance(op, pallas.DmaWaitOp):
             continue

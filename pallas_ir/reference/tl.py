@@ -110,7 +110,9 @@ def run_kernel(kernel: tl.KernelOp, buffers: Sequence[np.ndarray]) -> None:
                 rows = op.result.type.get_shape()[0]  # type: ignore[attr-defined]
                 picked = index[start : start + rows].astype(np.int64)
                 if picked.min() < 0 or picked.max() >= table.shape[0]:
-                    raise ReferenceError(f"'tl.gather': an index leaves the table's {table.shape[0]} rows")
+                    raise ReferenceError(
+                        f"'tl.gather': an index leaves the table's {table.shape[0]} rows"
+                    )
                 local[op.result] = table[picked]
             elif isinstance(op, tl.ScalarLoadOp):
                 buf = local[op.buffer]
