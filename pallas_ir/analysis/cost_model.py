@@ -221,12 +221,14 @@ def _operand_traffic(
             u.operation for u in ref.uses if isinstance(u.operation, pallas.DmaStartOp)
         ]
         if dmas:
-            # Row DMAs: each start moves one row, every grid step. Which rows (and so the
-            # minimum, distinct rows) depends on prefetched data: a bound.
+            # Row DMAs: each start moves one row, every grid step. When the rows come from
+            # prefetched indices, which rows (and so the minimum, the distinct ones)
+            # depends on data: a bound. Computed rows (a strided read) are distinct.
             row = math.prod(shape[1:]) * item
             moved = len(points) * len(dmas) * row
+            by_data = any(isinstance(d.src_row.owner, pallas.ReadOp) for d in dmas)
             return OperandTraffic(
-                name, role, moved, moved, len(points) * len(dmas), bound=True
+                name, role, moved, moved, len(points) * len(dmas), bound=by_data
             )
         # Other manual DMAs are not modelled: count the whole array once, as a bound.
         total = math.prod(shape) * item

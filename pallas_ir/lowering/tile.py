@@ -319,8 +319,8 @@ def _on_storage(
     op: ta.LoadOp | ta.StoreOp, loop: ta.LoopOp, storage: MemRefType, root: int
 ) -> _Access | None:
     """The access as a strided walk of the host's storage shape, if that is legal on a
-    TPU: steps only on loads, never on the lane dim, and on the sublane dim only for
-    32-bit data (what Mosaic's strided loads support)."""
+    TPU: steps only on loads, never on the lane dim (no DMA can skip lanes), and on the
+    sublane dim only of rank-2 arrays (whole rows by row DMA)."""
     offset = _flat_offset(op)
     if offset is None:
         return None
@@ -333,7 +333,7 @@ def _on_storage(
     for b, ix in enumerate(indices):
         if ix.step == 1:
             continue
-        if isinstance(op, ta.StoreOp) or b == rank - 1 or (b == rank - 2 and bits != 32):
+        if isinstance(op, ta.StoreOp) or b == rank - 1 or (b == rank - 2 and rank != 2):
             return None
     return _Access(
         op,
@@ -394,13 +394,13 @@ def _legal(access: _Access, b: int, tile: int, extent: int) -> bool:
     step = access.step(b)
     if step > 1:
         # A strided walk (a load of host storage): one row per step on a leading dim
-        # moves exactly what is used; on the sublane dim Mosaic loads every `step`-th
-        # row of a block `tile * step` rows tall, starting under `step` rows in.
+        # moves exactly what is used (the index map steps); rows of a rank-2 array are
+        # copied one by one by row DMAs (tl-to-pallas), so any start will do.
         if b < rank - 2:
             return tile == 1
-        return tile % 8 == 0 and c % (tile * step) < step and tile < extent
-    if b == rank - 1 and access.sublane_strided and tile != LANES:
-        return tile >= extent and n == LANES  # strided loads need a 128-lane base ref
+        return tile % 8 == 0 or tile >= extent
+    if b == rank - 1 and access.sublane_strided:
+        return tile >= extent and n == extent  # row DMAs copy whole rows
     if tile >= extent:
         # One tile at a constant offset (tl-to-pallas widens it to the whole dim if it
         # must); a store must then cover the whole dim, or it would write the rest of

@@ -377,8 +377,12 @@ class TlToPallasPass(ModulePass):
                     conv.prefetch.index(arg),
                     conv.grid_map(o.map.data, o.dims, o),
                 )
-        loads = [o for o in body_ops if isinstance(o, tl.LoadOp)]
-        gathers = [o for o in body_ops if isinstance(o, tl.GatherOp)]
+        row_loads = [o for o in body_ops if isinstance(o, tl.LoadOp) and _row_strided(o)]
+        loads = [o for o in body_ops if isinstance(o, tl.LoadOp) and o not in row_loads]
+        # Gathers and row-strided loads both copy rows by DMA from an array left in HBM.
+        gathers: list[tl.GatherOp | tl.LoadOp] = [
+            o for o in body_ops if isinstance(o, tl.GatherOp) or o in row_loads
+        ]
         stores = [o for o in body_ops if isinstance(o, tl.StoreOp)]
         stored: dict[SSAValue, tl.StoreOp] = {}
         for s in stores:
@@ -408,7 +412,9 @@ class TlToPallasPass(ModulePass):
             host.as_int32(host.read(launch.args[a.index], launch)) for a in conv.prefetch
         ]
         operands += [host.read(launch.args[o.buffer.index], launch) for o in loads]  # type: ignore[attr-defined]
-        operands += [host.read(launch.args[g.table.index], launch) for g in gathers]  # type: ignore[attr-defined]
+        operands += [
+            host.read(launch.args[_rows_source(g).index], launch) for g in gathers
+        ]  # type: ignore[attr-defined]
         operands += [host.read(launch.args[a.index], launch) for a in alias_inputs]
         result_types = [_tensor(s.buffer.type) for s in stores]  # type: ignore[arg-type]
         # Gathered tables stay in HBM (`any`): rows come by manual DMA.
@@ -426,7 +432,7 @@ class TlToPallasPass(ModulePass):
             ref_types.append(
                 pallas.RefType(acc.spec.ref_shape(), o.result.type.element_type)
             )  # type: ignore[union-attr]
-        for a in [*(g.table for g in gathers), *alias_inputs]:
+        for a in [*(_rows_source(g) for g in gathers), *alias_inputs]:
             t = a.type
             assert isinstance(t, MemRefType)
             ref_types.append(
@@ -457,7 +463,8 @@ class TlToPallasPass(ModulePass):
             for k, g in enumerate(gathers)
         }
         for ref, g in zip(table_refs, gathers):
-            ref.name_hint = f"{g.table.name_hint}_hbm" if g.table.name_hint else None
+            source = _rows_source(g)
+            ref.name_hint = f"{source.name_hint}_hbm" if source.name_hint else None
         for k in range(len(gathers)):
             scratch_refs[2 * k].name_hint = "rows"
             scratch_refs[2 * k + 1].name_hint = "sem"
@@ -473,7 +480,13 @@ class TlToPallasPass(ModulePass):
             new: Operation | None = None
             if isinstance(o, tl.ScalarLoadOp):
                 continue
-            if isinstance(o, tl.LoadOp):
+            if isinstance(o, tl.LoadOp) and o in gather_refs:
+                table_ref, rows_ref, sem = gather_refs[o]
+                *prologue, new = _strided_rows(conv, o, table_ref, rows_ref, sem)
+                for p in prologue:
+                    p.location = o.location
+                    body.add_op(p)
+            elif isinstance(o, tl.LoadOp):
                 ref, acc = load_refs[o]
                 new = pallas.LoadOp(ref, o.result.type, acc.indexers)  # type: ignore[arg-type]
             elif isinstance(o, tl.GatherOp):
@@ -587,6 +600,56 @@ def _grid_scalar(expr: AffineExpr, where: Operation) -> tuple[list[Operation], S
         ops.append(add)
         total = add.result
     return ops, total
+
+
+def _row_strided(load: tl.LoadOp) -> bool:
+    """A load of every k-th row (k > 1) of a rank-2 array, whole rows: done by one row
+    DMA per row, which moves exactly those rows (a strided `pl.ds` would read the whole
+    `tile * k`-row block)."""
+    t, b = load.result.type, load.buffer.type
+    assert isinstance(t, TensorType) and isinstance(b, MemRefType)
+    if load.strides is None or b.get_num_dims() != 2 or load.symbols:
+        return False
+    row_step, lane_step = load.strides.get_values()
+    lane = linearize(load.map.data.results[1])
+    return (
+        row_step > 1
+        and lane_step == 1
+        and t.get_shape()[1] == b.get_shape()[1]
+        and lane is not None
+        and lane.is_constant
+        and lane.constant == 0
+    )
+
+
+def _rows_source(op: tl.GatherOp | tl.LoadOp) -> SSAValue:
+    return op.table if isinstance(op, tl.GatherOp) else op.buffer
+
+
+def _strided_rows(
+    conv: _KernelConverter,
+    load: tl.LoadOp,
+    table_ref: SSAValue,
+    rows_ref: SSAValue,
+    sem: SSAValue,
+) -> list[Operation]:
+    """Rows `start + k * r` of the array by row DMA, then the rows as a tile."""
+    start = conv.grid_map(load.map.data, load.dims, load).results[0]
+    ops, base = _grid_scalar(start, load)
+    t = load.result.type
+    assert isinstance(t, TensorType) and load.strides is not None
+    step = load.strides.get_values()[0]
+    rows: list[SSAValue] = []
+    for r in range(t.get_shape()[0]):
+        offset = arith.ConstantOp(IntegerAttr(step * r, i32))
+        at = arith.AddiOp(base, offset.result)
+        ops += [offset, at, pallas.DmaStartOp(table_ref, at.result, rows_ref, r, sem)]
+        rows.append(at.result)
+    ops += [
+        pallas.DmaWaitOp(table_ref, row, rows_ref, r, sem) for r, row in enumerate(rows)
+    ]
+    ops.append(pallas.LoadOp(rows_ref, t))
+    return ops
 
 
 def _gather_rows(
