@@ -228,6 +228,33 @@ def _indexers(op: pallas.LoadOp | pallas.StoreOp, ref: str) -> str:
     return f"{ref}[{', '.join(parts)}]"
 
 
+def _lane_compaction(op: pallas.LoadOp) -> str | None:
+    """A load that keeps every k-th lane (`ds(s, n, stride=k)` on the last dim, over a
+    ref exactly n * k lanes wide). No TPU load or DMA can stride lanes, so it is spelled
+    as a full-width load compacted in registers: `ref[...].reshape(..., n, k)[..., s]`."""
+    rtype = op.ref.type
+    assert isinstance(rtype, pallas.RefType)
+    if not op.indexers.data:
+        return None
+    last = op.indexers.data[-1]
+    if not isinstance(last, pallas.SliceAttr) or last.stride.data == 1:
+        return None
+    s, n, k = last.start.data, last.size.data, last.stride.data
+    if rtype.get_shape()[-1] != n * k or any(
+        not isinstance(ix, pallas.SliceAttr) or ix.stride.data != 1
+        for ix in op.indexers.data[:-1]
+    ):
+        raise EmitError(op, "emit-python: a lane-strided load must span its ref's lanes")
+    lead = [
+        f"{ix.start.data}:{ix.start.data + ix.size.data}"  # type: ignore[union-attr]
+        for ix in op.indexers.data[:-1]
+    ]
+    sizes = ", ".join(str(ix.size.data) for ix in op.indexers.data[:-1])  # type: ignore[union-attr]
+    rows = ", ".join([*lead, ":"])
+    keep = ", ".join([":"] * (len(lead) + 1) + [str(s)])
+    return f"{{ref}}[{rows}].reshape(({sizes}, {n}, {k}))[{keep}]"
+
+
 _BINARY: dict[type[Operation], str] = {
     arith.AddfOp: "{0} + {1}",
     arith.AddiOp: "{0} + {1}",
@@ -376,6 +403,11 @@ class KernelEmitter:
     def _expression(self, op: Operation) -> str | None:
         n = self.namer
         args = [n[o] for o in op.operands]
+        if (
+            isinstance(op, pallas.LoadOp)
+            and (compact := _lane_compaction(op)) is not None
+        ):
+            return compact.format(ref=n[op.ref])
         if isinstance(op, pallas.LoadOp):
             return _indexers(op, n[op.ref])
         if isinstance(op, pallas.ReadOp):

@@ -319,8 +319,8 @@ def _on_storage(
     op: ta.LoadOp | ta.StoreOp, loop: ta.LoopOp, storage: MemRefType, root: int
 ) -> _Access | None:
     """The access as a strided walk of the host's storage shape, if that is legal on a
-    TPU: steps only on loads, never on the lane dim (no DMA can skip lanes), and on the
-    sublane dim only of rank-2 arrays (whole rows by row DMA)."""
+    TPU: steps only on loads; on the sublane dim only of rank-2 arrays (whole rows by
+    row DMA); on the lane dim only of 32-bit data (whole lanes read, then compacted)."""
     offset = _flat_offset(op)
     if offset is None:
         return None
@@ -333,7 +333,11 @@ def _on_storage(
     for b, ix in enumerate(indices):
         if ix.step == 1:
             continue
-        if isinstance(op, ta.StoreOp) or b == rank - 1 or (b == rank - 2 and rank != 2):
+        if isinstance(op, ta.StoreOp) or (b == rank - 2 and rank != 2):
+            return None
+        if b == rank - 1 and (bits != 32 or any(i.step > 1 for i in indices[:-1])):
+            # A lane step: the whole lanes are read and compacted in registers (no DMA
+            # can skip lanes); only for 32-bit data and no other step.
             return None
     return _Access(
         op,
@@ -395,9 +399,12 @@ def _legal(access: _Access, b: int, tile: int, extent: int) -> bool:
     if step > 1:
         # A strided walk (a load of host storage): one row per step on a leading dim
         # moves exactly what is used (the index map steps); rows of a rank-2 array are
-        # copied one by one by row DMAs (tl-to-pallas), so any start will do.
+        # copied one by one by row DMAs (tl-to-pallas), so any start will do; lanes are
+        # read whole, `tile * step` of them, and compacted in the kernel.
         if b < rank - 2:
             return tile == 1
+        if b == rank - 1:
+            return tile % LANES == 0 and c % (tile * step) < step and tile * step <= n
         return tile % 8 == 0 or tile >= extent
     if b == rank - 1 and access.sublane_strided:
         return tile >= extent and n == extent  # row DMAs copy whole rows
