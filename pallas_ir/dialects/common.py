@@ -282,6 +282,12 @@ def verify_map_arity(
         raise VerifyException(
             f"{what} map has {len(map.results)} results but the buffer needs {n_results}"
         )
+    for e in map.results:
+        used = [d for d in e.dfs() if isinstance(d, AffineDimExpr | AffineSymExpr)]
+        for d in used:
+            bound = map.num_dims if isinstance(d, AffineDimExpr) else map.num_symbols
+            if d.position >= bound:
+                raise VerifyException(f"{what} map uses {d}, which it does not declare")
 
 
 # ---------------------------------------------------------------------------------------

@@ -38,6 +38,7 @@ broadcast where an op needs equal shapes; back-to-back reshapes and transposes a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -790,6 +791,13 @@ class _Emitter:
     def shape_of(self, value: SSAValue) -> list[int] | None:
         if value in self.scalar_constants:
             return None
+        if value not in self.values:
+            owner = value.owner
+            where = owner if isinstance(owner, Operation) else self.loop
+            raise PassError(
+                where,
+                "tile: a loop index used as a value (an iota) is not tiled yet",
+            )
         t = self.values[value].type
         assert isinstance(t, TensorType)
         return list(t.get_shape())
@@ -887,9 +895,22 @@ class _Emitter:
             elif isinstance(op, ta.ReduceOp):
                 full = self.full_shape()
                 source = self.operand(op.value, full)
-                r = tl.ReduceOp(ReductionKind(op.kind.data), source, reduce_dims)
-                self.values[op.result] = self.add(r)
-                r.result.name_hint = op.result.name_hint
+                kind = ReductionKind(op.kind.data)
+                if kind.returns_index and len(reduce_dims) > 1:
+                    # argmax/argmin of a split reduction: its dims are the last ones, so
+                    # merging them row-major gives torch's flat position.
+                    n_par = len(self.loop.parallel_extents)
+                    merged = [*full[:n_par], math.prod(full[n_par:])]
+                    r = tl.ReduceOp(kind, self.reshape(source, merged), [n_par])
+                    self.add(r)
+                    value = self.reshape(
+                        r.result, [*full[:n_par], *[1] * len(reduce_dims)]
+                    )
+                else:
+                    r = tl.ReduceOp(kind, source, reduce_dims)
+                    value = self.add(r)
+                self.values[op.result] = value
+                value.name_hint = op.result.name_hint
             elif isinstance(op, arith.ConstantOp) and not isinstance(
                 op.result.type, TensorType
             ):
@@ -1045,6 +1066,7 @@ class TilePass(ModulePass):
         args = list(kernel.body.block.args)
         views = [o for o in kernel.body.block.ops if isinstance(o, ta.ReshapeOp)]
         used = {a.buffer for a in [*accesses.values(), *dma.values()]}
+        used |= {index.buffer for a in accesses.values() for _, index in a.gathers}
         views = [v for v in views if v.result in used]
         stored = sorted(
             {a.buffer for a in accesses.values() if isinstance(a.buffer, _Storage)},
@@ -1128,7 +1150,14 @@ class TilePass(ModulePass):
             for _, index in a.gathers:
                 positions = [d.index for d in index.dims]  # type: ignore[attr-defined]
                 for e in index.map.data.results:
-                    forced.update((positions[p], 1) for p in e.used_dims())
+                    lookups = {positions[p] for p in e.used_dims()}
+                    if any(l >= len(loop.parallel_extents) for l in lookups):
+                        raise PassError(
+                            a.op,
+                            "tile: a gather indexed along a reduction dim (an embedding "
+                            "bag) is not tiled yet",
+                        )
+                    forced.update((l, 1) for l in lookups)
         for op in loop.body.block.ops:
             if isinstance(op, arith.IndexCastOp | arith.ExtSIOp | arith.TruncIOp) and (
                 op.operands[0].owner in skip
