@@ -87,9 +87,8 @@ P("""## 1. `tile`: the tile policy
 
 `tile{chip=v5e|v6e, vmem-budget=N}` rewrites every `ta.kernel` (one `ta.loop`, plus
 in-kernel `ta.reshape` views) into a `tl.kernel` with one `tl.grid`. The policy is
-deterministic; these are the rules `pallas_ir/lowering/tile.py` applies, in order. (Its
-module docstring states rules 1 to 4 as they were before gathers, host-storage walks,
-contractions and split reductions were added; this section includes them.)
+deterministic; these are the rules `pallas_ir/lowering/tile.py` applies, in order (its
+module docstring states them briefly).
 
 **Accepted accesses.** Every `ta.load`/`ta.store` index must be a loop dim plus a
 constant (`d + c`) or a constant `c`, each loop dim indexing at most one dim of a buffer
@@ -115,9 +114,10 @@ every buffer dim the loop dim walks, in every access:
 | sublane (second-minor) dim | a multiple of 8 (32-bit), 16 (16-bit), 32 (8-bit) |
 | leading dim | any |
 | the only dim of a rank-1 buffer | a multiple of 1024, or a power of two ≥ 128·32/bits (128 for f32) |
-| sublane dim walked with step `k` (section 3.1) | a multiple of 8, the offset `c` with `c mod (t·k) < k`, and `t < e` |
+| sublane dim of a rank-2 array walked with step `k` (section 3.1) | a multiple of 8, or the whole extent (rows come by row DMA) |
 | leading dim walked with step `k` (section 3.1) | 1 only |
-| lane dim of an access with a sublane step | 128 only (or the whole dim when it is 128): strided loads need a 128-lane ref |
+| lane dim walked with step `k` (section 3.1) | a multiple of 128 with `t·k` within the dim and `c mod (t·k) < k` (whole lanes read, then compacted) |
+| lane dim of an access with a sublane step | the whole dim (row DMAs copy whole rows) |
 
 and, whatever the dim, the offset `c` must be a multiple of `t` (so tile offsets stay
 block-aligned), and a store whose loop covers only part of a larger buffer dim must not
@@ -237,12 +237,12 @@ Ratios are from section 7.
 | idiom | status | how, and where tested | traffic ratio |
 |---|---|---|---|
 | leading-dim strides via index maps | **implemented** | `tile` walks the host storage with one row per grid step, block index `k·i + c` (section 3.1); `examples/ta/leading_stride.mlir` (pipeline tests), `examples/tl/leading_stride.mlir` (tl tests) | 1.000 |
-| sublane strides via `pl.ds` | **implemented** (32-bit data, lane tiles of 128) | `tile` emits `tl.load ... strides [k, 1]` on host storage, `tl-to-pallas` a `t·k`-row block read with `pl.ds(start, t, stride=k)`; `examples/ta/row_stride.mlir` (pipeline tests), `examples/tl/strided_rows.mlir` (tl tests), `tests/test_cost_model.py` (the k× read). Other dtypes fall back to the `stride-to-reshape` view through a host relayout. (By hand: a 64 × 200 f32 `x[1::2, :]` lowers with 128-lane tiles and a clipped edge block, runs and compiles.) Exact-traffic per-row DMAs: **not yet** | 1.500 (k = 2) |
-| lane strides via full-row read + in-kernel compaction | **not yet** | no compaction (vreg-local gather/select, or a selection matmul) is emitted. A lane step uses the `stride-to-reshape` view `(…, n, k)`, made by a host `pallas.reshape` (an HBM relayout), and the kernel slices the size-`k` minor dim; `examples/ta/lane_stride.mlir` lowers, runs and compiles (pipeline tests) | 3.500 (the floor for k = 2 is 1.5) |
+| sublane strides | **implemented**, by row DMA (rank-2 arrays) | `tile` emits `tl.load ... strides [k, 1]` on host storage with whole rows; `tl-to-pallas` copies each used row by DMA (`pallas.dma_start`/`dma_wait` from the array in memory space `any`), exact traffic; `examples/ta/row_stride.mlir` (pipeline tests), `examples/tl/strided_rows.mlir` (tl tests). Rank ≥ 3 sublane steps fall back to the `stride-to-reshape` view through a host relayout. The `pl.ds(start, n, stride=k)` form (a `t·k`-row block read) is still emitted for strided tiles that are not whole rows (`tests/test_cost_model.py`) | 1.000 |
+| lane strides via full-row read + in-kernel compaction | **implemented** (32-bit data) | `tile` reads whole lanes from host storage (`strides [1, k]`); `tl-to-pallas` gives a block `t·k` lanes wide and a `pallas.load` with `ds(s, t, stride = k)` on the lane dim, which `emit-python` spells as a full-width load plus `reshape(..., t, k)[..., s]` (no TPU load or DMA strides lanes); `examples/ta/lane_stride.mlir` (pipeline tests) | 1.500 (the floor for k = 2) |
 | permutations via permuted index maps + in-kernel transpose | **implemented** | `canonicalize-permutation`, then `tile`: `tl.transpose` into loop space, tiles legal for the blocks on both sides, offsets permuted; → `pallas.transpose`; `examples/ta/permute3d.mlir`, `examples/ta/transpose.mlir` (pipeline tests), `examples/tl/transpose.mlir` (tl tests), `examples/pallas/transpose.mlir` (`tests/test_examples.py`, `tests/test_cost_model.py`) | 1.000 |
 | gathers: scalar prefetch (G1) | **implemented** | `tile` turns index loads into `tl.scalar_load`, one row per grid step, `(…, A, 1, B)` views for one-row blocks (section 3.2); `tl-to-pallas` makes prefetch operands (`i32`, converted on the host) and index-map bindings (section 4.5); `examples/ta/embedding.mlir` (pipeline tests), `examples/tl/embedding.mlir` (tl tests), `examples/pallas/embedding.mlir` (`tests/test_examples.py`, `tests/test_cost_model.py`). The `(V, 1, D)` table view is a relayout of the whole table on every call | kernel 1.000; with the host copies 17.6 |
-| gathers: manual row DMA (G3, G3c) | **not yet** | no DMA or semaphore op in the `pallas` dialect; `tile` tiles a `gather = "dma"` or `"dma_chunked"` load with scalar prefetch and says so in a remark; the cost model counts a memory-space-`any` operand as one whole read, marked a bound | – |
-| gathers: VMEM-resident table (G4) | **not yet** | `pallas.load` indexers are static (no dynamic row loads); a `gather = "vmem"` load is tiled with scalar prefetch, with a remark | – |
+| gathers: manual row DMA (G3) | **implemented** (rank-1 index read one lookup at a time, whole rows of the table's first dim) | `tile` emits `tl.gather` for a `gather = "dma"` load, 8 lookups per grid step when they divide by 8; `tl-to-pallas` reads each index from SMEM (`pallas.read`), starts one row DMA per row from the table left in HBM into a VMEM buffer and waits (`pallas.dma_start`/`dma_wait`, a DMA semaphore scratch); `examples/ta/embedding.mlir` (pipeline tests), `examples/tl/embedding_dma.mlir` (tl tests), `examples/pallas/embedding_dma.mlir` (`tests/test_examples.py`). No relayout of the table. G3c (indices streamed to SMEM in chunks) **not yet** | 1.006 (the int64 → int32 index conversion) |
+| gathers: VMEM-resident table (G4) | **not yet** | a `gather = "vmem"` load is done by row DMAs (which move fewer bytes) | – |
 | reductions kept whole in a tile | **implemented** | reduction loop dims are one tile, reduced in the kernel (`tl.reduce` → `pallas.reduce`); `examples/ta/row_sum.mlir`, `examples/ta/softmax.mlir` (pipeline tests) | 1.000 |
 | reductions accumulated across an `arbitrary` grid dim | **implemented** (splittable loops) | when whole rows do not fit the VMEM budget, `tile` splits a single `sum`/`prod`/`max`/`min` reduction whose results are only stored over a trailing `sequential` grid dim (section 1), `tl-to-pallas` accumulates in the resident output block under `pallas.when` (section 4.7); `tests/test_lowering_pipeline.py::test_reductions_over_budget_accumulate_across_a_sequential_dim` (`row_sum` and `matmul` with a 256 KiB budget), `examples/tl/row_sum_accumulate.mlir` (tl tests). Not split: softmax-like reuse of the reduced value, `argmax`/`argmin` | 1.000 |
 | softmax | **implemented** | rows reduced whole, `tl.broadcast` of the row max and sum; `examples/ta/softmax.mlir` (pipeline tests), `examples/tl/softmax_rows.mlir` (tl tests). Rows that do not fit VMEM are rejected (not splittable) | 1.000 |
@@ -356,16 +356,19 @@ host's N-D storage:
    strides) is written as one index per storage dim, `k·d + c` or `c`, each walked by at
    most one loop dim with a positive step `k`, staying inside the dim
    (`decompose_on_shape` in `pallas_ir/affine_analysis.py`).
-3. **Legal on a TPU.** Steps `k > 1` only on loads, never on the lane dim, and on the
-   sublane dim only for 32-bit data (what Mosaic's strided loads accept).
+3. **Legal on a TPU.** Steps `k > 1` only on loads; on the sublane dim only of rank-2
+   arrays (whole rows, copied one by one by row DMA); on the lane dim only of 32-bit data
+   with no other step (the lanes are read whole and compacted in registers: no DMA can
+   skip lanes).
 
 If all three hold, the `tl.kernel` gets the host storage as an extra argument and the
 load walks it with `strides [...]`; otherwise the access uses the view the ta passes
 made, and its in-kernel `ta.reshape` moves to the host before the launch (a
 `pallas.reshape` after `tl-to-pallas`). Steps constrain tile sizes (table in section 1):
 a leading-dim step takes one row per grid step, so the index map does the stride and only
-used rows move; a sublane step reads a block `t·k` rows tall and keeps every `k`-th row
-with `pl.ds(start, t, stride=k)`.
+used rows move; a sublane step copies each used row by DMA from the array left in HBM
+(exact traffic); a lane step reads `t·k` lanes and keeps every `k`-th in registers
+(`ref[...].reshape(..., t, k)[..., s]`), the floor for lanes.
 
 **Leading-dim step** (`examples/ta/leading_stride.mlir`, `out = x[1::3] * 2` for
 `x: f32[12, 16, 256]`): block index `3·i + 1` on the leading dim, nothing else moves.
@@ -373,29 +376,36 @@ with `pl.ds(start, t, stride=k)`.
 {shown(f'pallas-opt {ls_} -p "{PIPE}"', excerpt(ls_out, "func.func"))}
 
 **Sublane step** (`examples/ta/row_stride.mlir`, `out = x[1::2, :] + 1` for
-`x: f32[64, 256]`): tiles of 16 rows × 128 lanes (the lane tile must be 128 for a
-strided load), blocks of 32 × 128, `pl.ds(1, 16, stride=2)`.
+`x: f32[64, 256]`): whole 256-lane rows, one row DMA per used row into a VMEM buffer
+(`pallas.dma_start`/`dma_wait`), then the rows as a tile: only the rows used move.
 
 {shown(f'pallas-opt {rw} -p "{TILE}" --remarks 2>&1 >/dev/null', rw_rem, "")}
 
 {shown(f'pallas-opt {rw} -p "{PIPE}"', excerpt(rw_out, "func.func"))}
 
 **Lane step** (`examples/ta/lane_stride.mlir`, `out = x[:, ::2] * 2` for
-`x: f32[64, 256]`): refused by rule 3, so the `stride-to-reshape` view
-`64x128x2` is used; it becomes a host `pallas.reshape` (a relayout copy on TPU) and the
-kernel slices index 0 of the size-2 minor dim. The in-kernel lane compaction that would
-avoid the copy is not implemented (section 6).
+`x: f32[64, 256]`): the kernel reads whole 256-lane rows and keeps the even lanes in
+registers: `pallas.load %x_ref[:, ds(0, 128, stride = 2)]` is printed as a full-width
+load and a reshape (no TPU load strides lanes). Twice the needed input moves: the floor.
 
 {shown(f'pallas-opt {ln} -p "{PIPE}"', excerpt(ln_out, "func.func"))}
 
-### 3.2 Gathers: scalar prefetch, one row per grid step
+### 3.2 Gathers: row DMAs or scalar prefetch
 
 `indirect-load-to-scalar-prefetch` marks a gather load with the idiom it prefers
 (`gather = "prefetch" | "dma" | "vmem" | "dma_chunked"`, chosen by its own traffic
-model, `docs/passes.md`) and makes the index buffer a `prefetch` argument. `tile`
-implements one idiom, scalar prefetch (G1), whatever the mark; any other mark gets a
-remark (`tile: gather asks for the dma idiom, not implemented yet; tiled with scalar
-prefetch (one row per grid step)`):
+model, `docs/passes.md`) and makes the index buffer a `prefetch` argument. `tile` does
+two idioms:
+
+**Row DMAs (G3)**, for a `dma` (or `vmem`) mark when the index is rank 1, read one lookup
+at a time (`idx[i + c]`), and the gather takes whole rows of the table's first dim:
+the lookups get 8 per grid step (when they divide by 8), the table's other dims are
+whole, and the access becomes a `tl.gather` of those rows. `tl-to-pallas` leaves the
+table in HBM (memory space `any`), reads each index from SMEM, starts one row DMA per row
+into a VMEM buffer and waits for them (section 4). Exactly the rows used move; nothing is
+relaid out.
+
+**Scalar prefetch (G1)**, for every other gather:
 
 - the loads of index buffers (and their integer casts) are not tiled: each becomes a
   `tl.scalar_load` at the grid point, and the loop dims the index depends on get tile 1;

@@ -1104,13 +1104,23 @@ class TilePass(ModulePass):
             f"tile: @{kernel.sym_name.data}: tiles {plan.tiles} over loop "
             f"{list(loop.extents)}, grid {plan.grid}",
         )
+        for op, a in dma.items():
+            ((_, index),) = a.gathers
+            lin = linearize(index.map.data.results[0])
+            assert lin is not None
+            (p,) = lin.dims
+            rows = plan.tiles[index.dims[p].index]  # type: ignore[attr-defined]
+            strategy = a.op.attributes["gather"]
+            asked = "" if strategy == StringAttr("dma") else " (the vmem idiom is not implemented)"
+            emit_remark(op, f"tile: gather by row DMA, {rows} rows per grid step{asked}")
         for a in accesses.values():
             strategy = a.op.attributes.get("gather")
             if isinstance(strategy, StringAttr) and strategy.data != "prefetch":
                 emit_remark(
                     a.op,
-                    f"tile: gather asks for the {strategy.data} idiom, not implemented yet; "
-                    "tiled with scalar prefetch (one row per grid step)",
+                    f"tile: gather asks for the {strategy.data} idiom, which needs a rank-1 "
+                    "index read one lookup at a time and whole rows of the table's first "
+                    "dim; tiled with scalar prefetch (one row per grid step)",
                 )
         module.body.block.insert_op_after(new_kernel, kernel)
         self.relaunch(module, kernel, views, stored)
