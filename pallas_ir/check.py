@@ -15,8 +15,8 @@ from xdsl.ir import BlockArgument
 from xdsl.ir.affine import AffineSymExpr
 
 from pallas_ir.dialects import pallas
+from pallas_ir.dtypes import numpy_dtype
 from pallas_ir.lowering.emit_python import emit_python
-from pallas_ir.reference.ops import numpy_dtype
 from pallas_ir.reference.pallas import run_forward
 from pallas_ir.tpu_check import ArraySpec, exec_source
 

@@ -25,7 +25,8 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import SSAValue
 
 from pallas_ir.dialects import pallas
-from pallas_ir.reference.ops import eval_affine, numpy_dtype
+from pallas_ir.dtypes import numpy_dtype
+from pallas_ir.reference.ops import eval_affine
 
 
 @dataclass(frozen=True)

@@ -86,7 +86,7 @@ from pallas_ir.diagnostics import PassError, emit_remark
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects import tiled_loop as tl
 from pallas_ir.dialects.common import FLOAT_PREDICATES, INT_PREDICATES, ReductionKind
-from pallas_ir.reference.ops import numpy_dtype
+from pallas_ir.dtypes import numpy_dtype
 from pallas_ir.tpu_rules import CHIPS, LANES, min_sublanes
 
 LANE_TARGET = 512
@@ -1111,7 +1111,11 @@ class TilePass(ModulePass):
             (p,) = lin.dims
             rows = plan.tiles[index.dims[p].index]  # type: ignore[attr-defined]
             strategy = a.op.attributes["gather"]
-            asked = "" if strategy == StringAttr("dma") else " (the vmem idiom is not implemented)"
+            asked = (
+                ""
+                if strategy == StringAttr("dma")
+                else " (the vmem idiom is not implemented)"
+            )
             emit_remark(op, f"tile: gather by row DMA, {rows} rows per grid step{asked}")
         for a in accesses.values():
             strategy = a.op.attributes.get("gather")

@@ -55,7 +55,7 @@ from pallas_ir.dialects import pallas
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects import tiled_loop as tl
 from pallas_ir.dialects.common import ArgRole
-from pallas_ir.reference.ops import numpy_dtype
+from pallas_ir.dtypes import numpy_dtype
 from pallas_ir.tpu_rules import CHIPS, block_shape_error
 
 _SEMANTICS = {

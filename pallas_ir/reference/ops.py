@@ -14,21 +14,13 @@ import math as pymath
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
     AnyFloat,
-    BFloat16Type,
     DenseIntOrFPElementsAttr,
-    Float16Type,
-    Float32Type,
-    Float64Type,
     FloatAttr,
-    IndexType,
     IntegerAttr,
-    IntegerType,
-    Signedness,
     TensorType,
 )
 from xdsl.ir import Attribute, Operation
@@ -52,32 +44,12 @@ from pallas_ir.dialects.common import (  # noqa: E402
     SelectOpBase,
     TransposeOpBase,
 )
+from pallas_ir.dtypes import numpy_dtype  # noqa: E402
 
 
 class ReferenceError(Exception):
     """The program uses something the reference interpreters do not model, or does
     something with no meaning (an out-of-range index)."""
-
-
-def numpy_dtype(t: Attribute) -> np.dtype[Any]:
-    match t:
-        case Float32Type():
-            return np.dtype(np.float32)
-        case BFloat16Type():
-            return np.dtype(ml_dtypes.bfloat16)
-        case Float16Type():
-            return np.dtype(np.float16)
-        case Float64Type():
-            return np.dtype(np.float64)
-        case IndexType():
-            return np.dtype(np.int64)
-        case IntegerType():
-            w = t.width.data
-            if w == 1:
-                return np.dtype(np.bool_)
-            unsigned = t.signedness.data == Signedness.UNSIGNED
-            return np.dtype(f"{'u' if unsigned else ''}int{w}")
-    raise ReferenceError(f"no numpy dtype for {t}")
 
 
 def element_type(t: Attribute) -> Attribute:
