@@ -315,6 +315,8 @@ class BlockSpecAttr(ParametrizedAttribute):
     def verify(self) -> None:
         if self.memory_space.data not in {m.value for m in MemorySpace}:
             raise VerifyException(f"unknown memory space '{self.memory_space.data}'")
+        if self.memory_space.data == MemorySpace.SEMAPHORE:
+            raise VerifyException("a block spec cannot be in memory space semaphore")
         if any(b != SQUEEZED and b <= 0 for b in self.block_shape.get_values()):
             raise VerifyException("block dims must be positive or squeezed")
         if self.space == MemorySpace.ANY:
@@ -756,8 +758,12 @@ class CallOp(IRDLOperation):
                 raise VerifyException(
                     f"scratch_shapes[{k}] is in memory space any; scratch lives in vmem or smem"
                 )
-            if ref.space == MemorySpace.SEMAPHORE and ref.get_shape():
-                raise VerifyException(f"scratch_shapes[{k}]: a DMA semaphore has rank 0")
+            if ref.space == MemorySpace.SEMAPHORE and (
+                ref.get_shape() or ref.element_type != i32
+            ):
+                raise VerifyException(
+                    f"scratch_shapes[{k}]: a DMA semaphore is a rank-0 i32 ref"
+                )
         if self.vmem_limit_bytes is not None and self.vmem_limit_bytes.value.data <= 0:
             raise VerifyException("vmem_limit_bytes must be positive")
         got = [a.type for a in self.body.block.args]
@@ -989,6 +995,8 @@ def _verify_tile_against_ref(
         raise VerifyException(
             f"{what} cannot touch a ref in memory space any: it is reachable only by DMA"
         )
+    if ref.space == MemorySpace.SEMAPHORE:
+        raise VerifyException(f"{what} cannot touch a semaphore ref")
     _verify_indexers(indexers, ref)
     want = indexed_shape(indexers, ref.get_shape())
     if not isinstance(tile, TensorType):
@@ -1308,7 +1316,10 @@ class WhenOp(IRDLOperation):
             parser.parse_unresolved_operand(), IntegerType(1)
         )
         attrs = parse_optional_attributes_keyword(parser)
-        op = cls(condition, parser.parse_region())
+        body = parser.parse_region()
+        if not body.blocks:  # `{}`: an empty body
+            body.add_block(Block())
+        op = cls(condition, body)
         op.attributes.update(attrs)
         return op
 
@@ -1354,8 +1365,14 @@ class DmaOpBase(IRDLOperation):
         assert isinstance(sem, RefType)
         if src.space != MemorySpace.ANY or dst.space != MemorySpace.VMEM:
             raise VerifyException("a row DMA copies from an `any` ref into a `vmem` ref")
-        if sem.space != MemorySpace.SEMAPHORE:
-            raise VerifyException("a row DMA signals a `semaphore` ref")
+        if (
+            sem.space != MemorySpace.SEMAPHORE
+            or sem.get_shape()
+            or sem.element_type != i32
+        ):
+            raise VerifyException("a row DMA signals a rank-0 i32 `semaphore` ref")
+        if not src.get_shape() or not dst.get_shape():
+            raise VerifyException("a row DMA copies rows: both refs need rank >= 1")
         if (
             src.get_shape()[1:] != dst.get_shape()[1:]
             or src.element_type != dst.element_type

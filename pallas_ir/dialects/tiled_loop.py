@@ -497,6 +497,10 @@ class StoreOp(IRDLOperation):
         kind = verify_reduction_kind(self.accumulate)  # type: ignore[arg-type]
         if kind.returns_index:
             raise VerifyException(f"a store cannot accumulate with <{kind}>")
+        if self.symbols:
+            # A data-dependent offset could move along the sequential dims, while the
+            # accumulator must stay in one place as they run.
+            raise VerifyException("an accumulating store's offsets may not use symbols")
         grid = self.parent_op()
         while not isinstance(grid, GridOp):
             assert grid is not None  # HasAncestor(GridOp)
@@ -732,6 +736,10 @@ class GatherOp(IRDLOperation):
         table = parser.parse_unresolved_operand()
         parser.parse_punctuation(",")
         access = parse_access(parser)
+        if access.symbols:
+            parser.raise_error(
+                "tl.gather takes no symbols: its index is the map's offset"
+            )
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         pos = parser.pos

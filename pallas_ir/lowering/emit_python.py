@@ -249,10 +249,10 @@ def _lane_compaction(op: pallas.LoadOp) -> str | None:
         f"{ix.start.data}:{ix.start.data + ix.size.data}"  # type: ignore[union-attr]
         for ix in op.indexers.data[:-1]
     ]
-    sizes = ", ".join(str(ix.size.data) for ix in op.indexers.data[:-1])  # type: ignore[union-attr]
+    sizes = [str(ix.size.data) for ix in op.indexers.data[:-1]]  # type: ignore[union-attr]
     rows = ", ".join([*lead, ":"])
     keep = ", ".join([":"] * (len(lead) + 1) + [str(s)])
-    return f"{{ref}}[{rows}].reshape(({sizes}, {n}, {k}))[{keep}]"
+    return f"{{ref}}[{rows}].reshape(({', '.join([*sizes, str(n), str(k)])}))[{keep}]"
 
 
 _BINARY: dict[type[Operation], str] = {
@@ -411,7 +411,8 @@ class KernelEmitter:
         if isinstance(op, pallas.LoadOp):
             return _indexers(op, n[op.ref])
         if isinstance(op, pallas.ReadOp):
-            return f"{n[op.ref]}[{', '.join(n[i] for i in op.indices)}]"
+            index = ", ".join(n[i] for i in op.indices) or "..."  # a rank-0 ref: ref[...]
+            return f"{n[op.ref]}[{index}]"
         if isinstance(op, pallas.DotOp):
             acc = dtype_name(op.result.type.element_type, op)  # type: ignore[attr-defined]
             return f"jnp.dot({args[0]}, {args[1]}, preferred_element_type={acc})"

@@ -733,3 +733,269 @@ func.func @f(%c: tensor<8x128xi1>, %a: tensor<8x128xf32>, %b: tensor<8x128xbf16>
   %r = "pallas.select"(%c, %a, %b) : (tensor<8x128xi1>, tensor<8x128xf32>, tensor<8x128xbf16>) -> tensor<8x128xf32>
   func.return
 }
+
+// -----
+
+// pallas.dot (the checks shared with tl).
+func.func @f(%a: tensor<8x128x2xbf16>, %b: tensor<128x256xbf16>) {
+  // expected-error@+1 {{dot multiplies two rank-2 tiles}}
+  %c = "pallas.dot"(%a, %b) : (tensor<8x128x2xbf16>, tensor<128x256xbf16>) -> tensor<8x256xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<8x128xbf16>, %b: tensor<256x128xbf16>) {
+  // expected-error@+1 {{dot of 8x128 by 256x128: the contracted dims differ}}
+  %c = pallas.dot %a, %b : tensor<8x128xbf16>, tensor<256x128xbf16> -> tensor<8x128xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<32x128xi8>, %b: tensor<128x256xbf16>) {
+  // expected-error@+1 {{dot operands have one element type}}
+  %c = pallas.dot %a, %b : tensor<32x128xi8>, tensor<128x256xbf16> -> tensor<32x256xf32>
+  func.return
+}
+
+// -----
+
+// Integer operands accumulate in i32, not f32.
+func.func @f(%a: tensor<32x128xi8>, %b: tensor<128x256xi8>) {
+  // expected-error@+1 {{dot gives tensor<32x256xi32>, not tensor<32x256xf32>}}
+  %c = pallas.dot %a, %b : tensor<32x128xi8>, tensor<128x256xi8> -> tensor<32x256xf32>
+  func.return
+}
+
+// -----
+
+// pallas.reshape on the host keeps the element type and count.
+func.func @forward(%t: tensor<1000x1x256xf32>) -> tensor<1000x256xbf16> {
+  // expected-error@+1 {{reshape changes the element type from f32 to bf16}}
+  %r = pallas.reshape %t : tensor<1000x1x256xf32> to tensor<1000x256xbf16>
+  func.return %r : tensor<1000x256xbf16>
+}
+
+// -----
+
+func.func @forward(%t: tensor<1000x1x256xf32>) -> tensor<1000x128xf32> {
+  // expected-error@+1 {{reshape from 256000 to 128000 elements}}
+  %r = pallas.reshape %t : tensor<1000x1x256xf32> to tensor<1000x128xf32>
+  func.return %r : tensor<1000x128xf32>
+}
+
+// -----
+
+// ... and in a kernel.
+func.func @forward(%x: tensor<64x512xf32>) -> tensor<64x512xf32> {
+  %o = pallas.call @k(%x) grid [8]
+      in [#pallas.block_spec<[8, 512], (d0) -> (d0, 0)>]
+      out [#pallas.block_spec<[8, 512], (d0) -> (d0, 0)>]
+      semantics [parallel]
+      : (tensor<64x512xf32>) -> tensor<64x512xf32>
+      kernel(%x_ref: !pallas.ref<8x512xf32, vmem>, %o_ref: !pallas.ref<8x512xf32, vmem>) {
+    %v = pallas.load %x_ref[...] : !pallas.ref<8x512xf32, vmem> -> tensor<8x512xf32>
+    // expected-error@+1 {{reshape from 4096 to 1024 elements}}
+    %g = pallas.reshape %v : tensor<8x512xf32> to tensor<8x1x128xf32>
+  }
+  func.return %o : tensor<64x512xf32>
+}
+
+// -----
+
+// pallas.when takes an i1 condition (the generic form reaches the verifier) ...
+func.func @forward(%x: tensor<8x128xf32>) -> tensor<8x128xf32> {
+  %o = pallas.call @k(%x) grid [4]
+      in [#pallas.block_spec<[8, 128], (d0) -> (0, 0)>]
+      out [#pallas.block_spec<[8, 128], (d0) -> (0, 0)>]
+      semantics [arbitrary]
+      : (tensor<8x128xf32>) -> tensor<8x128xf32>
+      kernel(%x_ref: !pallas.ref<8x128xf32, vmem>, %o_ref: !pallas.ref<8x128xf32, vmem>) {
+    %k = pallas.program_id 0 : i32
+    // expected-error@+1 {{operand 'condition' at position 0 does not verify}}
+    "pallas.when"(%k) ({
+      %v = pallas.load %x_ref[...] : !pallas.ref<8x128xf32, vmem> -> tensor<8x128xf32>
+      pallas.store %v, %o_ref[...] : tensor<8x128xf32>, !pallas.ref<8x128xf32, vmem>
+    }) : (i32) -> ()
+  }
+  func.return %o : tensor<8x128xf32>
+}
+
+// -----
+
+// ... (the custom form resolves the condition as an i1) ...
+func.func @forward(%x: tensor<8x128xf32>) -> tensor<8x128xf32> {
+  %o = pallas.call @k(%x) grid [4]
+      in [#pallas.block_spec<[8, 128], (d0) -> (0, 0)>]
+      out [#pallas.block_spec<[8, 128], (d0) -> (0, 0)>]
+      semantics [arbitrary]
+      : (tensor<8x128xf32>) -> tensor<8x128xf32>
+      kernel(%x_ref: !pallas.ref<8x128xf32, vmem>, %o_ref: !pallas.ref<8x128xf32, vmem>) {
+    %k = pallas.program_id 0 : i32
+    // expected-error@+1 {{operand is used with type i1, but has been previously used or defined with type i32}}
+    pallas.when %k {
+      %v = pallas.load %x_ref[...] : !pallas.ref<8x128xf32, vmem> -> tensor<8x128xf32>
+      pallas.store %v, %o_ref[...] : tensor<8x128xf32>, !pallas.ref<8x128xf32, vmem>
+    }
+  }
+  func.return %o : tensor<8x128xf32>
+}
+
+// -----
+
+// ... and lives in a kernel.
+func.func @forward(%c: i1) {
+  // expected-error@+1 {{'pallas.when' expects ancestor op 'pallas.call'}}
+  pallas.when %c {
+    %z = arith.constant 0 : i32
+  }
+  func.return
+}
+
+// -----
+
+// pallas.read reads scalars from SMEM, one i32 index per ref dim, as the ref's type.
+func.func @forward(%idx: tensor<64xi32>, %x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  %o = pallas.call @k(%idx, %x) grid [8] prefetch 1
+      in [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      semantics [arbitrary]
+      : (tensor<64xi32>, tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%idx_ref: !pallas.ref<64xi32, smem>, %x_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x256xf32, vmem>) {
+    %g = pallas.program_id 0 : i32
+    // expected-error@+1 {{pallas.read reads scalars from an SMEM ref}}
+    %a = pallas.read %x_ref[%g, %g] : !pallas.ref<8x256xf32, vmem> -> f32
+    // expected-error@+1 {{2 indices for a rank-1 ref}}
+    %b = pallas.read %idx_ref[%g, %g] : !pallas.ref<64xi32, smem> -> i32
+    // expected-error@+1 {{reads i32, not i64}}
+    %c = pallas.read %idx_ref[%g] : !pallas.ref<64xi32, smem> -> i64
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// -----
+
+// Row DMAs copy from a ref left in HBM (`any`) into VMEM: not from a VMEM block, not
+// into SMEM.
+func.func @forward(%t: tensor<1000x256xf32>, %x: tensor<8x256xf32>) -> tensor<8x256xf32> {
+  %o = pallas.call @k(%t, %x) grid [1]
+      in [#pallas.block_spec<any>, #pallas.block_spec<[8, 256], (d0) -> (0, 0)>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (0, 0)>]
+      semantics [arbitrary] scratch [!pallas.ref<8x256xf32, vmem>, !pallas.ref<8x256xf32, smem>, !pallas.ref<i32, semaphore>]
+      : (tensor<1000x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
+      kernel(%t_ref: !pallas.ref<1000x256xf32, any>, %x_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x256xf32, vmem>, %rows: !pallas.ref<8x256xf32, vmem>, %srows: !pallas.ref<8x256xf32, smem>, %sem: !pallas.ref<i32, semaphore>) {
+    %r = arith.constant 3 : i32
+    // expected-error@+1 {{a row DMA copies from an `any` ref into a `vmem` ref}}
+    pallas.dma_start %x_ref[%r], %rows[0], %sem : !pallas.ref<8x256xf32, vmem>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+    // expected-error@+1 {{a row DMA copies from an `any` ref into a `vmem` ref}}
+    pallas.dma_wait %t_ref[%r], %srows[0], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, smem>, !pallas.ref<i32, semaphore>
+  }
+  func.return %o : tensor<8x256xf32>
+}
+
+// -----
+
+// A row DMA signals a DMA semaphore, not a VMEM scratch ref.
+func.func @forward(%t: tensor<1000x256xf32>) -> tensor<8x256xf32> {
+  %o = pallas.call @k(%t) grid [1]
+      in [#pallas.block_spec<any>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (0, 0)>]
+      semantics [arbitrary] scratch [!pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, vmem>]
+      : (tensor<1000x256xf32>) -> tensor<8x256xf32>
+      kernel(%t_ref: !pallas.ref<1000x256xf32, any>, %o_ref: !pallas.ref<8x256xf32, vmem>, %rows: !pallas.ref<8x256xf32, vmem>, %sem: !pallas.ref<i32, vmem>) {
+    %r = arith.constant 3 : i32
+    // expected-error@+1 {{a row DMA signals a rank-0 i32 `semaphore` ref}}
+    pallas.dma_start %t_ref[%r], %rows[0], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, vmem>
+  }
+  func.return %o : tensor<8x256xf32>
+}
+
+// -----
+
+// A source row and a destination row have the same trailing dims and element type.
+func.func @forward(%t: tensor<1000x128xf32>, %u: tensor<1000x256xbf16>) -> tensor<8x256xf32> {
+  %o = pallas.call @k(%t, %u) grid [1]
+      in [#pallas.block_spec<any>, #pallas.block_spec<any>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (0, 0)>]
+      semantics [arbitrary] scratch [!pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>]
+      : (tensor<1000x128xf32>, tensor<1000x256xbf16>) -> tensor<8x256xf32>
+      kernel(%t_ref: !pallas.ref<1000x128xf32, any>, %u_ref: !pallas.ref<1000x256xbf16, any>, %o_ref: !pallas.ref<8x256xf32, vmem>, %rows: !pallas.ref<8x256xf32, vmem>, %sem: !pallas.ref<i32, semaphore>) {
+    %r = arith.constant 3 : i32
+    // expected-error@+1 {{rows of !pallas.ref<1000x128xf32, any> do not fit rows of !pallas.ref<8x256xf32, vmem>: same trailing dims and type needed}}
+    pallas.dma_start %t_ref[%r], %rows[0], %sem : !pallas.ref<1000x128xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+    // expected-error@+1 {{rows of !pallas.ref<1000x256xbf16, any> do not fit rows of !pallas.ref<8x256xf32, vmem>: same trailing dims and type needed}}
+    pallas.dma_start %u_ref[%r], %rows[1], %sem : !pallas.ref<1000x256xbf16, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+  }
+  func.return %o : tensor<8x256xf32>
+}
+
+// -----
+
+// The destination row is a row of the VMEM buffer.
+func.func @forward(%t: tensor<1000x256xf32>) -> tensor<8x256xf32> {
+  %o = pallas.call @k(%t) grid [1]
+      in [#pallas.block_spec<any>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (0, 0)>]
+      semantics [arbitrary] scratch [!pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>]
+      : (tensor<1000x256xf32>) -> tensor<8x256xf32>
+      kernel(%t_ref: !pallas.ref<1000x256xf32, any>, %o_ref: !pallas.ref<8x256xf32, vmem>, %rows: !pallas.ref<8x256xf32, vmem>, %sem: !pallas.ref<i32, semaphore>) {
+    %r = arith.constant 3 : i32
+    // expected-error@+1 {{row 8 is outside !pallas.ref<8x256xf32, vmem>}}
+    pallas.dma_wait %t_ref[%r], %rows[8], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+  }
+  func.return %o : tensor<8x256xf32>
+}
+
+// -----
+
+func.func @forward(%t: !pallas.ref<1000x256xf32, any>, %rows: !pallas.ref<8x256xf32, vmem>, %sem: !pallas.ref<i32, semaphore>, %r: i32) {
+  // expected-error@+1 {{'pallas.dma_start' expects ancestor op 'pallas.call'}}
+  pallas.dma_start %t[%r], %rows[0], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+  func.return
+}
+
+// -----
+
+// A DMA semaphore in `scratch` is a rank-0 ref (`pltpu.SemaphoreType.DMA(())`).
+func.func @forward(%idx: tensor<64xi32>, %t: tensor<1000x256xf32>) -> tensor<64x256xf32> {
+  // expected-error@+1 {{scratch_shapes[1]: a DMA semaphore is a rank-0 i32 ref}}
+  %out = pallas.call @gather(%idx, %t) grid [8] prefetch 1
+      in [#pallas.block_spec<any>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      semantics [arbitrary] scratch [!pallas.ref<8x256xf32, vmem>, !pallas.ref<8xi32, semaphore>]
+      : (tensor<64xi32>, tensor<1000x256xf32>) -> tensor<64x256xf32>
+      kernel(%idx_ref: !pallas.ref<64xi32, smem>, %t_ref: !pallas.ref<1000x256xf32, any>, %o_ref: !pallas.ref<8x256xf32, vmem>, %rows: !pallas.ref<8x256xf32, vmem>, %sems: !pallas.ref<8xi32, semaphore>) {
+  }
+  func.return %out : tensor<64x256xf32>
+}
+
+// -----
+
+// A semaphore is not a block: no block spec lives in memory space semaphore.
+func.func @forward(%x: tensor<8x128xf32>) -> tensor<8x128xf32> {
+  %o = pallas.call @k(%x) grid [1]
+      // expected-error@+1 {{a block spec cannot be in memory space semaphore}}
+      in [#pallas.block_spec<[8, 128], (d0) -> (0, 0), semaphore>]
+      out [#pallas.block_spec<[8, 128], (d0) -> (0, 0)>]
+      semantics [parallel]
+      : (tensor<8x128xf32>) -> tensor<8x128xf32>
+      kernel(%x_ref: !pallas.ref<8x128xf32, semaphore>, %o_ref: !pallas.ref<8x128xf32, vmem>) {
+  }
+  func.return %o : tensor<8x128xf32>
+}
+
+// -----
+
+func.func @forward(%x: tensor<8x128xf32>) -> tensor<8x128xf32> {
+  %o = pallas.call @k(%x) grid [1]
+      in [#pallas.block_spec<[8, 128], (d0) -> (0, 0)>]
+      out [#pallas.block_spec<[8, 128], (d0) -> (0, 0)>]
+      semantics [parallel] scratch [!pallas.ref<i32, semaphore>]
+      : (tensor<8x128xf32>) -> tensor<8x128xf32>
+      kernel(%x_ref: !pallas.ref<8x128xf32, vmem>, %o_ref: !pallas.ref<8x128xf32, vmem>, %sem: !pallas.ref<i32, semaphore>) {
+    // expected-error@+1 {{load cannot touch a semaphore ref}}
+    %v = pallas.load %sem[...] : !pallas.ref<i32, semaphore> -> tensor<i32>
+  }
+  func.return %o : tensor<8x128xf32>
+}

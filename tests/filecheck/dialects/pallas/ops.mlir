@@ -285,3 +285,301 @@ func.func @forward(%x: tensor<64x256xi8>, %y: tensor<64x256xf32>) -> tensor<64x2
 // CHECK-GENERIC:           %w = "pallas.convert"(%a) : (tensor<32x256xi8>) -> tensor<32x256xi32>
 // CHECK-GENERIC:           %neg = "pallas.compare"(%w, %z) <{predicate = "slt"}> : (tensor<32x256xi32>, tensor<32x256xi32>) -> tensor<32x256xi1>
 // CHECK-GENERIC:           %m = "pallas.select"(%neg, %abs, %w) : (tensor<32x256xi1>, tensor<32x256xi32>, tensor<32x256xi32>) -> tensor<32x256xi32>
+
+// -----
+
+// The row-DMA gather of examples/pallas/embedding_dma.mlir, with host-side reshapes:
+// the (V, 1, D) table is merged to (V, D) before the call and the (64, 256) result split
+// into (8, 8, 256) after it. The table stays in HBM (`any`); each grid step reads 8
+// indices from SMEM with pallas.read, starts 8 row DMAs into a VMEM scratch buffer that
+// signal one scratch DMA semaphore (a rank-0 `semaphore` ref), waits for them, and
+// writes the rows as one output block.
+func.func @forward(%idx: tensor<64xi32>, %table3: tensor<1000x1x256xf32>) -> tensor<8x8x256xf32> {
+  %table = pallas.reshape %table3 : tensor<1000x1x256xf32> to tensor<1000x256xf32>
+  %out = pallas.call @gather(%idx, %table) grid [8] prefetch 1
+      in [#pallas.block_spec<any>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      semantics [arbitrary] scratch [!pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>]
+      : (tensor<64xi32>, tensor<1000x256xf32>) -> tensor<64x256xf32>
+      kernel(%idx_ref: !pallas.ref<64xi32, smem>, %t_ref: !pallas.ref<1000x256xf32, any>, %o_ref: !pallas.ref<8x256xf32, vmem>, %rows: !pallas.ref<8x256xf32, vmem>, %sem: !pallas.ref<i32, semaphore>) {
+    %g = pallas.program_id 0 : i32
+    %eight = arith.constant 8 : i32
+    %base = arith.muli %g, %eight : i32
+    %c0 = arith.constant 0 : i32
+    %i0 = arith.addi %base, %c0 : i32
+    %row0 = pallas.read %idx_ref[%i0] : !pallas.ref<64xi32, smem> -> i32
+    pallas.dma_start %t_ref[%row0], %rows[0], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+    %c1 = arith.constant 1 : i32
+    %i1 = arith.addi %base, %c1 : i32
+    %row1 = pallas.read %idx_ref[%i1] : !pallas.ref<64xi32, smem> -> i32
+    pallas.dma_start %t_ref[%row1], %rows[1], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+    %c2 = arith.constant 2 : i32
+    %i2 = arith.addi %base, %c2 : i32
+    %row2 = pallas.read %idx_ref[%i2] : !pallas.ref<64xi32, smem> -> i32
+    pallas.dma_start %t_ref[%row2], %rows[2], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+    %c3 = arith.constant 3 : i32
+    %i3 = arith.addi %base, %c3 : i32
+    %row3 = pallas.read %idx_ref[%i3] : !pallas.ref<64xi32, smem> -> i32
+    pallas.dma_start %t_ref[%row3], %rows[3], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+    %c4 = arith.constant 4 : i32
+    %i4 = arith.addi %base, %c4 : i32
+    %row4 = pallas.read %idx_ref[%i4] : !pallas.ref<64xi32, smem> -> i32
+    pallas.dma_start %t_ref[%row4], %rows[4], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+    %c5 = arith.constant 5 : i32
+    %i5 = arith.addi %base, %c5 : i32
+    %row5 = pallas.read %idx_ref[%i5] : !pallas.ref<64xi32, smem> -> i32
+    pallas.dma_start %t_ref[%row5], %rows[5], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+    %c6 = arith.constant 6 : i32
+    %i6 = arith.addi %base, %c6 : i32
+    %row6 = pallas.read %idx_ref[%i6] : !pallas.ref<64xi32, smem> -> i32
+    pallas.dma_start %t_ref[%row6], %rows[6], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+    %c7 = arith.constant 7 : i32
+    %i7 = arith.addi %base, %c7 : i32
+    %row7 = pallas.read %idx_ref[%i7] {note = "last"} : !pallas.ref<64xi32, smem> -> i32
+    pallas.dma_start %t_ref[%row7], %rows[7], %sem {note = "last"} : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+    pallas.dma_wait %t_ref[%row0], %rows[0], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+    pallas.dma_wait %t_ref[%row1], %rows[1], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+    pallas.dma_wait %t_ref[%row2], %rows[2], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+    pallas.dma_wait %t_ref[%row3], %rows[3], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+    pallas.dma_wait %t_ref[%row4], %rows[4], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+    pallas.dma_wait %t_ref[%row5], %rows[5], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+    pallas.dma_wait %t_ref[%row6], %rows[6], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+    pallas.dma_wait %t_ref[%row7], %rows[7], %sem {note = "last"} : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+    %v = pallas.load %rows[...] : !pallas.ref<8x256xf32, vmem> -> tensor<8x256xf32>
+    pallas.store %v, %o_ref[...] : tensor<8x256xf32>, !pallas.ref<8x256xf32, vmem>
+  }
+  %out3 = pallas.reshape %out {note = "free: leading dims only"} : tensor<64x256xf32> to tensor<8x8x256xf32>
+  func.return %out3 : tensor<8x8x256xf32>
+}
+
+// CHECK-LABEL: func.func @forward(%idx: tensor<64xi32>, %table3: tensor<1000x1x256xf32>) -> tensor<8x8x256xf32> {
+// CHECK-NEXT:    %table = pallas.reshape %table3 : tensor<1000x1x256xf32> to tensor<1000x256xf32>
+// CHECK-NEXT:    %out = pallas.call @gather(%idx, %table) grid [8] prefetch 1
+// CHECK-NEXT:      in [#pallas.block_spec<any>]
+// CHECK-NEXT:      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+// CHECK-NEXT:      semantics [arbitrary] scratch [!pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>]
+// CHECK-NEXT:      : (tensor<64xi32>, tensor<1000x256xf32>) -> tensor<64x256xf32>
+// CHECK-NEXT:      kernel(%idx_ref: !pallas.ref<64xi32, smem>, %t_ref: !pallas.ref<1000x256xf32, any>, %o_ref: !pallas.ref<8x256xf32, vmem>, %rows: !pallas.ref<8x256xf32, vmem>, %sem: !pallas.ref<i32, semaphore>) {
+// CHECK-NEXT:      %g = pallas.program_id 0 : i32
+// CHECK-NEXT:      %eight = arith.constant 8 : i32
+// CHECK-NEXT:      %base = arith.muli %g, %eight : i32
+// CHECK-NEXT:      %c0 = arith.constant 0 : i32
+// CHECK-NEXT:      %i0 = arith.addi %base, %c0 : i32
+// CHECK-NEXT:      %row0 = pallas.read %idx_ref[%i0] : !pallas.ref<64xi32, smem> -> i32
+// CHECK-NEXT:      pallas.dma_start %t_ref[%row0], %rows[0], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+// CHECK-NEXT:      %c1 = arith.constant 1 : i32
+// CHECK-NEXT:      %i1 = arith.addi %base, %c1 : i32
+// CHECK-NEXT:      %row1 = pallas.read %idx_ref[%i1] : !pallas.ref<64xi32, smem> -> i32
+// CHECK-NEXT:      pallas.dma_start %t_ref[%row1], %rows[1], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+// CHECK-NEXT:      %c2 = arith.constant 2 : i32
+// CHECK-NEXT:      %i2 = arith.addi %base, %c2 : i32
+// CHECK-NEXT:      %row2 = pallas.read %idx_ref[%i2] : !pallas.ref<64xi32, smem> -> i32
+// CHECK-NEXT:      pallas.dma_start %t_ref[%row2], %rows[2], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+// CHECK-NEXT:      %c3 = arith.constant 3 : i32
+// CHECK-NEXT:      %i3 = arith.addi %base, %c3 : i32
+// CHECK-NEXT:      %row3 = pallas.read %idx_ref[%i3] : !pallas.ref<64xi32, smem> -> i32
+// CHECK-NEXT:      pallas.dma_start %t_ref[%row3], %rows[3], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+// CHECK-NEXT:      %c4 = arith.constant 4 : i32
+// CHECK-NEXT:      %i4 = arith.addi %base, %c4 : i32
+// CHECK-NEXT:      %row4 = pallas.read %idx_ref[%i4] : !pallas.ref<64xi32, smem> -> i32
+// CHECK-NEXT:      pallas.dma_start %t_ref[%row4], %rows[4], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+// CHECK-NEXT:      %c5 = arith.constant 5 : i32
+// CHECK-NEXT:      %i5 = arith.addi %base, %c5 : i32
+// CHECK-NEXT:      %row5 = pallas.read %idx_ref[%i5] : !pallas.ref<64xi32, smem> -> i32
+// CHECK-NEXT:      pallas.dma_start %t_ref[%row5], %rows[5], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+// CHECK-NEXT:      %c6 = arith.constant 6 : i32
+// CHECK-NEXT:      %i6 = arith.addi %base, %c6 : i32
+// CHECK-NEXT:      %row6 = pallas.read %idx_ref[%i6] : !pallas.ref<64xi32, smem> -> i32
+// CHECK-NEXT:      pallas.dma_start %t_ref[%row6], %rows[6], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+// CHECK-NEXT:      %c7 = arith.constant 7 : i32
+// CHECK-NEXT:      %i7 = arith.addi %base, %c7 : i32
+// CHECK-NEXT:      %row7 = pallas.read %idx_ref[%i7] {note = "last"} : !pallas.ref<64xi32, smem> -> i32
+// CHECK-NEXT:      pallas.dma_start %t_ref[%row7], %rows[7], %sem {note = "last"} : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+// CHECK-NEXT:      pallas.dma_wait %t_ref[%row0], %rows[0], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+// CHECK-NEXT:      pallas.dma_wait %t_ref[%row1], %rows[1], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+// CHECK-NEXT:      pallas.dma_wait %t_ref[%row2], %rows[2], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+// CHECK-NEXT:      pallas.dma_wait %t_ref[%row3], %rows[3], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+// CHECK-NEXT:      pallas.dma_wait %t_ref[%row4], %rows[4], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+// CHECK-NEXT:      pallas.dma_wait %t_ref[%row5], %rows[5], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+// CHECK-NEXT:      pallas.dma_wait %t_ref[%row6], %rows[6], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+// CHECK-NEXT:      pallas.dma_wait %t_ref[%row7], %rows[7], %sem {note = "last"} : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+// CHECK-NEXT:      %v = pallas.load %rows[...] : !pallas.ref<8x256xf32, vmem> -> tensor<8x256xf32>
+// CHECK-NEXT:      pallas.store %v, %o_ref[...] : tensor<8x256xf32>, !pallas.ref<8x256xf32, vmem>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %out3 = pallas.reshape %out {note = "free: leading dims only"} : tensor<64x256xf32> to tensor<8x8x256xf32>
+// CHECK-NEXT:    func.return %out3 : tensor<8x8x256xf32>
+// CHECK-NEXT:  }
+
+// The generic form: the scratch semaphore is an ordinary scratch ref; a DMA's operands
+// are (src, src row, dst, sem) with the destination row a property.
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "forward", function_type = (tensor<64xi32>, tensor<1000x1x256xf32>) -> tensor<8x8x256xf32>}> ({
+// CHECK-GENERIC:         %table = "pallas.reshape"(%table3) : (tensor<1000x1x256xf32>) -> tensor<1000x256xf32>
+// CHECK-GENERIC-NEXT:    %out = "pallas.call"(%idx, %table) <{kernel_name = "gather", grid = array<i64: 8>, in_specs = [#pallas.block_spec<any>],
+// CHECK-GENERIC-SAME:      num_scalar_prefetch = 1 : i64,
+// CHECK-GENERIC-SAME:      scratch_shapes = [!pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>], input_output_aliases = array<i64>}> ({
+// CHECK-GENERIC-NEXT:    ^bb0(%idx_ref: !pallas.ref<64xi32, smem>, %t_ref: !pallas.ref<1000x256xf32, any>, %o_ref: !pallas.ref<8x256xf32, vmem>, %rows: !pallas.ref<8x256xf32, vmem>, %sem: !pallas.ref<i32, semaphore>):
+// CHECK-GENERIC:           %row0 = "pallas.read"(%idx_ref, %i0) : (!pallas.ref<64xi32, smem>, i32) -> i32
+// CHECK-GENERIC-NEXT:      "pallas.dma_start"(%t_ref, %row0, %rows, %sem) <{dst_row = 0 : i64}> : (!pallas.ref<1000x256xf32, any>, i32, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>) -> ()
+// CHECK-GENERIC:           %row7 = "pallas.read"(%idx_ref, %i7) {note = "last"} : (!pallas.ref<64xi32, smem>, i32) -> i32
+// CHECK-GENERIC-NEXT:      "pallas.dma_start"(%t_ref, %row7, %rows, %sem) <{dst_row = 7 : i64}> {note = "last"} : (!pallas.ref<1000x256xf32, any>, i32, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>) -> ()
+// CHECK-GENERIC-NEXT:      "pallas.dma_wait"(%t_ref, %row0, %rows, %sem) <{dst_row = 0 : i64}> : (!pallas.ref<1000x256xf32, any>, i32, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>) -> ()
+// CHECK-GENERIC:           "pallas.dma_wait"(%t_ref, %row7, %rows, %sem) <{dst_row = 7 : i64}> {note = "last"} : (!pallas.ref<1000x256xf32, any>, i32, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>) -> ()
+// CHECK-GENERIC:         %out3 = "pallas.reshape"(%out) {note = "free: leading dims only"} : (tensor<64x256xf32>) -> tensor<8x8x256xf32>
+
+// -----
+
+
+// A bf16 matmul with the contraction over the last (arbitrary) grid dim: the output
+// block stays in VMEM across k, is zeroed under pallas.when at k = 0 and accumulates
+// pallas.dot's f32 products; a second call keeps a lane-wise running row maximum,
+// reshaping each (8, 512) block into 128-lane groups and back in the kernel.
+func.func @forward(%x: tensor<256x512xbf16>, %w: tensor<512x256xbf16>, %y: tensor<64x4096xf32>) -> (tensor<256x256xf32>, tensor<64x128xf32>) {
+  %o = pallas.call @matmul(%x, %w) grid [2, 2, 4]
+      in [#pallas.block_spec<[128, 128], (d0, d1, d2) -> (d0, d2)>, #pallas.block_spec<[128, 128], (d0, d1, d2) -> (d2, d1)>]
+      out [#pallas.block_spec<[128, 128], (d0, d1, d2) -> (d0, d1)>]
+      semantics [parallel, parallel, arbitrary]
+      : (tensor<256x512xbf16>, tensor<512x256xbf16>) -> tensor<256x256xf32>
+      kernel(%x_ref: !pallas.ref<128x128xbf16, vmem>, %w_ref: !pallas.ref<128x128xbf16, vmem>, %o_ref: !pallas.ref<128x128xf32, vmem>) {
+    %k = pallas.program_id 2 : i32
+    %zero = arith.constant 0 : i32
+    %first = arith.cmpi eq, %k, %zero : i32
+    pallas.when %first {
+      %z = arith.constant dense<0.0> : tensor<128x128xf32>
+      pallas.store %z, %o_ref[...] : tensor<128x128xf32>, !pallas.ref<128x128xf32, vmem>
+    }
+    %a = pallas.load %x_ref[...] : !pallas.ref<128x128xbf16, vmem> -> tensor<128x128xbf16>
+    %b = pallas.load %w_ref[...] : !pallas.ref<128x128xbf16, vmem> -> tensor<128x128xbf16>
+    %c = pallas.dot %a, %b : tensor<128x128xbf16>, tensor<128x128xbf16> -> tensor<128x128xf32>
+    %acc = pallas.load %o_ref[...] : !pallas.ref<128x128xf32, vmem> -> tensor<128x128xf32>
+    %s = arith.addf %acc, %c : tensor<128x128xf32>
+    pallas.store %s, %o_ref[...] : tensor<128x128xf32>, !pallas.ref<128x128xf32, vmem>
+  }
+  %m = pallas.call @lane_max(%y) grid [8, 8]
+      in [#pallas.block_spec<[8, 512], (d0, d1) -> (d0, d1)>]
+      out [#pallas.block_spec<[8, 128], (d0, d1) -> (d0, 0)>]
+      semantics [parallel, arbitrary]
+      : (tensor<64x4096xf32>) -> tensor<64x128xf32>
+      kernel(%y_ref: !pallas.ref<8x512xf32, vmem>, %m_ref: !pallas.ref<8x128xf32, vmem>) {
+    %v = pallas.load %y_ref[...] : !pallas.ref<8x512xf32, vmem> -> tensor<8x512xf32>
+    %g = pallas.reshape %v : tensor<8x512xf32> to tensor<8x4x128xf32>
+    %r = pallas.reduce <max> %g [1] : tensor<8x4x128xf32> -> tensor<8x1x128xf32>
+    %p = pallas.reshape %r : tensor<8x1x128xf32> to tensor<8x128xf32>
+    %k = pallas.program_id 1 : i32
+    %zero = arith.constant 0 : i32
+    %first = arith.cmpi eq, %k, %zero : i32
+    %later = arith.cmpi ne, %k, %zero : i32
+    pallas.when %first attributes {note = "init"} {
+      pallas.store %p, %m_ref[...] : tensor<8x128xf32>, !pallas.ref<8x128xf32, vmem>
+    }
+    pallas.when %later {
+      %old = pallas.load %m_ref[...] : !pallas.ref<8x128xf32, vmem> -> tensor<8x128xf32>
+      %new = arith.maximumf %old, %p : tensor<8x128xf32>
+      pallas.store %new, %m_ref[...] : tensor<8x128xf32>, !pallas.ref<8x128xf32, vmem>
+    }
+  }
+  func.return %o, %m : tensor<256x256xf32>, tensor<64x128xf32>
+}
+
+// `dense<0.0>` comes back as `dense<0.000000e+00>`; `attributes {...}` on pallas.when
+// stays in that spelling.
+// CHECK-LABEL: func.func @forward(%x: tensor<256x512xbf16>, %w: tensor<512x256xbf16>, %y: tensor<64x4096xf32>) -> (tensor<256x256xf32>, tensor<64x128xf32>) {
+// CHECK-NEXT:    %o = pallas.call @matmul(%x, %w) grid [2, 2, 4]
+// CHECK-NEXT:      in [#pallas.block_spec<[128, 128], (d0, d1, d2) -> (d0, d2)>, #pallas.block_spec<[128, 128], (d0, d1, d2) -> (d2, d1)>]
+// CHECK-NEXT:      out [#pallas.block_spec<[128, 128], (d0, d1, d2) -> (d0, d1)>]
+// CHECK-NEXT:      semantics [parallel, parallel, arbitrary]
+// CHECK-NEXT:      : (tensor<256x512xbf16>, tensor<512x256xbf16>) -> tensor<256x256xf32>
+// CHECK-NEXT:      kernel(%x_ref: !pallas.ref<128x128xbf16, vmem>, %w_ref: !pallas.ref<128x128xbf16, vmem>, %o_ref: !pallas.ref<128x128xf32, vmem>) {
+// CHECK-NEXT:      %k = pallas.program_id 2 : i32
+// CHECK-NEXT:      %zero = arith.constant 0 : i32
+// CHECK-NEXT:      %first = arith.cmpi eq, %k, %zero : i32
+// CHECK-NEXT:      pallas.when %first {
+// CHECK-NEXT:        %z = arith.constant dense<0.000000e+00> : tensor<128x128xf32>
+// CHECK-NEXT:        pallas.store %z, %o_ref[...] : tensor<128x128xf32>, !pallas.ref<128x128xf32, vmem>
+// CHECK-NEXT:      }
+// CHECK-NEXT:      %a = pallas.load %x_ref[...] : !pallas.ref<128x128xbf16, vmem> -> tensor<128x128xbf16>
+// CHECK-NEXT:      %b = pallas.load %w_ref[...] : !pallas.ref<128x128xbf16, vmem> -> tensor<128x128xbf16>
+// CHECK-NEXT:      %c = pallas.dot %a, %b : tensor<128x128xbf16>, tensor<128x128xbf16> -> tensor<128x128xf32>
+// CHECK-NEXT:      %acc = pallas.load %o_ref[...] : !pallas.ref<128x128xf32, vmem> -> tensor<128x128xf32>
+// CHECK-NEXT:      %s = arith.addf %acc, %c : tensor<128x128xf32>
+// CHECK-NEXT:      pallas.store %s, %o_ref[...] : tensor<128x128xf32>, !pallas.ref<128x128xf32, vmem>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %m = pallas.call @lane_max(%y) grid [8, 8]
+// CHECK-NEXT:      in [#pallas.block_spec<[8, 512], (d0, d1) -> (d0, d1)>]
+// CHECK-NEXT:      out [#pallas.block_spec<[8, 128], (d0, d1) -> (d0, 0)>]
+// CHECK-NEXT:      semantics [parallel, arbitrary]
+// CHECK-NEXT:      : (tensor<64x4096xf32>) -> tensor<64x128xf32>
+// CHECK-NEXT:      kernel(%y_ref: !pallas.ref<8x512xf32, vmem>, %m_ref: !pallas.ref<8x128xf32, vmem>) {
+// CHECK-NEXT:      %v = pallas.load %y_ref[...] : !pallas.ref<8x512xf32, vmem> -> tensor<8x512xf32>
+// CHECK-NEXT:      %g = pallas.reshape %v : tensor<8x512xf32> to tensor<8x4x128xf32>
+// CHECK-NEXT:      %r = pallas.reduce <max> %g [1] : tensor<8x4x128xf32> -> tensor<8x1x128xf32>
+// CHECK-NEXT:      %p = pallas.reshape %r : tensor<8x1x128xf32> to tensor<8x128xf32>
+// CHECK-NEXT:      %k = pallas.program_id 1 : i32
+// CHECK-NEXT:      %zero = arith.constant 0 : i32
+// CHECK-NEXT:      %first = arith.cmpi eq, %k, %zero : i32
+// CHECK-NEXT:      %later = arith.cmpi ne, %k, %zero : i32
+// CHECK-NEXT:      pallas.when %first attributes {note = "init"} {
+// CHECK-NEXT:        pallas.store %p, %m_ref[...] : tensor<8x128xf32>, !pallas.ref<8x128xf32, vmem>
+// CHECK-NEXT:      }
+// CHECK-NEXT:      pallas.when %later {
+// CHECK-NEXT:        %old = pallas.load %m_ref[...] : !pallas.ref<8x128xf32, vmem> -> tensor<8x128xf32>
+// CHECK-NEXT:        %new = arith.maximumf %old, %p : tensor<8x128xf32>
+// CHECK-NEXT:        pallas.store %new, %m_ref[...] : tensor<8x128xf32>, !pallas.ref<8x128xf32, vmem>
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %o, %m : tensor<256x256xf32>, tensor<64x128xf32>
+// CHECK-NEXT:  }
+
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "forward", function_type = (tensor<256x512xbf16>, tensor<512x256xbf16>, tensor<64x4096xf32>) -> (tensor<256x256xf32>, tensor<64x128xf32>)}> ({
+// CHECK-GENERIC:         %o = "pallas.call"(%x, %w) <{kernel_name = "matmul", grid = array<i64: 2, 2, 4>,
+// CHECK-GENERIC:           %first = "arith.cmpi"(%k, %zero) <{predicate = 0 : i64}> : (i32, i32) -> i1
+// CHECK-GENERIC-NEXT:      "pallas.when"(%first) ({
+// CHECK-GENERIC-NEXT:        %z = "arith.constant"() <{value = dense<0.000000e+00> : tensor<128x128xf32>}> : () -> tensor<128x128xf32>
+// CHECK-GENERIC-NEXT:        "pallas.store"(%z, %o_ref) <{indexers = []}> : (tensor<128x128xf32>, !pallas.ref<128x128xf32, vmem>) -> ()
+// CHECK-GENERIC-NEXT:      }) : (i1) -> ()
+// CHECK-GENERIC:           %c = "pallas.dot"(%a, %b) : (tensor<128x128xbf16>, tensor<128x128xbf16>) -> tensor<128x128xf32>
+// CHECK-GENERIC:         %m = "pallas.call"(%y) <{kernel_name = "lane_max", grid = array<i64: 8, 8>,
+// CHECK-GENERIC:           %g = "pallas.reshape"(%v) : (tensor<8x512xf32>) -> tensor<8x4x128xf32>
+// CHECK-GENERIC-NEXT:      %r = "pallas.reduce"(%g) <{kind = "max", dims = array<i64: 1>}> : (tensor<8x4x128xf32>) -> tensor<8x1x128xf32>
+// CHECK-GENERIC-NEXT:      %p = "pallas.reshape"(%r) : (tensor<8x1x128xf32>) -> tensor<8x128xf32>
+// CHECK-GENERIC:           "pallas.when"(%first) ({
+// CHECK-GENERIC-NEXT:        "pallas.store"(%p, %m_ref) <{indexers = []}> : (tensor<8x128xf32>, !pallas.ref<8x128xf32, vmem>) -> ()
+// CHECK-GENERIC-NEXT:      }) {note = "init"} : (i1) -> ()
+// CHECK-GENERIC-NEXT:      "pallas.when"(%later) ({
+// CHECK-GENERIC-NEXT:        %old = "pallas.load"(%m_ref) <{indexers = []}> : (!pallas.ref<8x128xf32, vmem>) -> tensor<8x128xf32>
+
+// -----
+
+
+// Integer operands accumulate in i32 (an int8 matmul).
+func.func @forward(%x: tensor<64x256xi8>, %w: tensor<256x128xi8>) -> tensor<64x128xi32> {
+  %o = pallas.call @matmul_i8(%x, %w) grid [2]
+      in [#pallas.block_spec<[32, 256], (d0) -> (d0, 0)>, #pallas.block_spec<[256, 128], (d0) -> (0, 0)>]
+      out [#pallas.block_spec<[32, 128], (d0) -> (d0, 0)>]
+      semantics [parallel]
+      : (tensor<64x256xi8>, tensor<256x128xi8>) -> tensor<64x128xi32>
+      kernel(%x_ref: !pallas.ref<32x256xi8, vmem>, %w_ref: !pallas.ref<256x128xi8, vmem>, %o_ref: !pallas.ref<32x128xi32, vmem>) {
+    %a = pallas.load %x_ref[...] : !pallas.ref<32x256xi8, vmem> -> tensor<32x256xi8>
+    %b = pallas.load %w_ref[...] : !pallas.ref<256x128xi8, vmem> -> tensor<256x128xi8>
+    %c = pallas.dot %a, %b {note = "int8 MXU"} : tensor<32x256xi8>, tensor<256x128xi8> -> tensor<32x128xi32>
+    pallas.store %c, %o_ref[...] : tensor<32x128xi32>, !pallas.ref<32x128xi32, vmem>
+  }
+  func.return %o : tensor<64x128xi32>
+}
+
+// CHECK-LABEL: func.func @forward(%x: tensor<64x256xi8>, %w: tensor<256x128xi8>) -> tensor<64x128xi32> {
+// CHECK-NEXT:    %o = pallas.call @matmul_i8(%x, %w) grid [2]
+// CHECK-NEXT:      in [#pallas.block_spec<[32, 256], (d0) -> (d0, 0)>, #pallas.block_spec<[256, 128], (d0) -> (0, 0)>]
+// CHECK-NEXT:      out [#pallas.block_spec<[32, 128], (d0) -> (d0, 0)>]
+// CHECK-NEXT:      semantics [parallel]
+// CHECK-NEXT:      : (tensor<64x256xi8>, tensor<256x128xi8>) -> tensor<64x128xi32>
+// CHECK-NEXT:      kernel(%x_ref: !pallas.ref<32x256xi8, vmem>, %w_ref: !pallas.ref<256x128xi8, vmem>, %o_ref: !pallas.ref<32x128xi32, vmem>) {
+// CHECK-NEXT:      %a = pallas.load %x_ref[...] : !pallas.ref<32x256xi8, vmem> -> tensor<32x256xi8>
+// CHECK-NEXT:      %b = pallas.load %w_ref[...] : !pallas.ref<256x128xi8, vmem> -> tensor<256x128xi8>
+// CHECK-NEXT:      %c = pallas.dot %a, %b {note = "int8 MXU"} : tensor<32x256xi8>, tensor<256x128xi8> -> tensor<32x128xi32>
+// CHECK-NEXT:      pallas.store %c, %o_ref[...] : tensor<32x128xi32>, !pallas.ref<32x128xi32, vmem>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %o : tensor<64x128xi32>
+// CHECK-NEXT:  }
+
+// CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "forward", function_type = (tensor<64x256xi8>, tensor<256x128xi8>) -> tensor<64x128xi32>}> ({
+// CHECK-GENERIC:           %c = "pallas.dot"(%a, %b) {note = "int8 MXU"} : (tensor<32x256xi8>, tensor<256x128xi8>) -> tensor<32x128xi32>

@@ -416,3 +416,245 @@ func.func @f(%c: tensor<8x128xi1>, %a: tensor<8x128xf32>, %b: tensor<8x128xbf16>
   %r = "tl.select"(%c, %a, %b) : (tensor<8x128xi1>, tensor<8x128xf32>, tensor<8x128xbf16>) -> tensor<8x128xf32>
   func.return
 }
+
+// -----
+
+// tl.dot (the checks shared with pallas): rank-2 tiles, equal contracted dims, one
+// operand element type, an f32 (i32 for integers) result of shape M x N.
+func.func @f(%a: tensor<8x128x2xbf16>, %b: tensor<128x256xbf16>) {
+  // expected-error@+1 {{dot multiplies two rank-2 tiles}}
+  %c = "tl.dot"(%a, %b) : (tensor<8x128x2xbf16>, tensor<128x256xbf16>) -> tensor<8x256xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<8x128xbf16>, %b: tensor<256x128xbf16>) {
+  // expected-error@+1 {{dot of 8x128 by 256x128: the contracted dims differ}}
+  %c = tl.dot %a, %b : tensor<8x128xbf16>, tensor<256x128xbf16> -> tensor<8x128xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<8x128xbf16>, %b: tensor<128x256xf32>) {
+  // expected-error@+1 {{dot operands have one element type}}
+  %c = tl.dot %a, %b : tensor<8x128xbf16>, tensor<128x256xf32> -> tensor<8x256xf32>
+  func.return
+}
+
+// -----
+
+// bf16 operands accumulate in f32, not bf16.
+func.func @f(%a: tensor<8x128xbf16>, %b: tensor<128x256xbf16>) {
+  // expected-error@+1 {{dot gives tensor<8x256xf32>, not tensor<8x256xbf16>}}
+  %c = tl.dot %a, %b : tensor<8x128xbf16>, tensor<128x256xbf16> -> tensor<8x256xbf16>
+  func.return
+}
+
+// -----
+
+// i8 operands accumulate in i32; the result shape is M x N.
+func.func @f(%a: tensor<32x128xi8>, %b: tensor<128x256xi8>) {
+  // expected-error@+1 {{dot gives tensor<32x256xi32>, not tensor<32x128xi32>}}
+  %c = tl.dot %a, %b : tensor<32x128xi8>, tensor<128x256xi8> -> tensor<32x128xi32>
+  func.return
+}
+
+// -----
+
+// tl.reshape keeps the element type and the element count.
+func.func @f(%a: tensor<8x1x128xf32>) {
+  // expected-error@+1 {{reshape changes the element type from f32 to bf16}}
+  %r = tl.reshape %a : tensor<8x1x128xf32> to tensor<8x128xbf16>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<8x512xf32>) {
+  // expected-error@+1 {{reshape from 4096 to 2048 elements}}
+  %r = tl.reshape %a : tensor<8x512xf32> to tensor<8x2x128xf32>
+  func.return
+}
+
+// -----
+
+// tl.gather: the index buffer is a rank-1 integer buffer.
+tl.kernel @k(%idx: memref<8x8xi32> {role = "prefetch"}, %table: memref<1000x256xf32> {role = "in"}, %out: memref<64x256xf32> {role = "out"}) {
+  tl.grid [8] (parallel) (%i) {
+    // expected-error@+1 {{tl.gather reads a rank-1 integer index buffer}}
+    %rows = tl.gather %table, %idx[affine_map<(d0) -> (d0 * 8)>](%i) : memref<1000x256xf32>, memref<8x8xi32> -> tensor<8x256xf32>
+  }
+}
+
+// -----
+
+// The map gives one element offset into the index buffer.
+tl.kernel @k(%idx: memref<64xi32> {role = "prefetch"}, %table: memref<1000x256xf32> {role = "in"}, %out: memref<64x256xf32> {role = "out"}) {
+  tl.grid [8] (parallel) (%i) {
+    // expected-error@+1 {{gather map has 2 results but the buffer needs 1}}
+    %rows = tl.gather %table, %idx[affine_map<(d0) -> (d0 * 8, 0)>](%i) : memref<1000x256xf32>, memref<64xi32> -> tensor<8x256xf32>
+  }
+}
+
+// -----
+
+tl.kernel @k(%idx: memref<64xi32> {role = "prefetch"}, %table: memref<1000x256xf32> {role = "in"}, %out: memref<64x256xf32> {role = "out"}) {
+  tl.grid [8] (parallel) (%i) {
+    %c = arith.constant 0 : index
+    // expected-error@+1 {{gather dim operand #0 must be an index of the enclosing tl.grid}}
+    %rows = tl.gather %table, %idx[affine_map<(d0) -> (d0 * 8)>](%c) : memref<1000x256xf32>, memref<64xi32> -> tensor<8x256xf32>
+  }
+}
+
+// -----
+
+// A gather moves whole rows: the tile's trailing dims are the table's.
+tl.kernel @k(%idx: memref<64xi32> {role = "prefetch"}, %table: memref<1000x256xf32> {role = "in"}, %out: memref<64x256xf32> {role = "out"}) {
+  tl.grid [8] (parallel) (%i) {
+    // expected-error@+1 {{a gather of whole rows of memref<1000x256xf32> cannot be tensor<8x128xf32>}}
+    %rows = tl.gather %table, %idx[affine_map<(d0) -> (d0 * 8)>](%i) : memref<1000x256xf32>, memref<64xi32> -> tensor<8x128xf32>
+  }
+}
+
+// -----
+
+tl.kernel @k(%idx: memref<64xi32> {role = "prefetch"}, %table: memref<1000x256xf32> {role = "in"}, %out: memref<64x256xf32> {role = "out"}) {
+  tl.grid [8] (parallel) (%i) {
+    // expected-error@+1 {{a gather keeps the table's element type}}
+    %rows = tl.gather %table, %idx[affine_map<(d0) -> (d0 * 8)>](%i) : memref<1000x256xf32>, memref<64xi32> -> tensor<8x256xbf16>
+  }
+}
+
+// -----
+
+// The last grid point reads indices 64..71 of a 64-entry index buffer.
+tl.kernel @k(%idx: memref<64xi32> {role = "prefetch"}, %table: memref<1000x256xf32> {role = "in"}, %out: memref<72x256xf32> {role = "out"}) {
+  tl.grid [9] (parallel) (%i) {
+    // expected-error@+1 {{the gather reads indices [0, 71] of 64}}
+    %rows = tl.gather %table, %idx[affine_map<(d0) -> (d0 * 8)>](%i) : memref<1000x256xf32>, memref<64xi32> -> tensor<8x256xf32>
+  }
+}
+
+// -----
+
+// The indices are scalar-prefetched; the table is a readable tile buffer.
+tl.kernel @k(%idx: memref<64xi32> {role = "in"}, %table: memref<1000x256xf32> {role = "in"}, %out: memref<64x256xf32> {role = "out"}) {
+  tl.grid [8] (parallel) (%i) {
+    // expected-error@+1 {{gather index buffer is kernel argument #0 with role 'in'; expected 'prefetch'}}
+    %rows = tl.gather %table, %idx[affine_map<(d0) -> (d0 * 8)>](%i) : memref<1000x256xf32>, memref<64xi32> -> tensor<8x256xf32>
+  }
+}
+
+// -----
+
+tl.kernel @k(%idx: memref<64xi32> {role = "prefetch"}, %table: memref<1000x256xf32> {role = "out"}, %out: memref<64x256xf32> {role = "out"}) {
+  tl.grid [8] (parallel) (%i) {
+    // expected-error@+1 {{gathered buffer is kernel argument #1 with role 'out'; expected 'in' or 'inout'}}
+    %rows = tl.gather %table, %idx[affine_map<(d0) -> (d0 * 8)>](%i) : memref<1000x256xf32>, memref<64xi32> -> tensor<8x256xf32>
+  }
+}
+
+// -----
+
+func.func @f(%table: memref<1000x256xf32>, %idx: memref<64xi32>, %i: index) {
+  // expected-error@+1 {{'tl.gather' expects ancestor op 'tl.grid'}}
+  %rows = tl.gather %table, %idx[affine_map<(d0) -> (d0 * 8)>](%i) : memref<1000x256xf32>, memref<64xi32> -> tensor<8x256xf32>
+  func.return
+}
+
+// -----
+
+// tl.store ... accumulate: argmax/argmin positions cannot be combined across steps.
+tl.kernel @k(%x: memref<64x4096xf32> {role = "in"}, %pos: memref<64x1xi32> {role = "out"}) {
+  tl.grid [8, 8] (parallel, sequential) (%i, %k) {
+    %v = tl.load %x[affine_map<(d0, d1) -> (d0 * 8, d1 * 512)>](%i, %k) : memref<64x4096xf32> -> tensor<8x512xf32>
+    %am = tl.reduce <argmax> %v [1] : tensor<8x512xf32> -> tensor<8x1xi32>
+    // expected-error@+1 {{a store cannot accumulate with <argmax>}}
+    tl.store %am, %pos[affine_map<(d0, d1) -> (d0 * 8, 0)>](%i, %k) accumulate <argmax> : tensor<8x1xi32>, memref<64x1xi32>
+  }
+}
+
+// -----
+
+// An accumulating store needs a sequential grid dim to accumulate over.
+tl.kernel @k(%x: memref<64x4096xf32> {role = "in"}, %s: memref<64x1xf32> {role = "out"}) {
+  tl.grid [8, 8] (parallel, parallel) (%i, %k) {
+    %v = tl.load %x[affine_map<(d0, d1) -> (d0 * 8, d1 * 512)>](%i, %k) : memref<64x4096xf32> -> tensor<8x512xf32>
+    %p = tl.reduce <sum> %v [1] : tensor<8x512xf32> -> tensor<8x1xf32>
+    // expected-error@+1 {{an accumulating store needs the grid's sequential dims, and they must be its last dims}}
+    tl.store %p, %s[affine_map<(d0, d1) -> (d0 * 8, 0)>](%i, %k) accumulate <sum> : tensor<8x1xf32>, memref<64x1xf32>
+  }
+}
+
+// -----
+
+// The sequential dim comes first: the accumulated tile would leave VMEM between steps.
+tl.kernel @k(%x: memref<64x4096xf32> {role = "in"}, %s: memref<64x1xf32> {role = "out"}) {
+  tl.grid [8, 8] (sequential, parallel) (%k, %i) {
+    %v = tl.load %x[affine_map<(d0, d1) -> (d1 * 8, d0 * 512)>](%k, %i) : memref<64x4096xf32> -> tensor<8x512xf32>
+    %p = tl.reduce <sum> %v [1] : tensor<8x512xf32> -> tensor<8x1xf32>
+    // expected-error@+1 {{an accumulating store needs the grid's sequential dims, and they must be its last dims}}
+    tl.store %p, %s[affine_map<(d0, d1) -> (d1 * 8, 0)>](%k, %i) accumulate <sum> : tensor<8x1xf32>, memref<64x1xf32>
+  }
+}
+
+// -----
+
+// Each step along k would accumulate into a different tile.
+tl.kernel @k(%x: memref<64x4096xf32> {role = "in"}, %s: memref<64x8xf32> {role = "out"}) {
+  tl.grid [8, 8] (parallel, sequential) (%i, %k) {
+    %v = tl.load %x[affine_map<(d0, d1) -> (d0 * 8, d1 * 512)>](%i, %k) : memref<64x4096xf32> -> tensor<8x512xf32>
+    %p = tl.reduce <sum> %v [1] : tensor<8x512xf32> -> tensor<8x1xf32>
+    // expected-error@+1 {{an accumulating store's offsets may not use a sequential grid dim}}
+    tl.store %p, %s[affine_map<(d0, d1) -> (d0 * 8, d1)>](%i, %k) accumulate <sum> : tensor<8x1xf32>, memref<64x8xf32>
+  }
+}
+
+// -----
+
+// The generic form spells the kind as a string; it must be a reduction kind.
+tl.kernel @k(%x: memref<64x4096xf32> {role = "in"}, %s: memref<64x1xf32> {role = "out"}) {
+  tl.grid [8, 8] (parallel, sequential) (%i, %k) {
+    %v = tl.load %x[affine_map<(d0, d1) -> (d0 * 8, d1 * 512)>](%i, %k) : memref<64x4096xf32> -> tensor<8x512xf32>
+    %p = tl.reduce <sum> %v [1] : tensor<8x512xf32> -> tensor<8x1xf32>
+    // expected-error@+1 {{unknown reduction kind 'mean'; expected one of sum, prod, max, min, argmax, argmin}}
+    "tl.store"(%p, %s, %i, %k) <{map = affine_map<(d0, d1) -> (d0 * 8, 0)>, accumulate = "mean", operandSegmentSizes = array<i32: 1, 1, 2, 0>}> : (tensor<8x1xf32>, memref<64x1xf32>, index, index) -> ()
+  }
+}
+
+// -----
+
+// The custom form names the kind in angle brackets.
+tl.kernel @k(%x: memref<64x4096xf32> {role = "in"}, %s: memref<64x1xf32> {role = "out"}) {
+  tl.grid [8, 8] (parallel, sequential) (%i, %k) {
+    %v = tl.load %x[affine_map<(d0, d1) -> (d0 * 8, d1 * 512)>](%i, %k) : memref<64x4096xf32> -> tensor<8x512xf32>
+    %p = tl.reduce <sum> %v [1] : tensor<8x512xf32> -> tensor<8x1xf32>
+    // expected-error@+1 {{Expected `sum`, `prod`, `max`, `min`, `argmax`, or `argmin`.}}
+    tl.store %p, %s[affine_map<(d0, d1) -> (d0 * 8, 0)>](%i, %k) accumulate <mean> : tensor<8x1xf32>, memref<64x1xf32>
+  }
+}
+
+// -----
+
+// An accumulating store may not be offset by data: the accumulator must stay put while
+// the sequential dims run.
+tl.kernel @k(%idx: memref<4xi32> {role = "prefetch"}, %x: memref<64x128xf32> {role = "in"}, %o: memref<64x128xf32> {role = "out"}) {
+  tl.grid [2, 4] (parallel, sequential) (%i, %k) {
+    %r = tl.scalar_load %idx[affine_map<(d0, d1) -> (d1)>](%i, %k) : memref<4xi32>
+    %v = tl.load %x[affine_map<(d0, d1) -> (d0 * 32, 0)>](%i, %k) : memref<64x128xf32> -> tensor<32x128xf32>
+    // expected-error@+1 {{an accumulating store's offsets may not use symbols}}
+    tl.store %v, %o[affine_map<(d0, d1)[s0] -> (s0, 0)>](%i, %k)[%r] accumulate <sum> : tensor<32x128xf32>, memref<64x128xf32>
+  }
+}
+
+// -----
+
+tl.kernel @k(%idx: memref<64xi32> {role = "prefetch"}, %t: memref<1000x256xf32> {role = "in"}, %o: memref<64x256xf32> {role = "out"}) {
+  tl.grid [8] (parallel) (%i) {
+    %s = tl.scalar_load %idx[affine_map<(d0) -> (d0)>](%i) : memref<64xi32>
+    // expected-error@+1 {{tl.gather takes no symbols: its index is the map's offset}}
+    %rows = tl.gather %t, %idx[affine_map<(d0)[s0] -> (d0 * 8)>](%i)[%s] : memref<1000x256xf32>, memref<64xi32> -> tensor<8x256xf32>
+  }
+}

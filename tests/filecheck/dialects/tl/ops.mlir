@@ -174,3 +174,130 @@ tl.kernel @casts(%x: memref<64x256xi8> {role = "in"}, %y: memref<64x256xf32> {ro
 // CHECK-GENERIC:           %neg = "tl.compare"(%w, %z) <{predicate = "slt"}> : (tensor<32x256xi32>, tensor<32x256xi32>) -> tensor<32x256xi1>
 // CHECK-GENERIC:           %m = "tl.select"(%neg, %abs, %w) : (tensor<32x256xi1>, tensor<32x256xi32>, tensor<32x256xi32>) -> tensor<32x256xi32>
 // CHECK-GENERIC:           %r = "tl.select"(%pos, %b, %f) {note = "max"} : (tensor<32x256xi1>, tensor<32x256xf32>, tensor<32x256xf32>) -> tensor<32x256xf32>
+
+// -----
+
+// A bf16 matmul with the contraction split over the last, sequential grid dim: tl.dot
+// accumulates each (128, 128) product in f32 and `accumulate <sum>` adds the partial
+// products over k into the output tile, whose offsets do not use k. Integer operands
+// accumulate in i32 (a dot with a discardable attribute).
+tl.kernel @matmul(%x: memref<256x512xbf16> {role = "in"}, %w: memref<512x256xbf16> {role = "in"}, %o: memref<256x256xf32> {role = "out"}) {
+  tl.grid [2, 2, 4] (parallel, parallel, sequential) (%i, %j, %k) {
+    %a = tl.load %x[affine_map<(d0, d1, d2) -> (d0 * 128, d2 * 128)>](%i, %j, %k) : memref<256x512xbf16> -> tensor<128x128xbf16>
+    %b = tl.load %w[affine_map<(d0, d1, d2) -> (d2 * 128, d1 * 128)>](%i, %j, %k) : memref<512x256xbf16> -> tensor<128x128xbf16>
+    %c = tl.dot %a, %b : tensor<128x128xbf16>, tensor<128x128xbf16> -> tensor<128x128xf32>
+    tl.store %c, %o[affine_map<(d0, d1, d2) -> (d0 * 128, d1 * 128)>](%i, %j, %k) accumulate <sum> : tensor<128x128xf32>, memref<256x256xf32>
+  }
+}
+
+tl.kernel @matmul_i8(%x: memref<64x256xi8> {role = "in"}, %w: memref<256x128xi8> {role = "in"}, %o: memref<64x128xi32> {role = "out"}) {
+  tl.grid [2] (parallel) (%i) {
+    %a = tl.load %x[affine_map<(d0) -> (d0 * 32, 0)>](%i) : memref<64x256xi8> -> tensor<32x256xi8>
+    %b = tl.load %w[affine_map<(d0) -> (0, 0)>](%i) : memref<256x128xi8> -> tensor<256x128xi8>
+    %c = tl.dot %a, %b {note = "int8 MXU"} : tensor<32x256xi8>, tensor<256x128xi8> -> tensor<32x128xi32>
+    tl.store %c, %o[affine_map<(d0) -> (d0 * 32, 0)>](%i) : tensor<32x128xi32>, memref<64x128xi32>
+  }
+}
+
+// CHECK-LABEL: tl.kernel @matmul(%x: memref<256x512xbf16> {role = "in"}, %w: memref<512x256xbf16> {role = "in"}, %o: memref<256x256xf32> {role = "out"}) {
+// CHECK-NEXT:    tl.grid [2, 2, 4] (parallel, parallel, sequential) (%i, %j, %k) {
+// CHECK-NEXT:      %a = tl.load %x[affine_map<(d0, d1, d2) -> ((d0 * 128), (d2 * 128))>](%i, %j, %k) : memref<256x512xbf16> -> tensor<128x128xbf16>
+// CHECK-NEXT:      %b = tl.load %w[affine_map<(d0, d1, d2) -> ((d2 * 128), (d1 * 128))>](%i, %j, %k) : memref<512x256xbf16> -> tensor<128x128xbf16>
+// CHECK-NEXT:      %c = tl.dot %a, %b : tensor<128x128xbf16>, tensor<128x128xbf16> -> tensor<128x128xf32>
+// CHECK-NEXT:      tl.store %c, %o[affine_map<(d0, d1, d2) -> ((d0 * 128), (d1 * 128))>](%i, %j, %k) accumulate <sum> : tensor<128x128xf32>, memref<256x256xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+
+// CHECK-LABEL: tl.kernel @matmul_i8(%x: memref<64x256xi8> {role = "in"}, %w: memref<256x128xi8> {role = "in"}, %o: memref<64x128xi32> {role = "out"}) {
+// CHECK-NEXT:    tl.grid [2] (parallel) (%i) {
+// CHECK-NEXT:      %a = tl.load %x[affine_map<(d0) -> ((d0 * 32), 0)>](%i) : memref<64x256xi8> -> tensor<32x256xi8>
+// CHECK-NEXT:      %b = tl.load %w[affine_map<(d0) -> (0, 0)>](%i) : memref<256x128xi8> -> tensor<256x128xi8>
+// CHECK-NEXT:      %c = tl.dot %a, %b {note = "int8 MXU"} : tensor<32x256xi8>, tensor<256x128xi8> -> tensor<32x128xi32>
+// CHECK-NEXT:      tl.store %c, %o[affine_map<(d0) -> ((d0 * 32), 0)>](%i) : tensor<32x128xi32>, memref<64x128xi32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+
+// The accumulation kind is a string property; a store without it has none.
+// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "matmul", roles = ["in", "in", "out"]}> ({
+// CHECK-GENERIC:         "tl.grid"() <{shape = array<i64: 2, 2, 4>, semantics = [#tl<grid_semantics parallel>, #tl<grid_semantics parallel>, #tl<grid_semantics sequential>]}> ({
+// CHECK-GENERIC:           %c = "tl.dot"(%a, %b) : (tensor<128x128xbf16>, tensor<128x128xbf16>) -> tensor<128x128xf32>
+// CHECK-GENERIC-NEXT:      "tl.store"(%c, %o, %i, %j, %k) <{map = affine_map<(d0, d1, d2) -> ((d0 * 128), (d1 * 128))>, accumulate = "sum", operandSegmentSizes = array<i32: 1, 1, 3, 0>}> : (tensor<128x128xf32>, memref<256x256xf32>, index, index, index) -> ()
+// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "matmul_i8", roles = ["in", "in", "out"]}> ({
+// CHECK-GENERIC:           %c = "tl.dot"(%a, %b) {note = "int8 MXU"} : (tensor<32x256xi8>, tensor<256x128xi8>) -> tensor<32x128xi32>
+// CHECK-GENERIC-NEXT:      "tl.store"(%c, %o, %i) <{map = affine_map<(d0) -> ((d0 * 32), 0)>, operandSegmentSizes = array<i32: 1, 1, 1, 0>}> : (tensor<32x128xi32>, memref<64x128xi32>, index) -> ()
+
+// -----
+
+// Lane-wise row maxima over a sequential grid dim: tl.reshape splits each (8, 512)
+// tile into four 128-lane groups and drops the reduced unit dim again; `accumulate
+// <max>` keeps the running maximum across the 8 steps along k.
+tl.kernel @lane_max(%x: memref<64x4096xf32> {role = "in"}, %m: memref<64x128xf32> {role = "out"}) {
+  tl.grid [8, 8] (parallel, sequential) (%i, %k) {
+    %v = tl.load %x[affine_map<(d0, d1) -> (d0 * 8, d1 * 512)>](%i, %k) : memref<64x4096xf32> -> tensor<8x512xf32>
+    %g = tl.reshape %v : tensor<8x512xf32> to tensor<8x4x128xf32>
+    %r = tl.reduce <max> %g [1] : tensor<8x4x128xf32> -> tensor<8x1x128xf32>
+    %p = tl.reshape %r {note = "drop unit dim"} : tensor<8x1x128xf32> to tensor<8x128xf32>
+    tl.store %p, %m[affine_map<(d0, d1) -> (d0 * 8, 0)>](%i, %k) accumulate <max> {note = "running max"} : tensor<8x128xf32>, memref<64x128xf32>
+  }
+}
+
+// CHECK-LABEL: tl.kernel @lane_max(%x: memref<64x4096xf32> {role = "in"}, %m: memref<64x128xf32> {role = "out"}) {
+// CHECK-NEXT:    tl.grid [8, 8] (parallel, sequential) (%i, %k) {
+// CHECK-NEXT:      %v = tl.load %x[affine_map<(d0, d1) -> ((d0 * 8), (d1 * 512))>](%i, %k) : memref<64x4096xf32> -> tensor<8x512xf32>
+// CHECK-NEXT:      %g = tl.reshape %v : tensor<8x512xf32> to tensor<8x4x128xf32>
+// CHECK-NEXT:      %r = tl.reduce <max> %g [1] : tensor<8x4x128xf32> -> tensor<8x1x128xf32>
+// CHECK-NEXT:      %p = tl.reshape %r {note = "drop unit dim"} : tensor<8x1x128xf32> to tensor<8x128xf32>
+// CHECK-NEXT:      tl.store %p, %m[affine_map<(d0, d1) -> ((d0 * 8), 0)>](%i, %k) accumulate <max> {note = "running max"} : tensor<8x128xf32>, memref<64x128xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+
+// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "lane_max", roles = ["in", "out"]}> ({
+// CHECK-GENERIC:           %g = "tl.reshape"(%v) : (tensor<8x512xf32>) -> tensor<8x4x128xf32>
+// CHECK-GENERIC-NEXT:      %r = "tl.reduce"(%g) <{kind = "max", dims = array<i64: 1>}> : (tensor<8x4x128xf32>) -> tensor<8x1x128xf32>
+// CHECK-GENERIC-NEXT:      %p = "tl.reshape"(%r) {note = "drop unit dim"} : (tensor<8x1x128xf32>) -> tensor<8x128xf32>
+// CHECK-GENERIC-NEXT:      "tl.store"(%p, %m, %i, %k) <{map = affine_map<(d0, d1) -> ((d0 * 8), 0)>, accumulate = "max", operandSegmentSizes = array<i32: 1, 1, 2, 0>}> {note = "running max"} : (tensor<8x128xf32>, memref<64x128xf32>, index, index) -> ()
+
+// -----
+
+// The row-DMA embedding of examples/tl/embedding_dma.mlir: tl.gather reads 8
+// prefetched indices at element offset 8 i of %idx and gathers those whole rows of
+// the table. A map with one result prints it in parentheses too: `(d0 * 8)` comes
+// back as `((d0 * 8))`; the splat `2.0` comes back as `2.000000e+00`.
+tl.kernel @embedding_rows(%idx: memref<64xi32> {role = "prefetch"}, %table: memref<1000x256xf32> {role = "in"}, %out: memref<64x256xf32> {role = "out"}) {
+  tl.grid [8] (parallel) (%i) {
+    %rows = tl.gather %table, %idx[affine_map<(d0) -> (d0 * 8)>](%i) : memref<1000x256xf32>, memref<64xi32> -> tensor<8x256xf32>
+    %two = arith.constant dense<2.0> : tensor<8x256xf32>
+    %m = arith.mulf %rows, %two : tensor<8x256xf32>
+    tl.store %m, %out[affine_map<(d0) -> (d0 * 8, 0)>](%i) : tensor<8x256xf32>, memref<64x256xf32>
+  }
+}
+
+// A (V, 1, D) table gathered 4 rows at a time over a 2-d grid, with an attribute.
+tl.kernel @embedding_rows3(%idx: memref<32xi32> {role = "prefetch"}, %table: memref<500x1x128xbf16> {role = "in"}, %out: memref<32x1x128xbf16> {role = "out"}) {
+  tl.grid [4, 2] (parallel, parallel) (%i, %j) {
+    %rows = tl.gather %table, %idx[affine_map<(d0, d1) -> (d0 * 8 + d1 * 4)>](%i, %j) {note = "half"} : memref<500x1x128xbf16>, memref<32xi32> -> tensor<4x1x128xbf16>
+    tl.store %rows, %out[affine_map<(d0, d1) -> (d0 * 8 + d1 * 4, 0, 0)>](%i, %j) : tensor<4x1x128xbf16>, memref<32x1x128xbf16>
+  }
+}
+
+// CHECK-LABEL: tl.kernel @embedding_rows(%idx: memref<64xi32> {role = "prefetch"}, %table: memref<1000x256xf32> {role = "in"}, %out: memref<64x256xf32> {role = "out"}) {
+// CHECK-NEXT:    tl.grid [8] (parallel) (%i) {
+// CHECK-NEXT:      %rows = tl.gather %table, %idx[affine_map<(d0) -> ((d0 * 8))>](%i) : memref<1000x256xf32>, memref<64xi32> -> tensor<8x256xf32>
+// CHECK-NEXT:      %two = arith.constant dense<2.000000e+00> : tensor<8x256xf32>
+// CHECK-NEXT:      %m = arith.mulf %rows, %two : tensor<8x256xf32>
+// CHECK-NEXT:      tl.store %m, %out[affine_map<(d0) -> ((d0 * 8), 0)>](%i) : tensor<8x256xf32>, memref<64x256xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+
+// CHECK-LABEL: tl.kernel @embedding_rows3(%idx: memref<32xi32> {role = "prefetch"}, %table: memref<500x1x128xbf16> {role = "in"}, %out: memref<32x1x128xbf16> {role = "out"}) {
+// CHECK-NEXT:    tl.grid [4, 2] (parallel, parallel) (%i, %j) {
+// CHECK-NEXT:      %rows = tl.gather %table, %idx[affine_map<(d0, d1) -> (((d0 * 8) + (d1 * 4)))>](%i, %j) {note = "half"} : memref<500x1x128xbf16>, memref<32xi32> -> tensor<4x1x128xbf16>
+// CHECK-NEXT:      tl.store %rows, %out[affine_map<(d0, d1) -> (((d0 * 8) + (d1 * 4)), 0, 0)>](%i, %j) : tensor<4x1x128xbf16>, memref<32x1x128xbf16>
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+
+// The generic gather: operands table, index buffer, then the dim operands.
+// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "embedding_rows", roles = ["prefetch", "in", "out"]}> ({
+// CHECK-GENERIC:           %rows = "tl.gather"(%table, %idx, %i) <{map = affine_map<(d0) -> ((d0 * 8))>}> : (memref<1000x256xf32>, memref<64xi32>, index) -> tensor<8x256xf32>
+// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "embedding_rows3", roles = ["prefetch", "in", "out"]}> ({
+// CHECK-GENERIC:           %rows = "tl.gather"(%table, %idx, %i, %j) <{map = affine_map<(d0, d1) -> (((d0 * 8) + (d1 * 4)))>}> {note = "half"} : (memref<500x1x128xbf16>, memref<32xi32>, index, index) -> tensor<4x1x128xbf16>
