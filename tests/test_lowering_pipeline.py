@@ -29,10 +29,10 @@ def lower(path: Path):
     return source, lowered
 
 
-@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
-def test_lowered_kernels_compute_the_ta_meaning(path: Path) -> None:
-    source, lowered = lower(path)
-    inputs = example_inputs(lowered, seed=5)
+def assert_interpret_matches(source, lowered, seed: int) -> None:
+    """The emitted kernels, in interpret mode, against the ta reference on the same
+    random inputs."""
+    inputs = example_inputs(lowered, seed=seed)
     want = run_forward(source, *inputs)
     forward = exec_source(pallas_ir.emit_python(lowered))["forward"]
     got = forward(*map(jnp.asarray, inputs), interpret=True)
@@ -42,6 +42,11 @@ def test_lowered_kernels_compute_the_ta_meaning(path: Path) -> None:
         np.testing.assert_allclose(
             np.asarray(g), w.reshape(np.shape(g)), rtol=1e-5, atol=1e-4
         )
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_lowered_kernels_compute_the_ta_meaning(path: Path) -> None:
+    assert_interpret_matches(*lower(path), seed=5)
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
@@ -94,15 +99,7 @@ def test_reductions_over_budget_accumulate_across_a_sequential_dim(name: str) ->
     )
     (cost,) = pallas_ir.cost_report(lowered).calls
     assert cost.vmem_bytes <= 256 << 10
-    inputs = example_inputs(lowered, seed=7)
-    want = run_forward(source, *inputs)
-    forward = exec_source(pallas_ir.emit_python(lowered))["forward"]
-    got = forward(*map(jnp.asarray, inputs), interpret=True)
-    got = got if isinstance(got, tuple | list) else (got,)
-    for w, g in zip(want, got, strict=True):
-        np.testing.assert_allclose(
-            np.asarray(g), w.reshape(np.shape(g)), rtol=1e-5, atol=1e-4
-        )
+    assert_interpret_matches(source, lowered, seed=7)
 
 
 def test_split_reductions_compile_for_tpu() -> None:
