@@ -1446,9 +1446,45 @@ class ReadOp(IRDLOperation):
             raise VerifyException(f"reads {t.element_type}, not {self.result.type}")
 
 
+@irdl_op_definition
+class IotaOp(IRDLOperation):
+    """`jax.lax.broadcasted_iota(jnp.int32, shape, dim) + offset`: indices along one dim
+    of a tile, from an i32 scalar offset.
+
+    ```mlir
+    %j = pallas.iota %offset dim 1 : i32 -> tensor<8x128xi32>
+    ```
+    """
+
+    name = "pallas.iota"
+
+    offset = operand_def(i32)
+    dim = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+
+    traits = traits_def(HasAncestor(CallOp), Pure())
+    assembly_format = "$offset `dim` $dim attr-dict `:` type($offset) `->` type($result)"
+
+    def __init__(self, offset: SSAValue, dim: int, tile_type: TensorType):
+        super().__init__(
+            operands=[offset],
+            properties={"dim": IntegerAttr(dim, i64)},
+            result_types=[tile_type],
+        )
+
+    def verify_(self) -> None:
+        t = self.result.type
+        assert isinstance(t, TensorType)
+        if t.element_type != i32:
+            raise VerifyException("pallas.iota gives i32 values")
+        if not 0 <= self.dim.value.data < t.get_num_dims():
+            raise VerifyException(f"dim {self.dim.value.data} is not a dim of {t}")
+
+
 Pallas = Dialect(
     "pallas",
     [
+        IotaOp,
         DmaStartOp,
         DmaWaitOp,
         ReadOp,

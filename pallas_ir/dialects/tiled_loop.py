@@ -19,10 +19,12 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
     IndexType,
+    IntegerAttr,
     IntegerType,
     MemRefType,
     StringAttr,
     TensorType,
+    i32,
     i64,
 )
 from xdsl.dialects.utils import EnumAttribute
@@ -56,6 +58,7 @@ from xdsl.traits import (
     MemoryReadEffect,
     MemoryWriteEffect,
     NoTerminator,
+    Pure,
 )
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
@@ -800,9 +803,59 @@ class GatherOp(IRDLOperation):
         _kernel_arg(self.table, READABLE_ROLES - {ArgRole.PREFETCH}, "gathered")
 
 
+@irdl_op_definition
+class IotaOp(IRDLOperation):
+    """The loop indices a tile covers, as i32 values: element `x` along `dim` is
+    `offset + x` (the same across the other dims), where the map gives the offset from
+    the grid indices.
+
+    ```mlir
+    %j = tl.iota dim 1 [affine_map<(d0, d1) -> (d1 * 128)>](%i, %jj) : tensor<1x128xi32>
+    ```
+    """
+
+    name = "tl.iota"
+
+    dims = var_operand_def(IndexType)
+    dim = prop_def(IntegerAttr[I64])
+    map = prop_def(AffineMapAttr)
+    result = result_def(TensorType)
+
+    traits = traits_def(HasAncestor(GridOp), Pure())
+    assembly_format = "`dim` $dim `[` $map `]` `(` $dims `)` attr-dict `:` type($result)"
+
+    def __init__(
+        self,
+        dim: int,
+        map: AffineMapAttr,
+        dims: Sequence[SSAValue],
+        tile_type: TensorType,
+    ):
+        super().__init__(
+            operands=[dims],
+            properties={"dim": IntegerAttr(dim, i64), "map": map},
+            result_types=[tile_type],
+        )
+
+    def verify_(self) -> None:
+        t = self.result.type
+        assert isinstance(t, TensorType)
+        if t.element_type != i32:
+            raise VerifyException("tl.iota gives i32 values")
+        if not 0 <= self.dim.value.data < t.get_num_dims():
+            raise VerifyException(f"dim {self.dim.value.data} is not a dim of {t}")
+        verify_map_arity(self.map.data, len(self.dims), 0, 1, "iota")
+        for i, d in enumerate(self.dims):
+            if _grid_extent(d) is None:
+                raise VerifyException(
+                    f"iota dim operand #{i} must be an index of the enclosing tl.grid"
+                )
+
+
 TiledLoop = Dialect(
     "tl",
     [
+        IotaOp,
         GatherOp,
         DotOp,
         KernelOp,

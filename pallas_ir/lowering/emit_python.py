@@ -410,6 +410,10 @@ class KernelEmitter:
             return compact.format(ref=n[op.ref])
         if isinstance(op, pallas.LoadOp):
             return _indexers(op, n[op.ref])
+        if isinstance(op, pallas.IotaOp):
+            shape = _tuple(op.result.type.get_shape())  # type: ignore[attr-defined]
+            iota = f"jax.lax.broadcasted_iota(jnp.int32, {shape}, {op.dim.value.data})"
+            return f"{iota} + {args[0]}"
         if isinstance(op, pallas.ReadOp):
             index = ", ".join(n[i] for i in op.indices) or "..."  # a rank-0 ref: ref[...]
             return f"{n[op.ref]}[{index}]"

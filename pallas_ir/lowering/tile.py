@@ -405,7 +405,14 @@ def _legal(access: _Access, b: int, tile: int, extent: int) -> bool:
         if b < rank - 2:
             return tile == 1
         if b == rank - 1:
-            return tile % LANES == 0 and c % (tile * step) < step and tile * step <= n
+            t = min(tile, extent)
+            lanes = t * step  # the block's lanes, read whole
+            return (
+                (t % LANES == 0 or tile >= extent)
+                and (lanes % LANES == 0 or lanes == n)
+                and c % lanes < step
+                and lanes <= n
+            )
         return tile % 8 == 0 or tile >= extent
     if b == rank - 1 and access.sublane_strided:
         return tile >= extent and n == extent  # row DMAs copy whole rows
@@ -609,6 +616,8 @@ class _Emitter:
     def tensor(self, like: SSAValue, shape: Sequence[int]) -> TensorType:
         t = like.type
         elt = t.element_type if isinstance(t, TensorType) else t
+        if isinstance(elt, IndexType):
+            elt = i32  # loop indices are i32 tiles (TPU kernels have no 64-bit types)
         return TensorType(elt, list(shape))
 
     def reshape(self, v: SSAValue, shape: Sequence[int]) -> SSAValue:
@@ -731,6 +740,18 @@ class _Emitter:
             )
         )
 
+    def iota(self, l: int) -> SSAValue:
+        """Loop index `l` as an i32 tile: the indices this grid step covers along it."""
+        t = self.full_shape()[l]
+        shape = [1] * self.rank
+        shape[l] = t
+        in_grid = l < len(self.plan.grid) and self.plan.grid[l] > 1
+        offset = AffineDimExpr(l) * t if in_grid else AffineConstantExpr(0)
+        start = AffineMapAttr(AffineMap(len(self.plan.grid), 0, (offset,)))
+        v = self.add(tl.IotaOp(l, start, self.grid_ivs(), TensorType(i32, shape)))
+        v.name_hint = self.loop.body.block.args[l].name_hint
+        return v
+
     def dot_dims(self, mul: Operation) -> tuple[int, int, int] | None:
         """(m, n, k) when `mul` multiplies an (m, k) tile by a (k, n) tile in loop space
         and is summed over the single reduction dim k: a matrix product."""
@@ -782,7 +803,7 @@ class _Emitter:
             key = (const.value, tuple(shape))
             if key not in self.constants:
                 splat = DenseIntOrFPElementsAttr.from_list(
-                    TensorType(const.result.type, list(shape)), [_scalar(const.value)]
+                    self.tensor(const.result, shape), [_scalar(const.value)]
                 )
                 self.constants[key] = self.add(arith.ConstantOp(splat))
             return self.constants[key]
@@ -792,12 +813,12 @@ class _Emitter:
         if value in self.scalar_constants:
             return None
         if value not in self.values:
-            owner = value.owner
-            where = owner if isinstance(owner, Operation) else self.loop
-            raise PassError(
-                where,
-                "tile: a loop index used as a value (an iota) is not tiled yet",
-            )
+            if isinstance(value, BlockArgument) and value.block is self.loop.body.block:
+                self.values[value] = self.iota(value.index)
+            else:
+                owner = value.owner
+                where = owner if isinstance(owner, Operation) else self.loop
+                raise PassError(where, "tile: a value from outside the loop")
         t = self.values[value].type
         assert isinstance(t, TensorType)
         return list(t.get_shape())

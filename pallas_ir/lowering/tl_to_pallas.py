@@ -510,6 +510,13 @@ class TlToPallasPass(ModulePass):
                 new = pallas.StoreOp(values[o.value], ref, acc.indexers)
             elif isinstance(o, tl.TransposeOp):
                 new = pallas.TransposeOp(values[o.source], o.permutation.get_values())
+            elif isinstance(o, tl.IotaOp):
+                start = conv.grid_map(o.map.data, o.dims, o).results[0]
+                *prologue, offset = _grid_scalar(start, o)[0]
+                for p in [*prologue, offset]:
+                    p.location = o.location
+                    body.add_op(p)
+                new = pallas.IotaOp(offset.results[0], o.dim.value.data, o.result.type)  # type: ignore[arg-type]
             elif isinstance(o, tl.DotOp):
                 new = pallas.DotOp(values[o.lhs], values[o.rhs])
                 a = o.lhs.type

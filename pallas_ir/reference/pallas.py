@@ -33,6 +33,14 @@ from pallas_ir.reference.ops import (
 )
 
 
+def _iota(t: TensorType, dim: int, offset: int) -> np.ndarray:
+    """offset + the index along `dim`, broadcast over the other dims."""
+    shape = [1] * t.get_num_dims()
+    shape[dim] = t.get_shape()[dim]
+    along = (offset + np.arange(t.get_shape()[dim], dtype=np.int32)).reshape(shape)
+    return np.broadcast_to(along, t.get_shape()).copy()
+
+
 def _run_kernel(
     call: pallas.CallOp, refs: Sequence[np.ndarray], grid_pos: tuple[int, ...]
 ):
@@ -64,6 +72,8 @@ def _run_ops(
             continue
         if isinstance(op, pallas.LoadOp):
             r = np.array(args[0][pallas.python_index(op.indexers)])
+        elif isinstance(op, pallas.IotaOp):
+            r = _iota(op.result.type, op.dim.value.data, int(args[0]))  # type: ignore[arg-type]
         elif isinstance(op, pallas.ReadOp):
             r = args[0][tuple(int(i) for i in args[1:])]
         elif isinstance(op, pallas.ProgramIdOp):

@@ -20,6 +20,7 @@ from xdsl.ir import SSAValue
 from pallas_ir.dialects import tiled_loop as tl
 from pallas_ir.dialects.common import ReductionKind
 from pallas_ir.reference.ops import ReferenceError, eval_affine, evaluate, evaluate_tile
+from pallas_ir.reference.pallas import _iota
 
 
 def _window(
@@ -104,6 +105,9 @@ def run_kernel(kernel: tl.KernelOp, buffers: Sequence[np.ndarray]) -> None:
                 local[op.result] = _load(op, local, local[op.buffer])
             elif isinstance(op, tl.StoreOp):
                 _store(op, local, local[op.buffer], first)
+            elif isinstance(op, tl.IotaOp):
+                offset = int(eval_affine(op.map.data.results[0], args, []))
+                local[op.result] = _iota(op.result.type, op.dim.value.data, offset)  # type: ignore[arg-type]
             elif isinstance(op, tl.GatherOp):
                 table, index = local[op.table], local[op.index]
                 start = int(eval_affine(op.map.data.results[0], args[2:], []))
