@@ -810,7 +810,7 @@ class IotaOp(IRDLOperation):
     the grid indices.
 
     ```mlir
-    %j = tl.iota dim 1 [affine_map<(d0, d1) -> (d1 * 128)>](%i, %jj) : tensor<1x128xi32>
+    %j = tl.iota dim 1 offset affine_map<(d0, d1) -> (d1 * 128)> (%i, %jj) : tensor<1x128xi32>
     ```
     """
 
@@ -822,7 +822,9 @@ class IotaOp(IRDLOperation):
     result = result_def(TensorType)
 
     traits = traits_def(HasAncestor(GridOp), Pure())
-    assembly_format = "`dim` $dim `[` $map `]` `(` $dims `)` attr-dict `:` type($result)"
+    assembly_format = (
+        "`dim` $dim `offset` $map `(` $dims `)` attr-dict `:` type($result)"
+    )
 
     def __init__(
         self,

@@ -583,3 +583,25 @@ func.func @forward(%x: tensor<64x256xi8>, %w: tensor<256x128xi8>) -> tensor<64x1
 
 // CHECK-GENERIC-LABEL: "func.func"() <{sym_name = "forward", function_type = (tensor<64x256xi8>, tensor<256x128xi8>) -> tensor<64x128xi32>}> ({
 // CHECK-GENERIC:           %c = "pallas.dot"(%a, %b) {note = "int8 MXU"} : (tensor<32x256xi8>, tensor<256x128xi8>) -> tensor<32x128xi32>
+
+// -----
+
+// pallas.iota: jax.lax.broadcasted_iota plus an i32 offset.
+// CHECK-LABEL: func.func @forward
+// CHECK:         %j = pallas.iota %off dim 1 : i32 -> tensor<8x128xi32>
+// CHECK-GENERIC: "pallas.iota"(%off) <{dim = 1 : i64}> : (i32) -> tensor<8x128xi32>
+func.func @forward(%x: tensor<64x256xi32>) -> tensor<64x256xi32> {
+  %o = pallas.call @iota(%x) grid [8, 2]
+      in [#pallas.block_spec<[8, 128], (d0, d1) -> (d0, d1)>]
+      out [#pallas.block_spec<[8, 128], (d0, d1) -> (d0, d1)>]
+      semantics [parallel, parallel]
+      : (tensor<64x256xi32>) -> tensor<64x256xi32>
+      kernel(%x_ref: !pallas.ref<8x128xi32, vmem>, %o_ref: !pallas.ref<8x128xi32, vmem>) {
+    %g = pallas.program_id 1 : i32
+    %c = arith.constant 128 : i32
+    %off = arith.muli %g, %c : i32
+    %j = pallas.iota %off dim 1 : i32 -> tensor<8x128xi32>
+    pallas.store %j, %o_ref[...] : tensor<8x128xi32>, !pallas.ref<8x128xi32, vmem>
+  }
+  func.return %o : tensor<64x256xi32>
+}

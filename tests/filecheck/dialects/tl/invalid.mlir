@@ -658,3 +658,12 @@ tl.kernel @k(%idx: memref<64xi32> {role = "prefetch"}, %t: memref<1000x256xf32> 
     %rows = tl.gather %t, %idx[affine_map<(d0)[s0] -> (d0 * 8)>](%i)[%s] : memref<1000x256xf32>, memref<64xi32> -> tensor<8x256xf32>
   }
 }
+
+// -----
+
+tl.kernel @iota(%o: memref<64x256xf32> {role = "out"}) {
+  tl.grid [8, 2] (parallel, parallel) (%i, %jj) {
+    // expected-error@+1 {{tl.iota gives i32 values}}
+    %j = tl.iota dim 1 offset affine_map<(d0, d1) -> (d1 * 128)> (%i, %jj) : tensor<8x128xf32>
+  }
+}

@@ -301,3 +301,16 @@ tl.kernel @embedding_rows3(%idx: memref<32xi32> {role = "prefetch"}, %table: mem
 // CHECK-GENERIC:           %rows = "tl.gather"(%table, %idx, %i) <{map = affine_map<(d0) -> ((d0 * 8))>}> : (memref<1000x256xf32>, memref<64xi32>, index) -> tensor<8x256xf32>
 // CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "embedding_rows3", roles = ["prefetch", "in", "out"]}> ({
 // CHECK-GENERIC:           %rows = "tl.gather"(%table, %idx, %i, %j) <{map = affine_map<(d0, d1) -> (((d0 * 8) + (d1 * 4)))>}> {note = "half"} : (memref<500x1x128xbf16>, memref<32xi32>, index, index) -> tensor<4x1x128xbf16>
+
+// -----
+
+// tl.iota: the loop indices a tile covers, as i32 values (grid index * tile + arange).
+// CHECK-LABEL: tl.kernel @iota
+// CHECK:         %j = tl.iota dim 1 offset affine_map<(d0, d1) -> ((d1 * 128))>(%i, %jj) : tensor<8x128xi32>
+// CHECK-GENERIC: "tl.iota"(%i, %jj) <{dim = 1 : i64, map = affine_map<(d0, d1) -> ((d1 * 128))>}> : (index, index) -> tensor<8x128xi32>
+tl.kernel @iota(%o: memref<64x256xi32> {role = "out"}) {
+  tl.grid [8, 2] (parallel, parallel) (%i, %jj) {
+    %j = tl.iota dim 1 offset affine_map<(d0, d1) -> (d1 * 128)> (%i, %jj) : tensor<8x128xi32>
+    tl.store %j, %o[affine_map<(d0, d1) -> (d0 * 8, d1 * 128)>](%i, %jj) : tensor<8x128xi32>, memref<64x256xi32>
+  }
+}
