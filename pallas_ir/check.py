@@ -15,6 +15,7 @@ from xdsl.ir import BlockArgument
 from xdsl.ir.affine import AffineSymExpr
 
 from pallas_ir.dialects import pallas
+from pallas_ir.dialects.common import find_forward
 from pallas_ir.dtypes import numpy_dtype
 from pallas_ir.lowering.emit_python import emit_python
 from pallas_ir.reference.pallas import run_forward
@@ -22,9 +23,9 @@ from pallas_ir.tpu_check import ArraySpec, exec_source
 
 
 def forward_of(module: ModuleOp) -> func.FuncOp:
-    for op in module.ops:
-        if isinstance(op, func.FuncOp) and op.sym_name.data == "forward":
-            return op
+    forward = find_forward(module)
+    if forward is not None:
+        return forward
     raise ValueError("the module has no func.func @forward")
 
 

@@ -20,11 +20,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import SSAValue
 
 from pallas_ir.dialects import pallas
+from pallas_ir.dialects.common import find_forward
 from pallas_ir.dtypes import numpy_dtype
 from pallas_ir.reference.ops import eval_affine
 
@@ -330,14 +330,7 @@ def cost_report(
     """Model every `pallas.call` of `@forward`. `inputs` (by @forward argument name or
     position) gives index data for maps that read prefetched values; without it those
     operands are bounded."""
-    forward = next(
-        (
-            o
-            for o in module.ops
-            if isinstance(o, func.FuncOp) and o.sym_name.data == "forward"
-        ),
-        None,
-    )
+    forward = find_forward(module)
     if forward is None:
         return CostReport()
     data: dict[SSAValue, np.ndarray] = {}

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     I64,
     AffineMapAttr,
@@ -22,6 +23,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerType,
     MemRefType,
+    ModuleOp,
     StringAttr,
     SymbolNameConstraint,
     TensorType,
@@ -771,3 +773,15 @@ class DotOpBase(IRDLOperation):
         want = [a.get_shape()[0], b.get_shape()[1]]
         if list(c.get_shape()) != want or c.element_type != acc:
             raise VerifyException(f"dot gives tensor<{_shape_str(want)}x{acc}>, not {c}")
+
+
+def find_forward(module: ModuleOp) -> func.FuncOp | None:
+    """The module's host program, `func.func @forward`, if it has one."""
+    return next(
+        (
+            op
+            for op in module.ops
+            if isinstance(op, func.FuncOp) and op.sym_name.data == "forward"
+        ),
+        None,
+    )

@@ -54,7 +54,7 @@ from pallas_ir.diagnostics import PassError
 from pallas_ir.dialects import pallas
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects import tiled_loop as tl
-from pallas_ir.dialects.common import ArgRole
+from pallas_ir.dialects.common import ArgRole, find_forward
 from pallas_ir.dtypes import numpy_dtype
 from pallas_ir.tpu_rules import CHIPS, block_shape_error
 
@@ -306,14 +306,7 @@ class TlToPallasPass(ModulePass):
         kernels = {k.sym_name.data: k for k in op.ops if isinstance(k, tl.KernelOp)}
         if not kernels:
             return
-        forward = next(
-            (
-                f
-                for f in op.ops
-                if isinstance(f, func.FuncOp) and f.sym_name.data == "forward"
-            ),
-            None,
-        )
+        forward = find_forward(op)
         if forward is None:
             raise PassError(
                 next(iter(kernels.values())),

@@ -21,9 +21,10 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IntegerAttr,
+    MemRefType,
     TensorType,
 )
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
     AffineBinaryOpKind,
@@ -50,6 +51,26 @@ from pallas_ir.dtypes import numpy_dtype  # noqa: E402
 class ReferenceError(Exception):
     """The program uses something the reference interpreters do not model, or does
     something with no meaning (an out-of-range index)."""
+
+
+def bind_buffers(
+    kernel_name: str, args: Sequence[BlockArgument], buffers: Sequence[np.ndarray]
+) -> dict[SSAValue, Any]:
+    """Bind a kernel's memref arguments to numpy buffers of exactly their shapes."""
+    if len(buffers) != len(args):
+        raise ReferenceError(
+            f"@{kernel_name} takes {len(args)} buffers, got {len(buffers)}"
+        )
+    env: dict[SSAValue, Any] = {}
+    for arg, buf in zip(args, buffers, strict=True):
+        t = arg.type
+        assert isinstance(t, MemRefType)  # kernel verifiers require memref arguments
+        if tuple(buf.shape) != tuple(t.get_shape()):
+            raise ReferenceError(
+                f"@{kernel_name} argument #{arg.index}: shape {buf.shape}, expected {t}"
+            )
+        env[arg] = buf
+    return env
 
 
 def element_type(t: Attribute) -> Attribute:

@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Operation, SSAValue
 
 from pallas_ir.dialects import pallas
+from pallas_ir.dialects.common import find_forward
 from pallas_ir.reference.ops import (
     ReferenceError,
     element_type,
@@ -173,14 +174,7 @@ def run_call(call: pallas.CallOp, args: Sequence[np.ndarray]) -> list[np.ndarray
 
 def run_forward(module: ModuleOp, *arrays: np.ndarray) -> list[np.ndarray]:
     """Run `func.func @forward` of a pallas module on numpy arrays."""
-    forward = next(
-        (
-            op
-            for op in module.ops
-            if isinstance(op, func.FuncOp) and op.sym_name.data == "forward"
-        ),
-        None,
-    )
+    forward = find_forward(module)
     if forward is None:
         raise ReferenceError("the module has no func.func @forward")
     params = forward.body.block.args

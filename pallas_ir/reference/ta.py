@@ -32,9 +32,11 @@ from pallas_ir.dialects.common import (
     KernelOpBase,
     ReductionKind,
     expr_bounds,
+    find_forward,
 )
 from pallas_ir.reference.ops import (
     ReferenceError,
+    bind_buffers,
     eval_affine,
     evaluate,
     numpy_dtype,
@@ -136,20 +138,7 @@ def _view(source: np.ndarray, op: ta.ReshapeOp) -> np.ndarray:
 def run_kernel(kernel: ta.KernelOp, buffers: Sequence[np.ndarray]) -> None:
     """Run one kernel in place on its argument buffers (outputs are written)."""
     block = kernel.body.block
-    if len(buffers) != len(block.args):
-        raise ReferenceError(
-            f"@{kernel.sym_name.data} takes {len(block.args)} buffers, got {len(buffers)}"
-        )
-    env: dict[SSAValue, Any] = {}
-    for arg, buf in zip(block.args, buffers, strict=True):
-        t = arg.type
-        assert isinstance(t, MemRefType)
-        if tuple(buf.shape) != tuple(t.get_shape()):
-            raise ReferenceError(
-                f"@{kernel.sym_name.data} argument #{arg.index}: shape {buf.shape}, "
-                f"expected {t}"
-            )
-        env[arg] = buf
+    env = bind_buffers(kernel.sym_name.data, block.args, buffers)
     for op in block.ops:
         if isinstance(op, ta.LoopOp):
             _run_loop(op, env)
@@ -162,14 +151,7 @@ def run_kernel(kernel: ta.KernelOp, buffers: Sequence[np.ndarray]) -> None:
 def run_forward(module: ModuleOp, *arrays: np.ndarray) -> list[np.ndarray]:
     """Run `func.func @forward` of a ta (or tiled, tl) module: buffers in, returned
     buffers out."""
-    forward = next(
-        (
-            o
-            for o in module.ops
-            if isinstance(o, func.FuncOp) and o.sym_name.data == "forward"
-        ),
-        None,
-    )
+    forward = find_forward(module)
     if forward is None:
         raise ReferenceError("the module has no func.func @forward")
     kernels = {o.sym_name.data: o for o in module.ops if isinstance(o, KernelOpBase)}

@@ -14,12 +14,18 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import MemRefType, TensorType
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
 
 from pallas_ir.dialects import tiled_loop as tl
 from pallas_ir.dialects.common import ReductionKind
-from pallas_ir.reference.ops import ReferenceError, eval_affine, evaluate, evaluate_tile
+from pallas_ir.reference.ops import (
+    ReferenceError,
+    bind_buffers,
+    eval_affine,
+    evaluate,
+    evaluate_tile,
+)
 from pallas_ir.reference.pallas import _iota
 
 
@@ -79,15 +85,7 @@ def _store(
 def run_kernel(kernel: tl.KernelOp, buffers: Sequence[np.ndarray]) -> None:
     """Run one tiled kernel in place on its argument buffers."""
     block = kernel.body.block
-    env: dict[SSAValue, Any] = {}
-    for arg, buf in zip(block.args, buffers, strict=True):
-        t = arg.type
-        assert isinstance(t, MemRefType)
-        if tuple(buf.shape) != tuple(t.get_shape()):
-            raise ReferenceError(
-                f"argument #{arg.index}: shape {buf.shape}, expected {t}"
-            )
-        env[arg] = buf
+    env = bind_buffers(kernel.sym_name.data, block.args, buffers)
     (grid,) = [op for op in block.ops if isinstance(op, tl.GridOp)]
     sequential = [
         k

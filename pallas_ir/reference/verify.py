@@ -18,7 +18,7 @@ from xdsl.ir import BlockArgument, SSAValue
 from pallas_ir.diagnostics import Diagnostic, Severity, location_of
 from pallas_ir.dialects import pallas
 from pallas_ir.dialects import tensor_access as ta
-from pallas_ir.dialects.common import WRITABLE_ROLES
+from pallas_ir.dialects.common import WRITABLE_ROLES, find_forward
 from pallas_ir.reference import pallas as pallas_reference
 from pallas_ir.reference.ops import ReferenceError
 from pallas_ir.reference.ta import (
@@ -141,17 +141,6 @@ class ForwardRun:
     outputs: list[np.ndarray]
 
 
-def _forward(module: ModuleOp) -> func.FuncOp | None:
-    return next(
-        (
-            o
-            for o in module.ops
-            if isinstance(o, func.FuncOp) and o.sym_name.data == "forward"
-        ),
-        None,
-    )
-
-
 def _run_forward(module: ModuleOp, inputs: list[np.ndarray]) -> list[np.ndarray]:
     """@forward's results with the interpreter of the module's level."""
     copies = [a.copy() for a in inputs]
@@ -188,7 +177,7 @@ def _forward_inputs(
 def snapshot_forward(
     module: ModuleOp, seed: int = 0
 ) -> tuple[ForwardRun | None, list[Diagnostic]]:
-    forward = _forward(module)
+    forward = find_forward(module)
     if forward is None:
         return None, []
     try:
@@ -211,7 +200,7 @@ def compare_forward(
     row summed in tiles), so floats agree to 1e-5, relative and absolute to the largest
     result magnitude; integers agree exactly. (Each ta kernel is also compared exactly
     by `compare`, as long as it is still a ta kernel.)"""
-    forward = _forward(module)
+    forward = find_forward(module)
     where = location_of(forward)
     try:
         after = _run_forward(module, run.inputs)
