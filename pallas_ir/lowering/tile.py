@@ -92,6 +92,8 @@ from pallas_ir.tpu_rules import CHIPS, LANES, min_sublanes
 LANE_TARGET = 512
 SUBLANE_TARGET = 256
 BLOCK_BYTES = 1 << 20
+# Row-DMA gathers unroll one DMA per row and grid step.
+MAX_UNROLLED_ROWS = 128
 
 
 @dataclass(frozen=True)
@@ -188,8 +190,9 @@ def _contraction(op: Operation) -> Operation | None:
     return mul
 
 
-def _row_gather(a: _Access, extents: Sequence[int]) -> tuple[int, int] | None:
-    """(lookup loop dim, rows per grid step) when a gather can be done by row DMAs: it
+def _row_gather(a: _Access, extents: Sequence[int]) -> tuple[int, list[int]] | None:
+    """(lookup loop dim, the rows per grid step to try, best first) when a gather can be
+    done by row DMAs: it
     asks for `dma` (or `vmem`), picks rows of the table's first dim with one rank-1
     index read one loop dim at a time (`idx[i + c]`), and takes whole rows."""
     strategy = a.op.attributes.get("gather")
@@ -209,7 +212,12 @@ def _row_gather(a: _Access, extents: Sequence[int]) -> tuple[int, int] | None:
     for b, (l, c) in enumerate(a.dims[1:], start=1):
         if l is None or c != 0 or extents[l] != a.shape[b]:
             return None
-    return lookup, 8 if extents[lookup] % 8 == 0 else 1
+    e = extents[lookup]
+    # 8 rows fill a sublane tile. When another access walks the lookup dim along its
+    # lanes (a rank-1 output), only the whole dim is a legal block; its DMAs are
+    # unrolled, so that is bounded.
+    preferred = 8 if e % 8 == 0 else 1
+    return lookup, [preferred] + ([e] if preferred < e <= MAX_UNROLLED_ROWS else [])
 
 
 def _element_type(a: _Access) -> Attribute:
@@ -459,7 +467,7 @@ def _choose_tiles(
     accesses: Sequence[_Access],
     budget: int,
     where: Operation,
-    forced: dict[int, int] | None = None,
+    forced: dict[int, list[int]] | None = None,
     splittable: bool = False,
 ) -> _Plan:
     """Tile sizes and grid (see the module docstring). `splittable`: the loop's single
@@ -471,8 +479,9 @@ def _choose_tiles(
     for l, e in enumerate(extents):
         walks = [(a, a.loop_to_buffer()[l]) for a in accesses if l in a.loop_to_buffer()]
         if forced and l in forced:  # set by gathers: lookups per grid step, whole rows
-            t = forced[l]
-            legal = [t] if all(_legal(a, b, t, e) for a, b in walks) else []
+            legal = [
+                t for t in forced[l] if all(_legal(a, b, t, e) for a, b in walks)
+            ][:1]
         elif l >= n_par:
             # Whole first; a split reduction takes tiles that divide it (no padding may
             # enter a sum).
@@ -1166,7 +1175,7 @@ class TilePass(ModulePass):
         scalar-prefetched index map (G1); accesses that then take one row of a
         second-minor dim are moved to the view `(..., A, 1, B)` of their buffer."""
         skip: set[Operation] = set()
-        forced: dict[int, int] = {}
+        forced: dict[int, list[int]] = {}
         dma: dict[Operation, _Access] = {}
         extents = loop.extents
         for op, a in list(accesses.items()):
@@ -1180,7 +1189,7 @@ class TilePass(ModulePass):
                 forced[lookup] = rows
                 for l, _ in a.dims[1:]:
                     if l is not None:
-                        forced[l] = extents[l]  # whole rows
+                        forced[l] = [extents[l]]  # whole rows
                 continue
             for _, index in a.gathers:
                 positions = [d.index for d in index.dims]  # type: ignore[attr-defined]
@@ -1192,7 +1201,7 @@ class TilePass(ModulePass):
                             "tile: a gather indexed along a reduction dim (an embedding "
                             "bag) is not tiled yet",
                         )
-                    forced.update((l, 1) for l in lookups)
+                    forced.update((l, [1]) for l in lookups)
         for op in loop.body.block.ops:
             if isinstance(op, arith.IndexCastOp | arith.ExtSIOp | arith.TruncIOp) and (
                 op.operands[0].owner in skip
@@ -1205,7 +1214,7 @@ class TilePass(ModulePass):
             if rank < 2 or a.shape[rank - 2] == 1:
                 continue
             l, _ = a.dims[rank - 2]
-            if rank - 2 not in dict(a.gathers) and (l is None or forced.get(l) != 1):
+            if rank - 2 not in dict(a.gathers) and (l is None or forced.get(l) != [1]):
                 continue
             if isinstance(a.buffer, _Storage):
                 root = a.buffer.root
