@@ -457,7 +457,9 @@ The `tl.grid` extents are the call's grid; `parallel` dims stay `parallel`,
 buffer stored twice in one grid step is an error; an accumulating store becomes the
 guarded read-combine-write of section 4.7). Tile compute is copied: `arith`/`math` as
 they are, `tl.transpose`/`broadcast`/`reduce`/`reshape`/`convert`/`compare`/`select`/`dot`
-as their `pallas` forms. Kernel refs are ordered scalar-prefetch refs (SMEM, whole
+as their `pallas` forms, except that a `tl.compare` of 8- or 16-bit integers first widens
+both sides to `i32` with `pallas.convert` (Mosaic compares only 32-bit integers; sign
+extension keeps the signed and the unsigned order). Kernel refs are ordered scalar-prefetch refs (SMEM, whole
 buffer), input blocks, aliased inputs (memory space `any`), output blocks.
 
 ### 4.2 Block index = element offset / block size

@@ -525,7 +525,10 @@ class TlToPallasPass(ModulePass):
                 new = pallas.ConvertOp(values[o.source], o.result.type)  # type: ignore[arg-type]
                 flops += _elements(o)
             elif isinstance(o, tl.CompareOp):
-                new = pallas.CompareOp(o.predicate.data, values[o.lhs], values[o.rhs])
+                lhs, rhs = (
+                    _widened_for_compare(values[v], body) for v in (o.lhs, o.rhs)
+                )
+                new = pallas.CompareOp(o.predicate.data, lhs, rhs)
                 flops += _elements(o)
             elif isinstance(o, tl.SelectOp):
                 new = pallas.SelectOp(
@@ -578,6 +581,20 @@ class TlToPallasPass(ModulePass):
         for s, r in zip(stores, call.outs):
             host.write(launch.args[s.buffer.index], r)  # type: ignore[attr-defined]
         return call
+
+
+def _widened_for_compare(value: SSAValue, body: Block) -> SSAValue:
+    """Mosaic compares only 32-bit integers: widen 8- and 16-bit tiles to i32 first.
+    Sign extension keeps both the signed and the unsigned order, so every predicate
+    means what it did. (i1 is left alone: widening would flip its signed order.)"""
+    t = value.type
+    assert isinstance(t, TensorType)
+    element = t.element_type
+    if not isinstance(element, IntegerType) or element.width.data not in (8, 16):
+        return value
+    widen = pallas.ConvertOp(value, TensorType(i32, t.get_shape()))
+    body.add_op(widen)
+    return widen.result
 
 
 def _grid_scalar(expr: AffineExpr, where: Operation) -> tuple[list[Operation], SSAValue]:
