@@ -479,9 +479,8 @@ def _choose_tiles(
     for l, e in enumerate(extents):
         walks = [(a, a.loop_to_buffer()[l]) for a in accesses if l in a.loop_to_buffer()]
         if forced and l in forced:  # set by gathers: lookups per grid step, whole rows
-            legal = [
-                t for t in forced[l] if all(_legal(a, b, t, e) for a, b in walks)
-            ][:1]
+            fits = [t for t in forced[l] if all(_legal(a, b, t, e) for a, b in walks)]
+            legal = fits[:1]
         elif l >= n_par:
             # Whole first; a split reduction takes tiles that divide it (no padding may
             # enter a sum).

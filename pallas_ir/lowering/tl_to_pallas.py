@@ -525,9 +525,7 @@ class TlToPallasPass(ModulePass):
                 new = pallas.ConvertOp(values[o.source], o.result.type)  # type: ignore[arg-type]
                 flops += _elements(o)
             elif isinstance(o, tl.CompareOp):
-                lhs, rhs = (
-                    _widened_for_compare(values[v], body) for v in (o.lhs, o.rhs)
-                )
+                lhs, rhs = (_widened_for_compare(values[v], body) for v in (o.lhs, o.rhs))
                 new = pallas.CompareOp(o.predicate.data, lhs, rhs)
                 flops += _elements(o)
             elif isinstance(o, tl.SelectOp):
