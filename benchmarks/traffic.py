@@ -3,8 +3,9 @@
     python benchmarks/traffic.py [--chip v5e|v6e] [--filter REGEX]
 
 Cases: every `examples/ta/*.mlir` (lowered with the pipeline of
-tests/test_lowering_pipeline.py: `stride-to-reshape,canonicalize-permutation,
-indirect-load-to-scalar-prefetch,tile{chip=C},tl-to-pallas{chip=C}`), every
+tests/test_lowering_pipeline.py: `split-kernel-loops,stride-to-reshape,
+canonicalize-permutation,indirect-load-to-scalar-prefetch,tile{chip=C},
+tl-to-pallas{chip=C}`), every
 `examples/tl/*.mlir` (lowered with `tl-to-pallas{chip=C}`) and every
 `examples/pallas/*.mlir` (as written). For each, one row: modelled bytes (kernels plus
 wrapper copies), minimum bytes, their ratio, the VMEM footprint of its largest call,
@@ -26,6 +27,7 @@ from pathlib import Path
 
 import pallas_ir
 from pallas_ir.dialects import pallas
+from pallas_ir.registry import default_pipeline
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -35,8 +37,7 @@ THRESHOLD = 1.05
 def pipelines(chip: str) -> dict[str, str | None]:
     """Per example folder, the pipeline that lowers it to `pallas` (None: as is)."""
     return {
-        "ta": "stride-to-reshape,canonicalize-permutation,indirect-load-to-scalar-prefetch,"
-        f"tile{{chip={chip}}},tl-to-pallas{{chip={chip}}}",
+        "ta": default_pipeline(chip),
         "tl": f"tl-to-pallas{{chip={chip}}}",
         "pallas": None,
     }

@@ -35,6 +35,12 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
     return {"ta": _tensor_access, "tl": _tiled_loop, "pallas": _pallas}
 
 
+def _split_kernel_loops() -> type[ModulePass]:
+    from pallas_ir.passes.split_kernel_loops import SplitKernelLoopsPass
+
+    return SplitKernelLoopsPass
+
+
 def _stride_to_reshape() -> type[ModulePass]:
     from pallas_ir.passes.stride_to_reshape import StrideToReshapePass
 
@@ -71,6 +77,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """pallas-ir's own passes: ta → ta rewrites (`passes/`) and level-to-level
     conversions (`lowering/`), in pipeline order."""
     return {
+        "split-kernel-loops": _split_kernel_loops,
         "stride-to-reshape": _stride_to_reshape,
         "canonicalize-permutation": _canonicalize_permutation,
         "indirect-load-to-scalar-prefetch": _indirect_load_to_scalar_prefetch,
@@ -82,7 +89,8 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 def default_pipeline(chip: str = "v5e") -> str:
     """The whole lowering, from ta to pallas."""
     return (
-        "stride-to-reshape,canonicalize-permutation,indirect-load-to-scalar-prefetch,"
+        "split-kernel-loops,stride-to-reshape,canonicalize-permutation,"
+        "indirect-load-to-scalar-prefetch,"
         f"tile{{chip={chip}}},tl-to-pallas{{chip={chip}}}"
     )
 

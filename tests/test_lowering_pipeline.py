@@ -16,8 +16,8 @@ from pallas_ir.tpu_check import aot_compile_many, exec_source, lower_for_tpu
 
 EXAMPLES = sorted((Path(__file__).parent.parent / "examples" / "ta").glob("*.mlir"))
 PIPELINE = (
-    "stride-to-reshape,canonicalize-permutation,indirect-load-to-scalar-prefetch,"
-    "tile,tl-to-pallas"
+    "split-kernel-loops,stride-to-reshape,canonicalize-permutation,"
+    "indirect-load-to-scalar-prefetch,tile,tl-to-pallas"
 )
 
 

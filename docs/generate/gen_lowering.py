@@ -14,8 +14,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 SCRATCH = Path(__file__).resolve().parent
-PIPE = "stride-to-reshape,canonicalize-permutation,indirect-load-to-scalar-prefetch,tile,tl-to-pallas"
-TILE = "stride-to-reshape,canonicalize-permutation,indirect-load-to-scalar-prefetch,tile"
+PIPE = "split-kernel-loops,stride-to-reshape,canonicalize-permutation,indirect-load-to-scalar-prefetch,tile,tl-to-pallas"
+TILE = "split-kernel-loops,stride-to-reshape,canonicalize-permutation,indirect-load-to-scalar-prefetch,tile"
 
 
 def run(cmd: str, cwd: Path = REPO, stream: str = "stdout", rc: int = 0) -> str:

@@ -377,6 +377,16 @@ class TlToPallasPass(ModulePass):
             o for o in body_ops if isinstance(o, tl.GatherOp) or o in row_loads
         ]
         stores = [o for o in body_ops if isinstance(o, tl.StoreOp)]
+        for o in [*loads, *gathers, *stores]:
+            buffer = o.buffer if isinstance(o, tl.LoadOp | tl.StoreOp) else o.table
+            element = buffer.type.element_type  # type: ignore[attr-defined]
+            if getattr(element, "bitwidth", 0) > 32:
+                name = f"%{buffer.name_hint}" if buffer.name_hint else "a buffer"
+                raise PassError(
+                    o,
+                    f"tl-to-pallas: TPU kernels have no 64-bit types and {name} holds "
+                    f"{element}; only scalar-prefetch indices are narrowed (to i32)",
+                )
         stored: dict[SSAValue, tl.StoreOp] = {}
         for s in stores:
             if s.buffer in stored:

@@ -33,3 +33,20 @@ func.func @forward(%x: memref<16x128xf32>) -> memref<16x128xf32> {
   ta.launch @partial(%x, %out) : memref<16x128xf32>, memref<16x128xf32>
   func.return %out : memref<16x128xf32>
 }
+
+// -----
+
+// i64 data in a kernel: the TPU has no 64-bit types. Only scalar-prefetch index buffers
+// are narrowed (on the host, to i32); data is the program's to narrow.
+tl.kernel @wide(%x: memref<8x128xi64> {role = "in"}, %out: memref<8x128xi64> {role = "out"}) {
+  tl.grid [1] (parallel) (%i) {
+    // expected-error@+1 {{tl-to-pallas: TPU kernels have no 64-bit types and %x holds i64; only scalar-prefetch indices are narrowed (to i32)}}
+    %v = tl.load %x[affine_map<(d0) -> (0, 0)>](%i) : memref<8x128xi64> -> tensor<8x128xi64>
+    tl.store %v, %out[affine_map<(d0) -> (0, 0)>](%i) : tensor<8x128xi64>, memref<8x128xi64>
+  }
+}
+func.func @forward(%x: memref<8x128xi64>) -> memref<8x128xi64> {
+  %out = ta.alloc : memref<8x128xi64>
+  ta.launch @wide(%x, %out) : memref<8x128xi64>, memref<8x128xi64>
+  func.return %out : memref<8x128xi64>
+}
