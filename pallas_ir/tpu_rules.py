@@ -12,6 +12,9 @@ from dataclasses import dataclass
 LANES = 128
 """Minor (lane) dim of a TPU vreg tile."""
 
+MAX_ELEMENT_BITS = 32
+"""TPU kernels have no 64-bit types (Mosaic rejects i64/f64 blocks)."""
+
 SMEM_BYTES = 1 << 20
 """Scalar memory on v5e and v6e: scalar-prefetch operands must fit in it."""
 

@@ -32,6 +32,18 @@ ta.kernel @mul(%x: memref<16384xf32> {role = "in"}, %out: memref<8192xf32> {role
 }
 """
 
+STRIDED_PROGRAM = (
+    STRIDED
+    + """
+func.func @forward(%x: memref<16384xf32>) -> memref<8192xf32> {
+  %t = ta.alloc : memref<8192xf32>
+  ta.launch @mul(%x, %t) : memref<16384xf32>, memref<8192xf32>
+  func.return %t : memref<8192xf32>
+}
+"""
+)
+"""STRIDED launched by a host program."""
+
 
 def test_strided_view() -> None:
     x = np.random.default_rng(0).uniform(-2, 2, (64, 256)).astype(np.float32)
@@ -105,17 +117,8 @@ def test_out_of_range_index_raises() -> None:
         run_kernel(k, [idx, np.zeros(1600, np.float32), np.zeros(192, np.float32)])
 
 
-def test_forward_runs_kernels_in_order() -> None:
-    module = pallas_ir.parse(
-        STRIDED
-        + """
-func.func @forward(%x: memref<16384xf32>) -> memref<8192xf32> {
-  %t = ta.alloc : memref<8192xf32>
-  ta.launch @mul(%x, %t) : memref<16384xf32>, memref<8192xf32>
-  func.return %t : memref<8192xf32>
-}
-"""
-    )
+def test_forward_launches_on_host_buffers() -> None:
+    module = pallas_ir.parse(STRIDED_PROGRAM)
     x = np.arange(16384, dtype=np.float32)
     (out,) = run_forward(module, x)
     np.testing.assert_array_equal(out.reshape(64, 128), x.reshape(64, 256)[:, ::2] * 2)
@@ -174,16 +177,7 @@ def test_verify_semantics_checks_the_whole_program_through_lowering() -> None:
 
     from pallas_ir.reference.verify import compare_forward, snapshot_forward
 
-    module = pallas_ir.parse(
-        STRIDED
-        + """
-func.func @forward(%x: memref<16384xf32>) -> memref<8192xf32> {
-  %t = ta.alloc : memref<8192xf32>
-  ta.launch @mul(%x, %t) : memref<16384xf32>, memref<8192xf32>
-  func.return %t : memref<8192xf32>
-}
-"""
-    )
+    module = pallas_ir.parse(STRIDED_PROGRAM)
     run, problems = snapshot_forward(module)
     assert run is not None and not problems
     pallas_ir.run_passes(module, "stride-to-reshape,tile,tl-to-pallas")

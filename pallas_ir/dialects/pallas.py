@@ -82,7 +82,7 @@ from pallas_ir.dialects.common import (
     map_bounds,
     parse_optional_attributes_keyword,
 )
-from pallas_ir.tpu_rules import SMEM_BYTES, block_shape_error
+from pallas_ir.tpu_rules import MAX_ELEMENT_BITS, SMEM_BYTES, block_shape_error
 
 
 class MemorySpace(StrEnum):
@@ -783,7 +783,7 @@ class CallOp(IRDLOperation):
         t = value.type
         assert isinstance(t, TensorType)
         bits = _bitwidth(t.element_type)
-        if bits is not None and bits > 32:
+        if bits is not None and bits > MAX_ELEMENT_BITS:
             raise VerifyException(
                 f"{what}: TPU kernels have no 64-bit types; got {t.element_type}"
             )

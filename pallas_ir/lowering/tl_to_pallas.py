@@ -56,7 +56,7 @@ from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects import tiled_loop as tl
 from pallas_ir.dialects.common import ArgRole, find_forward
 from pallas_ir.dtypes import numpy_dtype
-from pallas_ir.tpu_rules import CHIPS, block_shape_error
+from pallas_ir.tpu_rules import CHIPS, MAX_ELEMENT_BITS, block_shape_error
 
 _SEMANTICS = {
     tl.GridSemantics.PARALLEL: pallas.DimensionSemantics.PARALLEL,
@@ -380,7 +380,7 @@ class TlToPallasPass(ModulePass):
         for o in [*loads, *gathers, *stores]:
             buffer = o.buffer if isinstance(o, tl.LoadOp | tl.StoreOp) else o.table
             element = buffer.type.element_type  # type: ignore[attr-defined]
-            if getattr(element, "bitwidth", 0) > 32:
+            if getattr(element, "bitwidth", 0) > MAX_ELEMENT_BITS:
                 name = f"%{buffer.name_hint}" if buffer.name_hint else "a buffer"
                 raise PassError(
                     o,

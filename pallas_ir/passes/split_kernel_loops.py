@@ -27,7 +27,7 @@ import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -120,7 +120,7 @@ class SplitKernelLoopsPass(ModulePass):
         taken = {
             sym.data
             for o in op.ops
-            if (sym := o.properties.get("sym_name")) is not None and hasattr(sym, "data")
+            if isinstance(sym := o.properties.get("sym_name"), StringAttr)
         }
         for kernel in [k for k in op.ops if isinstance(k, KernelOp)]:
             loops = [o for o in kernel.body.block.ops if isinstance(o, LoopOp)]
