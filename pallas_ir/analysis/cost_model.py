@@ -11,6 +11,12 @@ bound) and says so.
 
 The minimum is each input element the kernel actually reads (its loads' indexers select
 within the block) read once, and each output element written once.
+
+A `pallas.xla_call` (an access or kernel the tiler handed to XLA) is a full read of
+every element its loads take (a gather reads one element per loop point) and a full
+write of what its stores write. An XLA gather or scatter adds nothing to the minimum
+(the Pallas kernel beside it already counts the elements the program needs); a whole
+kernel on XLA counts its own traffic as its minimum.
 """
 
 from __future__ import annotations
@@ -20,10 +26,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import MemRefType, ModuleOp, StringAttr, TensorType
 from xdsl.ir import SSAValue
 
 from pallas_ir.dialects import pallas
+from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects.common import find_forward
 from pallas_ir.dtypes import numpy_dtype
 from pallas_ir.reference.ops import eval_affine
@@ -74,19 +81,73 @@ class CallCost:
 
 
 @dataclass(frozen=True)
+class XlaCost:
+    kernel: str
+    kind: str
+    """`gather` or `scatter` (one access the tiler moved to XLA) or `kernel` (all of it)."""
+    read: int
+    written: int
+
+    @property
+    def modelled(self) -> int:
+        return self.read + self.written
+
+    @property
+    def minimum(self) -> int:
+        return self.modelled if self.kind == "kernel" else 0
+
+
+def xla_cost(call: pallas.XlaCallOp) -> XlaCost:
+    kernel = call.kernel()
+    assert kernel is not None  # the verifier checks it
+    read = written = 0
+    for loop in kernel.body.block.ops:
+        if not isinstance(loop, ta.LoopOp):
+            continue
+        extents = list(loop.extents)
+        for op in loop.body.block.ops:
+            if not isinstance(op, ta.LoadOp | ta.StoreOp):
+                continue
+            t = op.buffer.type
+            assert isinstance(t, MemRefType)
+            size = numpy_dtype(t.element_type).itemsize
+            if isinstance(op, ta.LoadOp) and op.symbols:
+                points = math.prod(extents)  # a gather: one element per point
+            else:
+                used = {op.dims[p].index for p in op.map.data.used_dims()}  # type: ignore[attr-defined]
+                points = min(math.prod(extents[d] for d in used), t.element_count())
+            if isinstance(op, ta.LoadOp):
+                read += points * size
+            else:
+                written += points * size
+    kind = kernel.attributes.get("xla_access")
+    return XlaCost(
+        kernel.sym_name.data,
+        kind.data if isinstance(kind, StringAttr) else "kernel",
+        read,
+        written,
+    )
+
+
+@dataclass(frozen=True)
 class CostReport:
     calls: list[CallCost] = field(default_factory=list[CallCost])
     wrapper_copy_bytes: int = 0
     """HBM bytes of host-side XLA ops between kernels: a `pallas.reshape` that changes
     the last two dims (a relayout) and a `pallas.convert` read and write their arrays."""
 
+    xla_calls: list[XlaCost] = field(default_factory=list[XlaCost])
+
     @property
     def modelled(self) -> int:
-        return sum(c.modelled for c in self.calls) + self.wrapper_copy_bytes
+        return (
+            sum(c.modelled for c in [*self.calls, *self.xla_calls])
+            + self.wrapper_copy_bytes
+        )
 
     @property
     def minimum(self) -> int:
-        return sum(c.minimum for c in self.calls)
+        return sum(c.minimum for c in [*self.calls, *self.xla_calls])
 
     @property
     def ratio(self) -> float:
@@ -113,6 +174,12 @@ class CostReport:
                     f"    {o.role:8s} {o.name:12s} {o.bytes:>12d} B in {o.fetches} DMAs"
                     f" (minimum {o.minimum} B){' bound' if o.bound else ''}"
                 )
+        for x in self.xla_calls:
+            lines.append(
+                f"pallas.xla_call @{x.kernel}  (XLA {x.kind})\n"
+                f"  HBM read {x.read} B, written {x.written} B, modelled {x.modelled} B, "
+                f"minimum {x.minimum} B"
+            )
         lines.append(f"wrapper copies: {self.wrapper_copy_bytes} B")
         lines.append(
             f"total: modelled {self.modelled} B, minimum {self.minimum} B, ratio {self.ratio:.3f}"
@@ -342,11 +409,14 @@ def cost_report(
             elif k < len(inputs):
                 data[arg] = np.asarray(inputs[k])
     calls: list[CallCost] = []
+    xla_calls: list[XlaCost] = []
     copies = 0
     for op in forward.body.block.ops:
         if isinstance(op, pallas.CallOp):
             pre = [data.get(a) for a in op.prefetch_args]
             calls.append(call_cost(op, pre))
+        elif isinstance(op, pallas.XlaCallOp):
+            xla_calls.append(xla_cost(op))
         elif isinstance(op, pallas.ConvertOp):
             # An XLA convert between kernels reads and writes the whole array.
             src, dst = op.source.type, op.result.type
@@ -361,4 +431,4 @@ def cost_report(
                 t = op.source.type
                 assert isinstance(t, TensorType)
                 copies += 2 * t.element_count() * _itemsize(t)
-    return CostReport(calls, copies)
+    return CostReport(calls, copies, xla_calls)

@@ -26,7 +26,9 @@ from xdsl.dialects.builtin import (
     IntAttr,
     IntegerAttr,
     IntegerType,
+    MemRefType,
     StringAttr,
+    SymbolRefAttr,
     TensorType,
     i32,
     i64,
@@ -65,11 +67,15 @@ from xdsl.traits import (
     MemoryWriteEffect,
     NoTerminator,
     Pure,
+    SymbolTable,
 )
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects.common import (
+    READABLE_ROLES,
+    WRITABLE_ROLES,
     BroadcastOpBase,
     CompareOpBase,
     ConvertOpBase,
@@ -1481,6 +1487,74 @@ class IotaOp(IRDLOperation):
             raise VerifyException(f"dim {self.dim.value.data} is not a dim of {t}")
 
 
+@irdl_op_definition
+class XlaCallOp(IRDLOperation):
+    """A call of a `ta.kernel {target = "xla"}` from @forward: it runs as XLA (a
+    vectorized jnp function), not as a Pallas kernel.
+
+    ```mlir
+    %g = pallas.xla_call @gather_0(%idx, %emb)
+        : (tensor<64xi64>, tensor<1000x256xf32>) -> tensor<64x256xf32>
+    ```
+
+    The operands are the kernel's readable buffers (`in`, `inout`, `prefetch`) in
+    argument order, each in whatever shape the host holds it (the same elements: the
+    call reads its buffers flat, so no relayout is needed); the results are its written
+    buffers (`out`, `inout`), as tensors of the buffers' shapes. An `out` buffer starts
+    as zeros.
+    """
+
+    name = "pallas.xla_call"
+
+    callee = prop_def(SymbolRefAttr)
+    args = var_operand_def(TensorType)
+    outs = var_result_def(TensorType)
+
+    assembly_format = "$callee `(` $args `)` attr-dict `:` functional-type($args, $outs)"
+
+    def __init__(
+        self, callee: str, args: Sequence[SSAValue], result_types: Sequence[TensorType]
+    ):
+        super().__init__(
+            operands=[args],
+            result_types=[result_types],
+            properties={"callee": SymbolRefAttr(callee)},
+        )
+
+    def kernel(self) -> ta.KernelOp | None:
+        found = SymbolTable.lookup_symbol(self, self.callee)
+        return found if isinstance(found, ta.KernelOp) else None
+
+    def verify_(self) -> None:
+        kernel = self.kernel()
+        if kernel is None or not kernel.on_xla:
+            raise VerifyException(f'{self.callee} is not a ta.kernel with target = "xla"')
+        block = kernel.body.block
+        readable = [a for a in block.args if kernel.role_of(a) in READABLE_ROLES]
+        writable = [a for a in block.args if kernel.role_of(a) in WRITABLE_ROLES]
+        for what, values, buffers in (
+            ("operand", self.args, readable),
+            ("result", self.outs, writable),
+        ):
+            if len(values) != len(buffers):
+                raise VerifyException(
+                    f"{self.callee} takes {len(buffers)} {what}s, got {len(values)}"
+                )
+            for k, (v, b) in enumerate(zip(values, buffers)):
+                bt, vt = b.type, v.type
+                assert isinstance(bt, MemRefType) and isinstance(vt, TensorType)
+                want = TensorType(bt.element_type, bt.get_shape())
+                if what == "result" and vt != want:
+                    raise VerifyException(f"result #{k} must be {want}, got {vt}")
+                if vt.element_type != bt.element_type or (
+                    vt.element_count() != bt.element_count()
+                ):
+                    raise VerifyException(
+                        f"operand #{k} must hold the {bt.element_count()} "
+                        f"{bt.element_type} elements of {want}, got {vt}"
+                    )
+
+
 Pallas = Dialect(
     "pallas",
     [
@@ -1501,6 +1575,7 @@ Pallas = Dialect(
         ConvertOp,
         CompareOp,
         SelectOp,
+        XlaCallOp,
     ],
     [
         RefType,

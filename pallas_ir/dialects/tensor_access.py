@@ -80,6 +80,10 @@ from pallas_ir.dialects.common import (
 )
 
 
+XLA_TARGET = StringAttr("xla")
+"""The `target` of a `ta.kernel` that runs as XLA, not as a Pallas kernel."""
+
+
 @irdl_op_definition
 class KernelOp(KernelOpBase):
     """One fused kernel; it becomes one `pallas_call`.
@@ -93,9 +97,16 @@ class KernelOp(KernelOpBase):
 
     Every argument is a buffer with a role: `in` (read), `out` (written), `inout`
     (both) or `prefetch` (a small integer buffer whose values choose what to read).
+
+    `attributes {target = "xla"}` marks a kernel the tiler hands to XLA (an access or
+    a dtype no Pallas idiom covers): it is not tiled, and @forward calls it as it is.
     """
 
     name = "ta.kernel"
+
+    @property
+    def on_xla(self) -> bool:
+        return self.attributes.get("target") == XLA_TARGET
 
 
 @irdl_op_definition

@@ -822,9 +822,7 @@ class IotaOp(IRDLOperation):
     result = result_def(TensorType)
 
     traits = traits_def(HasAncestor(GridOp), Pure())
-    assembly_format = (
-        "`dim` $dim `offset` $map `(` $dims `)` attr-dict `:` type($result)"
-    )
+    assembly_format = "`dim` $dim `offset` $map `(` $dims `)` attr-dict `:` type($result)"
 
     def __init__(
         self,

@@ -27,6 +27,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     IntegerType,
+    MemRefType,
     ModuleOp,
     Signedness,
     TensorType,
@@ -43,8 +44,10 @@ from xdsl.ir.affine import (
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
+from pallas_ir.affine_analysis import row_major_strides
 from pallas_ir.dialects import pallas
-from pallas_ir.dialects.common import ReductionKind
+from pallas_ir.dialects import tensor_access as ta
+from pallas_ir.dialects.common import READABLE_ROLES, WRITABLE_ROLES, ReductionKind
 
 HEADER = """\
 import jax
@@ -503,6 +506,102 @@ def _kernel_function(call: pallas.CallOp, name: str) -> list[str]:
     return [f"def {name}({', '.join(params)}):", *(f"    {line}" for line in body)]
 
 
+def _xla_function(kernel: ta.KernelOp, name: str) -> list[str]:
+    """A `ta.kernel {target = "xla"}` as a vectorized jnp function (what the ta reference
+    interpreter does in numpy): every body value is an array over the loop's domain,
+    loop variables are iotas along their axis, loads gather and stores scatter on the
+    flat buffers. Readable buffers in (argument order), written buffers out; an `out`
+    buffer starts as zeros."""
+    namer = Namer()
+    block = kernel.body.block
+    roles = [kernel.role_of(a) for a in block.args]
+    flat: dict[SSAValue, str] = {}
+    lines: list[str] = []
+    params = []
+    for a, role in zip(block.args, roles):
+        t = a.type
+        assert isinstance(t, MemRefType)
+        arg = namer.define(a, f"buf{a.index}")
+        if role in READABLE_ROLES:
+            params.append(arg)
+            lines.append(f"{arg} = jnp.reshape({arg}, (-1,))")
+        else:
+            dtype = dtype_name(t.element_type, kernel)
+            lines.append(f"{arg} = jnp.zeros(({t.element_count()},), {dtype})")
+        flat[a] = arg
+    outs = [(namer[a], a.type) for a, r in zip(block.args, roles) if r in WRITABLE_ROLES]
+
+    def flat_index(op: ta.LoadOp | ta.StoreOp, dims: list[str], syms: list[str]) -> str:
+        t = op.buffer.type
+        assert isinstance(t, MemRefType)
+        terms = []
+        for e, stride in zip(op.map.data.results, row_major_strides(t.get_shape())):
+            text = affine_to_python(e, dims, syms)
+            terms.append(text if stride == 1 else f"{text} * {stride}")
+        return " + ".join(terms) or "0"
+
+    for op in block.ops:
+        if isinstance(op, ta.ReshapeOp):
+            flat[op.result] = flat[op.source]  # a view: the same flat buffer
+            continue
+        if not isinstance(op, ta.LoopOp):
+            raise EmitError(
+                op, f"emit-python: no Python for '{op.name}' in an XLA kernel"
+            )
+        extents = list(op.extents)
+        rank = len(extents)
+        reduce_axes = tuple(range(len(op.parallel_extents), rank))
+        full = _tuple(extents)
+        emitter = KernelEmitter(namer, lines)  # one statement list, in order
+        for axis, (iv, n) in enumerate(zip(op.body.block.args, extents)):
+            shape = [1] * rank
+            shape[axis] = n
+            lines.append(
+                f"{namer.define(iv, f'x{axis}')} = "
+                f"jnp.arange({n}, dtype=jnp.int32).reshape({_tuple(shape)})"
+            )
+        for inner in op.body.block.ops:
+            if isinstance(inner, ta.LoadOp | ta.StoreOp):
+                dims = [namer[d] for d in inner.dims]
+                syms = [f"{namer[s]}.astype(jnp.int32)" for s in inner.symbols]
+                index = flat_index(inner, dims, syms)
+                buf = flat[ta.root_buffer(inner.buffer)]
+                if isinstance(inner, ta.LoadOp):
+                    lines.append(f"{namer.define(inner.result)} = {buf}[{index}]")
+                else:
+                    # Index and value over the whole domain, in iteration order.
+                    value = namer[inner.value]
+                    lines.append(
+                        f"{buf} = {buf}.at[jnp.broadcast_to({index}, {full}).reshape(-1)]"
+                        f".set(jnp.broadcast_to({value}, {full}).reshape(-1))"
+                    )
+            elif isinstance(inner, ta.ReduceOp):
+                kind = ReductionKind(inner.kind.data)
+                value = f"jnp.broadcast_to({namer[inner.value]}, {full})"
+                if kind.returns_index:
+                    if len(reduce_axes) != 1:
+                        raise EmitError(
+                            inner, "emit-python: argmax/argmin over several dims on XLA"
+                        )
+                    text = (
+                        f"jnp.{kind.value}({value}, axis={reduce_axes[0]}, "
+                        "keepdims=True).astype(jnp.int32)"
+                    )
+                else:
+                    fn = {"sum": "sum", "prod": "prod", "max": "max", "min": "min"}
+                    elt = dtype_name(inner.result.type, inner)
+                    text = (
+                        f"jnp.{fn[kind.value]}({value}, axis={_tuple(reduce_axes)}, "
+                        f"keepdims=True).astype({elt})"
+                    )
+                lines.append(f"{namer.define(inner.result)} = {text}")
+            else:
+                emitter.emit(inner)
+    returns = [f"jnp.reshape({n}, {_tuple(t.get_shape())})" for n, t in outs]  # type: ignore[attr-defined]
+    lines.append(f"return {', '.join(returns)}" if returns else "return None")
+    return [f"def {name}({', '.join(params)}):", *(f"    {line}" for line in lines)]
+
+
 def _call_statement(
     call: pallas.CallOp, kernel: str, namer: Namer, call_namer: Namer
 ) -> list[str]:
@@ -575,9 +674,12 @@ def _call_statement(
 def emit_python(module: ModuleOp) -> str:
     """The Python module for a verified `pallas` module."""
     forward = None
+    xla_kernels: dict[str, ta.KernelOp] = {}
     for op in module.ops:
         if isinstance(op, func.FuncOp) and op.sym_name.data == "forward":
             forward = op
+        elif isinstance(op, ta.KernelOp) and op.on_xla:
+            xla_kernels[op.sym_name.data] = op
         else:
             raise EmitError(
                 op,
@@ -607,6 +709,14 @@ def emit_python(module: ModuleOp) -> str:
                 f"    {namer.define(op.result)} = "
                 f"{namer[op.source]}.astype({dtype_name(elt, op)})"
             )
+        elif isinstance(op, pallas.XlaCallOp):
+            kernel = xla_kernels[op.callee.string_value()]
+            kname = namer.fresh(f"{kernel.sym_name.data}_xla")
+            kernels.append(_xla_function(kernel, kname))
+            results = [namer.define(r, "out") for r in op.outs]
+            args = ", ".join(namer[a] for a in op.args)
+            target = results[0] if len(results) == 1 else ", ".join(results)
+            body.append(f"    {target or '_'} = {kname}({args})")
         elif isinstance(op, func.ReturnOp):
             vals = [namer[v] for v in op.arguments]
             body.append(f"    return {', '.join(vals)}" if vals else "    return None")

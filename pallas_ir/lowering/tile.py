@@ -11,7 +11,8 @@ The policy is deterministic:
    marked by indirect-load-to-scalar-prefetch read their indices with `tl.scalar_load`
    and take one row per grid step along the dims those indices depend on (the
    scalar-prefetch idiom); buffers that then take one row of a second-minor dim are
-   viewed as `(..., A, 1, B)`.
+   viewed as `(..., A, 1, B)`. Any other access (and a kernel with 64-bit data) is
+   moved to XLA by `xla_fallback`, with a remark saying why, and the rest is tiled.
 2. Legality. A loop dim's tile must be legal for every buffer dim it walks: on a lane
    (last) dim a multiple of 128, on a sublane dim a multiple of the dtype's rows (8 for
    32-bit, 16 for 16-bit, 32 for 8-bit), on a rank-1 buffer a multiple of 1024 or a
@@ -82,12 +83,13 @@ from pallas_ir.affine_analysis import (
     linearize,
     row_major_strides,
 )
-from pallas_ir.diagnostics import PassError, emit_remark
+from pallas_ir.diagnostics import PassError, count, emit_remark
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects import tiled_loop as tl
 from pallas_ir.dialects.common import FLOAT_PREDICATES, INT_PREDICATES, ReductionKind
 from pallas_ir.dtypes import numpy_dtype
-from pallas_ir.tpu_rules import CHIPS, LANES, min_sublanes
+from pallas_ir.lowering.xla_fallback import outline_load, outline_store, run_on_xla
+from pallas_ir.tpu_rules import CHIPS, LANES, MAX_ELEMENT_BITS, min_sublanes
 
 LANE_TARGET = 512
 SUBLANE_TARGET = 256
@@ -244,8 +246,8 @@ def _gather(op: ta.LoadOp) -> _Access:
     if not isinstance(strategy, StringAttr):
         raise PassError(
             op,
-            "tile: data-dependent accesses are tiled once indirect-load-to-scalar-prefetch "
-            "has made them gathers",
+            "tile: the index depends on data and the load is not a gather "
+            "(indirect-load-to-scalar-prefetch left it)",
         )
     t = op.buffer.type
     assert isinstance(t, MemRefType)
@@ -395,7 +397,17 @@ def _analyse(
         seen.add(l)
         dims.append((l, lin.constant))
     bits = numpy_dtype(t.element_type).itemsize * 8
-    return _Access(op, op.buffer, tuple(t.get_shape()), bits, tuple(dims))
+    shape = tuple(t.get_shape())
+    if isinstance(op, ta.StoreOp):
+        for b in range(max(len(shape) - 2, 0), len(shape)):
+            if dims[b][0] is None and shape[b] > 1:
+                raise PassError(
+                    op,
+                    f"tile: the store writes one element of dim {b} ({shape[b]} "
+                    "elements) where a block must hold the whole dim; masked stores are "
+                    "not supported",
+                )
+    return _Access(op, op.buffer, shape, bits, tuple(dims))
 
 
 def _legal(access: _Access, b: int, tile: int, extent: int) -> bool:
@@ -497,8 +509,14 @@ def _choose_tiles(
                 t for t in _candidates(e) if all(_legal(a, b, t, e) for a, b in walks)
             ]
         if not legal:
+            # Blame an access that allows no tile on its own, so the tiler can move it
+            # to XLA; otherwise the accesses only conflict with each other.
+            alone = [
+                a for a, b in walks if not any(_legal(a, b, t, e) for t in _candidates(e))
+            ]
             raise PassError(
-                where, f"tile: no legal tile size for loop dim {l} (extent {e})"
+                alone[0].op if alone else where,
+                f"tile: no legal tile size for loop dim {l} (extent {e})",
             )
         lane = any(b == len(a.shape) - 1 for a, b in walks)
         sublane = any(b == len(a.shape) - 2 for a, b in walks)
@@ -1038,6 +1056,35 @@ def _simplify(grid: tl.GridOp) -> None:
     ).rewrite_region(grid.body)
 
 
+class _WideData(PassError):
+    """The kernel computes on 64-bit data, which TPU kernels do not have."""
+
+
+def _refuse_wide_data(loop: ta.LoopOp, skip: set[Operation]) -> None:
+    """Raise `_WideData` at the first op of the tiled body with a 64-bit type (gather
+    indices, read on the host or from SMEM, are narrowed to i32 and do not count)."""
+    live: set[Operation] = set()  # what the stores need; dead loads are dropped anyway
+    for op in reversed(list(loop.body.block.ops)):
+        if isinstance(op, ta.StoreOp) or any(
+            u.operation in live for r in op.results for u in r.uses
+        ):
+            live.add(op)
+    for op in loop.body.block.ops:
+        if op in skip or op not in live:
+            continue
+        types = [r.type for r in op.results]
+        if isinstance(op, ta.LoadOp | ta.StoreOp):
+            types.append(op.buffer.type.element_type)  # type: ignore[attr-defined]
+        for t in types:
+            if (
+                not isinstance(t, IndexType)
+                and getattr(t, "bitwidth", 0) > MAX_ELEMENT_BITS
+            ):
+                raise _WideData(
+                    op, f"tile: TPU kernels have no 64-bit types and '{op.name}' uses {t}"
+                )
+
+
 def _scalar(attr: Attribute) -> float | int:
     assert isinstance(attr, FloatAttr | IntegerAttr)
     return attr.value.data
@@ -1063,7 +1110,44 @@ class TilePass(ModulePass):
             raise PassError(None, f"tile: unknown chip '{self.chip}' (v5e or v6e)")
         budget = self.vmem_budget or CHIPS[self.chip].default_scoped_vmem_bytes
         for kernel in [k for k in op.ops if isinstance(k, ta.KernelOp)]:
-            self.tile_kernel(op, kernel, budget)
+            if not kernel.on_xla:
+                self.tile_or_fall_back(op, kernel, budget)
+
+    def tile_or_fall_back(
+        self, module: ModuleOp, kernel: ta.KernelOp, budget: int
+    ) -> None:
+        """Tile the kernel; an access no idiom covers is moved to an XLA kernel (with a
+        remark saying why) and the rest is tiled, and a kernel with 64-bit data runs on
+        XLA whole (see `xla_fallback`)."""
+        while True:
+            try:
+                self.tile_kernel(module, kernel, budget)
+                return
+            except _WideData as e:
+                emit_remark(e.op, f"{e.message}: @{kernel.sym_name.data} runs on XLA")
+                run_on_xla(kernel)
+                return
+            except PassError as e:
+                access = e.op
+                if not isinstance(access, ta.LoadOp | ta.StoreOp) or (
+                    access.parent_op() is None
+                    or access.parent_op().parent_op() is not kernel  # type: ignore[union-attr]
+                ):
+                    raise
+                name = kernel.sym_name.data
+                if isinstance(access, ta.LoadOp):
+                    main = outline_load(module, kernel, access)
+                    how = "an XLA gather before"
+                else:
+                    main = outline_store(module, kernel, access)
+                    how = "an XLA scatter after"
+                if main is None:
+                    raise
+                emit_remark(
+                    access, f"{e.message}; done by {how} the Pallas kernel @{name}"
+                )
+                count(self.name, "accesses moved to XLA")
+                kernel = main
 
     def tile_kernel(self, module: ModuleOp, kernel: ta.KernelOp, budget: int) -> None:
         loops = [o for o in kernel.body.block.ops if isinstance(o, ta.LoopOp)]
@@ -1087,6 +1171,7 @@ class TilePass(ModulePass):
             if isinstance(o, ta.LoadOp | ta.StoreOp)
         }
         skip, forced, dma = self.gather_reads(loop, accesses)
+        _refuse_wide_data(loop, skip)
         plan = _choose_tiles(
             loop, list(accesses.values()), budget, loop, forced, _splittable(loop)
         )

@@ -54,7 +54,12 @@ from pallas_ir.diagnostics import PassError
 from pallas_ir.dialects import pallas
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects import tiled_loop as tl
-from pallas_ir.dialects.common import ArgRole, find_forward
+from pallas_ir.dialects.common import (
+    READABLE_ROLES,
+    WRITABLE_ROLES,
+    ArgRole,
+    find_forward,
+)
 from pallas_ir.dtypes import numpy_dtype
 from pallas_ir.tpu_rules import CHIPS, MAX_ELEMENT_BITS, block_shape_error
 
@@ -252,7 +257,12 @@ class _Host:
         self.block.add_op(op)
         return op
 
-    def read(self, buffer: SSAValue, user: Operation) -> SSAValue:
+    def read(
+        self, buffer: SSAValue, user: Operation, as_stored: bool = False
+    ) -> SSAValue:
+        """The buffer's current value, reshaped to the buffer's shape (unless
+        `as_stored`: then in the shape the host holds it, for an XLA call, which reads
+        its buffers flat and needs no relayout)."""
         root = self.root[buffer]
         value = self.value[root]
         if value is None:
@@ -261,7 +271,8 @@ class _Host:
             )
         want = buffer.type
         assert isinstance(want, MemRefType)
-        if tuple(want.get_shape()) != tuple(value.type.get_shape()):  # type: ignore[attr-defined]
+        same = tuple(want.get_shape()) == tuple(value.type.get_shape())  # type: ignore[attr-defined]
+        if not same and not as_stored:
             value = self.add(pallas.ReshapeOp(value, _tensor(want))).results[0]
         return value
 
@@ -303,7 +314,14 @@ class TlToPallasPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.chip not in CHIPS:
             raise PassError(None, f"tl-to-pallas: unknown chip '{self.chip}'")
-        kernels = {k.sym_name.data: k for k in op.ops if isinstance(k, tl.KernelOp)}
+        kernels: dict[str, tl.KernelOp | ta.KernelOp] = {
+            k.sym_name.data: k for k in op.ops if isinstance(k, tl.KernelOp)
+        }
+        kernels.update(
+            (k.sym_name.data, k)
+            for k in op.ops
+            if isinstance(k, ta.KernelOp) and k.on_xla
+        )
         if not kernels:
             return
         forward = find_forward(op)
@@ -325,12 +343,16 @@ class TlToPallasPass(ModulePass):
         )
         new_forward.location = forward.location
         for k in kernels.values():
-            op.body.block.erase_op(k)
+            if isinstance(k, tl.KernelOp):  # XLA kernels stay: pallas.xla_call calls them
+                op.body.block.erase_op(k)
         op.body.block.insert_op_after(new_forward, forward)
         op.body.block.erase_op(forward)
 
     def convert_host_op(
-        self, host_op: Operation, host: _Host, kernels: dict[str, tl.KernelOp]
+        self,
+        host_op: Operation,
+        host: _Host,
+        kernels: dict[str, tl.KernelOp | ta.KernelOp],
     ) -> None:
         if isinstance(host_op, ta.AllocOp):
             host.root[host_op.result] = host_op.result
@@ -343,13 +365,40 @@ class TlToPallasPass(ModulePass):
                 raise PassError(
                     host_op, f"tl-to-pallas: @{name} is not a tl.kernel (run tile first)"
                 )
-            call = self.convert_launch(kernels[name], host_op, host)
+            kernel = kernels[name]
+            if isinstance(kernel, ta.KernelOp):
+                call = self.convert_xla_launch(kernel, host_op, host)
+            else:
+                call = self.convert_launch(kernel, host_op, host)
             call.location = host_op.location
         elif isinstance(host_op, func.ReturnOp):
             ret = func.ReturnOp(*[host.read(v, host_op) for v in host_op.arguments])
             host.add(ret)
         else:
             raise PassError(host_op, f"tl-to-pallas: unexpected host op '{host_op.name}'")
+
+    @staticmethod
+    def convert_xla_launch(
+        kernel: ta.KernelOp, launch: ta.LaunchOp, host: _Host
+    ) -> pallas.XlaCallOp:
+        """A launch of an XLA kernel: its readable buffers in, its written ones out."""
+        args = kernel.body.block.args
+        roles = [kernel.role_of(a) for a in args]
+        ins = [
+            host.read(launch.args[k], launch, as_stored=True)
+            for k, r in enumerate(roles)
+            if r in READABLE_ROLES
+        ]
+        outs = [k for k, r in enumerate(roles) if r in WRITABLE_ROLES]
+        call = pallas.XlaCallOp(
+            kernel.sym_name.data,
+            ins,
+            [_tensor(args[k].type) for k in outs],  # type: ignore[arg-type]
+        )
+        host.add(call)
+        for k, result in zip(outs, call.outs):
+            host.write(launch.args[k], result)
+        return call
 
     def convert_launch(
         self, kernel: tl.KernelOp, launch: ta.LaunchOp, host: _Host

@@ -52,9 +52,9 @@ def _outside_uses(loop: LoopOp) -> set[SSAValue]:
     for op in loop.walk():
         for operand in op.operands:
             owner = operand.owner
-            if isinstance(owner, Operation) and owner not in inner:
-                used.add(operand)
-            elif isinstance(owner, Block) and owner.parent_op() not in inner:
+            outer_op = isinstance(owner, Operation) and owner not in inner
+            outer_arg = isinstance(owner, Block) and owner.parent_op() not in inner
+            if outer_op or outer_arg:
                 used.add(operand)
     return used
 
@@ -117,97 +117,103 @@ class SplitKernelLoopsPass(ModulePass):
     name = "split-kernel-loops"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        taken = {
-            sym.data
-            for o in op.ops
-            if isinstance(sym := o.properties.get("sym_name"), StringAttr)
-        }
         for kernel in [k for k in op.ops if isinstance(k, KernelOp)]:
-            loops = [o for o in kernel.body.block.ops if isinstance(o, LoopOp)]
-            if len(loops) < 2:
+            name = kernel.sym_name.data
+            parts = split_kernel(op, kernel)
+            if len(parts) < 2:
                 continue
-            parts = [
-                self._part(
-                    kernel, loop, loops[:k], _unique(f"{kernel.sym_name.data}_{k}", taken)
-                )
-                for k, loop in enumerate(loops)
-            ]
-            for part in parts:
-                Rewriter.insert_op(part.kernel, InsertPoint.before(kernel))
-            for launch in [
-                o
-                for o in op.walk()
-                if isinstance(o, LaunchOp)
-                and o.callee.string_value() == kernel.sym_name.data
-            ]:
-                for part in parts:
-                    new = LaunchOp(
-                        part.kernel.sym_name.data, [launch.args[i] for i in part.args]
-                    )
-                    new.location = launch.location
-                    Rewriter.insert_op(new, InsertPoint.before(launch))
-                Rewriter.erase_op(launch)
             emit_remark(
                 kernel,
-                f"{self.name}: split @{kernel.sym_name.data} into {len(parts)} kernels, "
-                f"one per loop: {', '.join('@' + p.kernel.sym_name.data for p in parts)}",
+                f"{self.name}: split @{name} into {len(parts)} kernels, "
+                f"one per loop: {', '.join('@' + p.sym_name.data for p in parts)}",
             )
             count(self.name, "kernels split")
             Rewriter.erase_op(kernel)
 
-    @staticmethod
-    def _part(kernel: KernelOp, loop: LoopOp, earlier: list[LoopOp], name: str) -> _Part:
-        def touched(loops: list[LoopOp], kind: type[Operation]) -> set[int]:
-            return {
-                _arg_index(a.buffer)  # type: ignore[attr-defined]
-                for lp in loops
-                for a in lp.walk()
-                if isinstance(a, kind)
-            }
 
-        reads, writes = touched([loop], LoadOp), touched([loop], StoreOp)
-        whole = {
-            _arg_index(st.buffer)
-            for st in loop.walk()
-            if isinstance(st, StoreOp) and _writes_everything(st, loop)
+def split_kernel(module: ModuleOp, kernel: KernelOp) -> list[KernelOp]:
+    """One kernel per loop of `kernel`, inserted before it, with every launch of it
+    replaced by launches of the parts in order; `kernel` itself is left for the caller
+    to erase. A kernel with one loop is returned as it is (nothing changes)."""
+    loops = [o for o in kernel.body.block.ops if isinstance(o, LoopOp)]
+    if len(loops) < 2:
+        return [kernel]
+    taken = {
+        sym.data
+        for o in module.ops
+        if isinstance(sym := o.properties.get("sym_name"), StringAttr)
+    }
+    parts = [
+        _part(kernel, loop, loops[:k], _unique(f"{kernel.sym_name.data}_{k}", taken))
+        for k, loop in enumerate(loops)
+    ]
+    for part in parts:
+        Rewriter.insert_op(part.kernel, InsertPoint.before(kernel))
+    for launch in [
+        o
+        for o in module.walk()
+        if isinstance(o, LaunchOp) and o.callee.string_value() == kernel.sym_name.data
+    ]:
+        for part in parts:
+            new = LaunchOp(part.kernel.sym_name.data, [launch.args[i] for i in part.args])
+            new.location = launch.location
+            Rewriter.insert_op(new, InsertPoint.before(launch))
+        Rewriter.erase_op(launch)
+    return [p.kernel for p in parts]
+
+
+def _part(kernel: KernelOp, loop: LoopOp, earlier: list[LoopOp], name: str) -> _Part:
+    def touched(loops: list[LoopOp], kind: type[Operation]) -> set[int]:
+        return {
+            _arg_index(a.buffer)  # type: ignore[attr-defined]
+            for lp in loops
+            for a in lp.walk()
+            if isinstance(a, kind)
         }
-        written_before = touched(earlier, StoreOp)
-        block = kernel.body.block
-        used = sorted(reads | writes)
-        roles: list[ArgRole] = []
-        for i in used:
-            role = kernel.role_of(block.args[i])
-            if i not in writes:
-                roles.append(ArgRole.PREFETCH if role == ArgRole.PREFETCH else ArgRole.IN)
-            elif i not in reads and (
-                i in whole or (role == ArgRole.OUT and i not in written_before)
-            ):
-                roles.append(ArgRole.OUT)
-            else:
-                roles.append(ArgRole.INOUT)
-        new_block = Block(arg_types=[block.args[i].type for i in used])
-        mapping: dict[SSAValue, SSAValue] = {}
-        for i, arg in zip(used, new_block.args):
-            arg.name_hint = block.args[i].name_hint
-            mapping[block.args[i]] = arg
-        # The kernel-level ops the loop needs (views of its buffers, constants), in order.
-        needed: set[Operation] = set()
-        pending = [v.owner for v in _outside_uses(loop) if isinstance(v.owner, Operation)]
-        while pending:
-            o = pending.pop()
-            if o not in needed:
-                needed.add(o)
-                pending += [v.owner for v in o.operands if isinstance(v.owner, Operation)]
-        for o in block.ops:
-            if o in needed or o is loop:
-                copy = o.clone(value_mapper=mapping)
-                for old, new in zip(o.walk(), copy.walk()):
-                    new.location = old.location  # diagnostics stay located
-                new_block.add_op(copy)
-        part = KernelOp(name, new_block.arg_types, roles, Region(new_block))
-        part.attributes.update(kernel.attributes)
-        part.location = kernel.location
-        return _Part(part, used)
+
+    reads, writes = touched([loop], LoadOp), touched([loop], StoreOp)
+    whole = {
+        _arg_index(st.buffer)
+        for st in loop.walk()
+        if isinstance(st, StoreOp) and _writes_everything(st, loop)
+    }
+    written_before = touched(earlier, StoreOp)
+    block = kernel.body.block
+    used = sorted(reads | writes)
+    roles: list[ArgRole] = []
+    for i in used:
+        role = kernel.role_of(block.args[i])
+        if i not in writes:
+            roles.append(ArgRole.PREFETCH if role == ArgRole.PREFETCH else ArgRole.IN)
+        elif i not in reads and (
+            i in whole or (role == ArgRole.OUT and i not in written_before)
+        ):
+            roles.append(ArgRole.OUT)
+        else:
+            roles.append(ArgRole.INOUT)
+    new_block = Block(arg_types=[block.args[i].type for i in used])
+    mapping: dict[SSAValue, SSAValue] = {}
+    for i, arg in zip(used, new_block.args):
+        arg.name_hint = block.args[i].name_hint
+        mapping[block.args[i]] = arg
+    # The kernel-level ops the loop needs (views of its buffers, constants), in order.
+    needed: set[Operation] = set()
+    pending = [v.owner for v in _outside_uses(loop) if isinstance(v.owner, Operation)]
+    while pending:
+        o = pending.pop()
+        if o not in needed:
+            needed.add(o)
+            pending += [v.owner for v in o.operands if isinstance(v.owner, Operation)]
+    for o in block.ops:
+        if o in needed or o is loop:
+            copy = o.clone(value_mapper=mapping)
+            for old, new in zip(o.walk(), copy.walk()):
+                new.location = old.location  # diagnostics stay located
+            new_block.add_op(copy)
+    part = KernelOp(name, new_block.arg_types, roles, Region(new_block))
+    part.attributes.update(kernel.attributes)
+    part.location = kernel.location
+    return _Part(part, used)
 
 
 def _unique(name: str, taken: set[str]) -> str:

@@ -18,13 +18,15 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
+    MemRefType,
     ModuleOp,
     TensorType,
 )
 from xdsl.ir import Operation, SSAValue
 
 from pallas_ir.dialects import pallas
-from pallas_ir.dialects.common import find_forward
+from pallas_ir.dialects.common import READABLE_ROLES, WRITABLE_ROLES, find_forward
+from pallas_ir.reference import ta as ta_reference
 from pallas_ir.reference.ops import (
     ReferenceError,
     element_type,
@@ -172,6 +174,29 @@ def run_call(call: pallas.CallOp, args: Sequence[np.ndarray]) -> list[np.ndarray
     return outs
 
 
+def run_xla_call(call: pallas.XlaCallOp, args: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """A call of a `ta.kernel {target = "xla"}`: the ta reference runs it on copies of
+    its readable buffers and zero-filled `out` buffers."""
+    kernel = call.kernel()
+    if kernel is None:
+        raise ReferenceError(f"{call.callee} is not a ta.kernel")
+    pending = iter(args)
+    buffers: list[np.ndarray] = []
+    for a in kernel.body.block.args:
+        t = a.type
+        assert isinstance(t, MemRefType)
+        dtype = numpy_dtype(t.element_type)
+        if kernel.role_of(a) in READABLE_ROLES:
+            buffers.append(np.array(next(pending), dtype=dtype).reshape(t.get_shape()))
+        else:
+            buffers.append(np.zeros(t.get_shape(), dtype=dtype))
+    ta_reference.run_kernel(kernel, buffers)
+    return [
+        b for a, b in zip(kernel.body.block.args, buffers)
+        if kernel.role_of(a) in WRITABLE_ROLES
+    ]  # fmt: skip
+
+
 def run_forward(module: ModuleOp, *arrays: np.ndarray) -> list[np.ndarray]:
     """Run `func.func @forward` of a pallas module on numpy arrays."""
     forward = find_forward(module)
@@ -194,6 +219,9 @@ def run_forward(module: ModuleOp, *arrays: np.ndarray) -> list[np.ndarray]:
                 env[r] = v
         elif isinstance(op, pallas.ReshapeOp | pallas.ConvertOp):
             env[op.result] = evaluate_tile(op, [env[op.source]])
+        elif isinstance(op, pallas.XlaCallOp):
+            for r, v in zip(op.outs, run_xla_call(op, [env[a] for a in op.args])):
+                env[r] = v
         elif isinstance(op, func.ReturnOp):
             return [env[v] for v in op.arguments]
         else:

@@ -144,7 +144,7 @@ class ForwardRun:
 def _run_forward(module: ModuleOp, inputs: list[np.ndarray]) -> list[np.ndarray]:
     """@forward's results with the interpreter of the module's level."""
     copies = [a.copy() for a in inputs]
-    if any(isinstance(op, pallas.CallOp) for op in module.walk()):
+    if any(isinstance(op, pallas.CallOp | pallas.XlaCallOp) for op in module.walk()):
         return pallas_reference.run_forward(module, *copies)
     return run_forward(module, *copies)
 

@@ -999,3 +999,48 @@ func.func @forward(%x: tensor<8x128xf32>) -> tensor<8x128xf32> {
   }
   func.return %o : tensor<8x128xf32>
 }
+
+// -----
+
+// pallas.xla_call of a kernel that is not marked for XLA.
+ta.kernel @k(%x: memref<64xf32> {role = "in"}, %o: memref<64xf32> {role = "out"}) {
+  ta.loop [64] (%i) {
+    %v = ta.load %x[affine_map<(d0) -> (d0)>](%i) : memref<64xf32>
+    ta.store %v, %o[affine_map<(d0) -> (d0)>](%i) : memref<64xf32>
+  }
+}
+func.func @forward(%x: tensor<64xf32>) -> tensor<64xf32> {
+  // expected-error@+1 {{@k is not a ta.kernel with target = "xla"}}
+  %o = pallas.xla_call @k(%x) : (tensor<64xf32>) -> tensor<64xf32>
+  func.return %o : tensor<64xf32>
+}
+
+// -----
+
+// pallas.xla_call results are the written buffers, with their shapes.
+ta.kernel @k(%x: memref<64xf32> {role = "in"}, %o: memref<64xf32> {role = "out"}) attributes {target = "xla"} {
+  ta.loop [64] (%i) {
+    %v = ta.load %x[affine_map<(d0) -> (d0)>](%i) : memref<64xf32>
+    ta.store %v, %o[affine_map<(d0) -> (d0)>](%i) : memref<64xf32>
+  }
+}
+func.func @forward(%x: tensor<64xf32>) -> tensor<8x8xf32> {
+  // expected-error@+1 {{result #0 must be tensor<64xf32>, got tensor<8x8xf32>}}
+  %o = pallas.xla_call @k(%x) : (tensor<64xf32>) -> tensor<8x8xf32>
+  func.return %o : tensor<8x8xf32>
+}
+
+// -----
+
+// One operand per readable buffer.
+ta.kernel @k(%x: memref<64xf32> {role = "in"}, %o: memref<64xf32> {role = "out"}) attributes {target = "xla"} {
+  ta.loop [64] (%i) {
+    %v = ta.load %x[affine_map<(d0) -> (d0)>](%i) : memref<64xf32>
+    ta.store %v, %o[affine_map<(d0) -> (d0)>](%i) : memref<64xf32>
+  }
+}
+func.func @forward(%x: tensor<64xf32>) -> tensor<64xf32> {
+  // expected-error@+1 {{@k takes 1 operands, got 2}}
+  %o = pallas.xla_call @k(%x, %x) : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+  func.return %o : tensor<64xf32>
+}

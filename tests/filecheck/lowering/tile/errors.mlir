@@ -1,21 +1,29 @@
 // RUN: pallas-opt %s --split-input-file -p tile --verify-diagnostics
 
-// A diagonal read, x[i, i]: one loop dim walks two buffer dims; not a tiling.
-ta.kernel @diag(%x: memref<64x64xf32> {role = "in"}, %out: memref<64xf32> {role = "out"}) {
-  ta.loop [64] (%i) {
-    // expected-error@+1 {{tile: loop dim 0 indexes two dims of one buffer}}
-    %v = ta.load %x[affine_map<(d0) -> (d0, d0)>](%i) : memref<64x64xf32>
-    ta.store %v, %out[affine_map<(d0) -> (d0)>](%i) : memref<64xf32>
+// What the tiler refuses even with its XLA fallback (xla-fallback.mlir): an access
+// whose index needs a reduction of the same loop cannot be computed before the kernel.
+// out[i] = y[x[i].argmax()] for x: f32[64, 128], y: f32[128].
+ta.kernel @by_argmax(%x: memref<64x128xf32> {role = "in"}, %y: memref<128xf32> {role = "in"}, %out: memref<64xf32> {role = "out"}) {
+  ta.loop [64] reduce [128] (%i, %k) {
+    %v = ta.load %x[affine_map<(d0, d1) -> (d0, d1)>](%i, %k) : memref<64x128xf32>
+    %a = ta.reduce <argmax> %v : f32 -> i32
+    %s = arith.index_cast %a : i32 to index
+    // expected-error@+1 {{tile: the index depends on data and the load is not a gather (indirect-load-to-scalar-prefetch left it)}}
+    %w = ta.load %y[affine_map<(d0, d1)[s0] -> (s0)>](%i, %k)[%s] : memref<128xf32>
+    ta.store %w, %out[affine_map<(d0, d1) -> (d0)>](%i, %k) : memref<64xf32>
   }
 }
 
 // -----
 
-// A flat strided read that no pass has made N-D yet.
-ta.kernel @flat(%x: memref<16384xf32> {role = "in"}, %out: memref<64x128xf32> {role = "out"}) {
-  ta.loop [64, 128] (%i, %j) {
-    // expected-error@+1 {{tile: index 0 (((d0 * 256) + (d1 * 2))) is not a loop dim plus a constant; run stride-to-reshape and canonicalize-permutation first}}
-    %v = ta.load %x[affine_map<(d0, d1) -> (d0 * 256 + d1 * 2)>](%i, %j) : memref<16384xf32>
-    ta.store %v, %out[affine_map<(d0, d1) -> (d0, d1)>](%i, %j) : memref<64x128xf32>
+// A store that reads back what it stores: moving the store after the kernel would
+// change what the load sees. out[i, 0] = out[i, 1] + 1 (out: f32[64, 2], inout).
+ta.kernel @read_back(%out: memref<64x2xf32> {role = "inout"}) {
+  ta.loop [64] (%i) {
+    %v = ta.load %out[affine_map<(d0) -> (d0, 1)>](%i) : memref<64x2xf32>
+    %one = arith.constant 1.0 : f32
+    %w = arith.addf %v, %one : f32
+    // expected-error@+1 {{tile: the store writes one element of dim 1 (2 elements) where a block must hold the whole dim; masked stores are not supported}}
+    ta.store %w, %out[affine_map<(d0) -> (d0, 0)>](%i) : memref<64x2xf32>
   }
 }

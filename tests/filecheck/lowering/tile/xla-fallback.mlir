@@ -1,0 +1,151 @@
+// RUN: pallas-opt %s --split-input-file -p tile | filecheck %s
+// RUN: pallas-opt %s --split-input-file -p tile --remarks --verify-diagnostics
+// RUN: pallas-opt %s --split-input-file --verify-semantics -p tile,tl-to-pallas
+// RUN: pallas-opt %s --split-input-file -p tile,tl-to-pallas | filecheck %s --check-prefix=PALLAS
+// RUN: pallas-opt %s --split-input-file -p tile,tl-to-pallas --cost-report 2>&1 >/dev/null | filecheck %s --check-prefix=COST
+
+// The tiler's fallback: an access no Pallas idiom covers moves to a `ta.kernel
+// {target = "xla"}` that @forward calls (an XLA gather before the Pallas kernel, or an
+// XLA scatter after it); the rest is tiled as usual. A kernel with 64-bit data runs on
+// XLA whole. --verify-semantics runs every case through the ta reference and the
+// pallas reference (which runs XLA kernels with the ta reference).
+
+// A diagonal read, out = x.diagonal(): one loop dim walks two buffer dims. The gather
+// reads x[i, i] into a 64-element buffer; the Pallas kernel reads that.
+ta.kernel @diag(%x: memref<64x64xf32> {role = "in"}, %out: memref<64xf32> {role = "out"}) {
+  // expected-remark@+1 {{tile: @diag_1: tiles [64] over loop [64], grid [1]}}
+  ta.loop [64] (%i) {
+    // expected-remark@+1 {{tile: loop dim 0 indexes two dims of one buffer; done by an XLA gather before the Pallas kernel @diag}}
+    %v = ta.load %x[affine_map<(d0) -> (d0, d0)>](%i) : memref<64x64xf32>
+    %c = arith.constant 3.0 : f32
+    %m = arith.mulf %v, %c : f32
+    ta.store %m, %out[affine_map<(d0) -> (d0)>](%i) : memref<64xf32>
+  }
+}
+func.func @forward(%x: memref<64x64xf32>) -> memref<64xf32> {
+  %out = ta.alloc : memref<64xf32>
+  ta.launch @diag(%x, %out) : memref<64x64xf32>, memref<64xf32>
+  func.return %out : memref<64xf32>
+}
+
+// CHECK-LABEL: ta.kernel @diag_0(
+// CHECK-SAME:      %x: memref<64x64xf32> {role = "in"}, %xla: memref<64xf32> {role = "out"}) attributes {target = "xla", xla_access = "gather"}
+// CHECK-NEXT:    ta.loop [64] (%x0) {
+// CHECK-NEXT:      %v = ta.load %x[affine_map<(d0) -> (d0, d0)>](%x0) : memref<64x64xf32>
+// CHECK-NEXT:      ta.store %v, %xla[affine_map<(d0) -> (d0)>](%x0) : memref<64xf32>
+// CHECK:       tl.kernel @diag_1(%out: memref<64xf32> {role = "out"}, %xla: memref<64xf32> {role = "in"})
+// CHECK:         %v = tl.load %xla
+// CHECK:         arith.mulf
+// CHECK:       func.func @forward(%x: memref<64x64xf32>)
+// CHECK-NEXT:    %out = ta.alloc : memref<64xf32>
+// CHECK-NEXT:    %xla = ta.alloc : memref<64xf32>
+// CHECK-NEXT:    ta.launch @diag_0(%x, %xla)
+// CHECK-NEXT:    ta.launch @diag_1(%out, %xla)
+
+// PALLAS-LABEL: ta.kernel @diag_0(
+// PALLAS:       func.func @forward(%x: tensor<64x64xf32>) -> tensor<64xf32> {
+// PALLAS-NEXT:    %xla = pallas.xla_call @diag_0(%x) : (tensor<64x64xf32>) -> tensor<64xf32>
+// PALLAS-NEXT:    %out = pallas.call @diag_1(%xla)
+
+// The gather reads 64 floats and writes 64 (512 B); the kernel reads and writes 256 B
+// each; the minimum is the kernel's: the 64 elements of x it needs and the 64 it writes.
+// COST:      pallas.call @diag_1
+// COST:      pallas.xla_call @diag_0  (XLA gather)
+// COST-NEXT:   HBM read 256 B, written 256 B, modelled 512 B, minimum 0 B
+// COST:      total: modelled 1024 B, minimum 512 B, ratio 2.000
+
+// -----
+
+// out[:, ::2] = x for out: f32[64, 256], x: f32[64, 128]: the store writes every other
+// lane, part of every block (there are no masked stores). The kernel writes x * 2 to a
+// dense buffer; an XLA scatter puts it in place, keeping the other lanes of out.
+ta.kernel @strided_store(%x: memref<64x128xf32> {role = "in"}, %out: memref<64x128x2xf32> {role = "inout"}) {
+  // expected-remark@+1 {{tile: @strided_store_0: tiles [64, 128] over loop [64, 128], grid [1, 1]}}
+  ta.loop [64, 128] (%i, %j) {
+    %v = ta.load %x[affine_map<(d0, d1) -> (d0, d1)>](%i, %j) : memref<64x128xf32>
+    %two = arith.constant 2.0 : f32
+    %m = arith.mulf %v, %two : f32
+    // expected-remark@+1 {{tile: the store writes one element of dim 2 (2 elements) where a block must hold the whole dim; masked stores are not supported; done by an XLA scatter after the Pallas kernel @strided_store}}
+    ta.store %m, %out[affine_map<(d0, d1) -> (d0, d1, 0)>](%i, %j) : memref<64x128x2xf32>
+  }
+}
+func.func @forward(%x: memref<64x128xf32>, %out: memref<64x128x2xf32>) -> memref<64x128x2xf32> {
+  ta.launch @strided_store(%x, %out) : memref<64x128xf32>, memref<64x128x2xf32>
+  func.return %out : memref<64x128x2xf32>
+}
+
+// CHECK-LABEL: tl.kernel @strided_store_0(%x: memref<64x128xf32> {role = "in"}, %xla: memref<64x128xf32> {role = "out"})
+// CHECK:       ta.kernel @strided_store_1(
+// CHECK-SAME:      %out: memref<64x128x2xf32> {role = "inout"}, %xla: memref<64x128xf32> {role = "in"}) attributes {target = "xla", xla_access = "scatter"}
+// CHECK-NEXT:    ta.loop [64, 128] (%x0, %x1) {
+// CHECK-NEXT:      %m = ta.load %xla[affine_map<(d0, d1) -> (d0, d1)>](%x0, %x1) : memref<64x128xf32>
+// CHECK-NEXT:      ta.store %m, %out[affine_map<(d0, d1) -> (d0, d1, 0)>](%x0, %x1) : memref<64x128x2xf32>
+// CHECK:       func.func @forward
+// CHECK:         ta.launch @strided_store_0(%x, %xla)
+// CHECK-NEXT:    ta.launch @strided_store_1(%out, %xla)
+
+// PALLAS:       func.func @forward
+// PALLAS:         %xla = pallas.call @strided_store_0(%x)
+// PALLAS:         %out_1 = pallas.xla_call @strided_store_1(%out, %xla) : (tensor<64x128x2xf32>, tensor<64x128xf32>) -> tensor<64x128x2xf32>
+// PALLAS-NEXT:    func.return %out_1
+
+// -----
+
+// out = x[perm[idx]] * 2 for x: f32[1000, 128], perm: i32[1000], idx: i32[64], as a
+// double indirection that indirect-load-to-scalar-prefetch leaves alone: both loads
+// (and the index computation) go to one XLA gather, not two chained ones.
+ta.kernel @double_indirect(%idx: memref<64xi32> {role = "in"}, %perm: memref<1000xi32> {role = "in"}, %x: memref<1000x128xf32> {role = "in"}, %out: memref<64x128xf32> {role = "out"}) {
+  // expected-remark@+1 {{tile: @double_indirect_1: tiles [64, 128] over loop [64, 128], grid [1, 1]}}
+  ta.loop [64, 128] (%i, %j) {
+    %iv = ta.load %idx[affine_map<(d0, d1) -> (d0)>](%i, %j) : memref<64xi32>
+    %s = arith.index_cast %iv : i32 to index
+    // expected-remark@+1 {{tile: the index depends on data and the load is not a gather (indirect-load-to-scalar-prefetch left it); done by an XLA gather before the Pallas kernel @double_indirect}}
+    %pv = ta.load %perm[affine_map<(d0, d1)[s0] -> (s0)>](%i, %j)[%s] : memref<1000xi32>
+    %ps = arith.index_cast %pv : i32 to index
+    %v = ta.load %x[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%ps] : memref<1000x128xf32>
+    %two = arith.constant 2.0 : f32
+    %m = arith.mulf %v, %two : f32
+    ta.store %m, %out[affine_map<(d0, d1) -> (d0, d1)>](%i, %j) : memref<64x128xf32>
+  }
+}
+func.func @forward(%idx: memref<64xi32>, %perm: memref<1000xi32>, %x: memref<1000x128xf32>) -> memref<64x128xf32> {
+  %out = ta.alloc : memref<64x128xf32>
+  ta.launch @double_indirect(%idx, %perm, %x, %out) : memref<64xi32>, memref<1000xi32>, memref<1000x128xf32>, memref<64x128xf32>
+  func.return %out : memref<64x128xf32>
+}
+
+// CHECK-LABEL: ta.kernel @double_indirect_0(
+// CHECK-SAME:      attributes {target = "xla", xla_access = "gather"}
+// CHECK-NEXT:    ta.loop [64, 128] (%x0, %x1) {
+// CHECK-NEXT:      %iv = ta.load %idx
+// CHECK-NEXT:      %s = arith.index_cast %iv
+// CHECK-NEXT:      %pv = ta.load %perm
+// CHECK-NEXT:      %ps = arith.index_cast %pv
+// CHECK-NEXT:      %v = ta.load %x[affine_map<(d0, d1)[s0] -> (s0, d1)>](%x0, %x1)[%ps]
+// CHECK-NEXT:      ta.store %v, %xla
+// CHECK-NOT:   target = "xla"
+// CHECK:       tl.kernel @double_indirect_1(%out: memref<64x128xf32> {role = "out"}, %xla: memref<64x128xf32> {role = "in"})
+
+// -----
+
+// idx += 1 on int64 indices: TPU kernels have no 64-bit types, so the kernel runs on
+// XLA whole (and the program has no Pallas call).
+ta.kernel @increment(%idx: memref<64xi64> {role = "inout"}) {
+  ta.loop [64] (%i) {
+    // expected-remark@+1 {{tile: TPU kernels have no 64-bit types and 'ta.load' uses i64: @increment runs on XLA}}
+    %iv = ta.load %idx[affine_map<(d0) -> (d0)>](%i) : memref<64xi64>
+    %one = arith.constant 1 : i64
+    %n = arith.addi %iv, %one : i64
+    ta.store %n, %idx[affine_map<(d0) -> (d0)>](%i) : memref<64xi64>
+  }
+}
+func.func @forward(%idx: memref<64xi64>) -> memref<64xi64> {
+  ta.launch @increment(%idx) : memref<64xi64>
+  func.return %idx : memref<64xi64>
+}
+
+// CHECK-LABEL: ta.kernel @increment(%idx: memref<64xi64> {role = "inout"}) attributes {target = "xla"}
+// CHECK-NOT:   tl.kernel
+// PALLAS:      %idx_1 = pallas.xla_call @increment(%idx) : (tensor<64xi64>) -> tensor<64xi64>
+// COST:        pallas.xla_call @increment  (XLA kernel)
+// COST-NEXT:     HBM read 512 B, written 512 B, modelled 1024 B, minimum 1024 B
