@@ -110,3 +110,46 @@ def test_split_reductions_compile_for_tpu() -> None:
     results = aot_compile_many(items, chip="v5e")
     bad = {n: r.message for n, r in zip(SPLIT, results) if not r.ok}
     assert not bad, bad
+
+
+ROW_SUM_BF16 = """
+// out = x.sum(dim=1) for x: bf16[64, 8192] (out bf16).
+ta.kernel @row_sum(%x: memref<64x8192xbf16> {role = "in"}, %out: memref<64xbf16> {role = "out"}) {
+  ta.loop [64] reduce [8192] (%i, %k) {
+    %v = ta.load %x[affine_map<(d0, d1) -> (d0, d1)>](%i, %k) : memref<64x8192xbf16>
+    %s = ta.reduce <sum> %v : bf16
+    ta.store %s, %out[affine_map<(d0) -> (d0)>](%i) : memref<64xbf16>
+  }
+}
+func.func @forward(%x: memref<64x8192xbf16>) -> memref<64xbf16> {
+  %out = ta.alloc : memref<64xbf16>
+  ta.launch @row_sum(%x, %out) : memref<64x8192xbf16>, memref<64xbf16>
+  func.return %out : memref<64xbf16>
+}
+"""
+
+
+def test_bf16_split_reduction_accumulates_in_an_f32_scratch() -> None:
+    """A split bf16 sum accumulates its 16 partial sums in an f32 VMEM scratch (init at
+    the first `arbitrary` step, finalize at the last), not in the bf16 output block:
+    the result is the exact sum to within the rounding of the partial sums and of the
+    final bf16 store."""
+    lowered = pallas_ir.parse(ROW_SUM_BF16)
+    pallas_ir.run_passes(lowered, PIPELINE.replace("tile,", "tile{vmem-budget=262144},"))
+    (call,) = [op for op in lowered.walk() if op.name == "pallas.call"]
+    assert call.grid.get_values() == (1, 16)  # type: ignore[attr-defined]
+    (acc,) = call.scratch_shapes.data  # type: ignore[attr-defined]
+    assert (acc.get_shape(), str(acc.element_type)) == ((64,), "f32")
+    (cost,) = pallas_ir.cost_report(lowered).calls
+    assert cost.vmem_bytes <= 256 << 10
+    (x,) = example_inputs(lowered, seed=3)
+    forward = exec_source(pallas_ir.emit_python(lowered))["forward"]
+    got = np.asarray(forward(jnp.asarray(x), interpret=True)).astype(np.float64)
+    exact = x.astype(np.float64).sum(axis=1)
+    # 16 partial sums of 512 values (|s| < ~100, bf16 spacing <= 0.5) and the final
+    # rounding (|total| < ~400, spacing <= 2): at most 16 * 0.25 + 1.
+    np.testing.assert_allclose(got, exact, rtol=0, atol=5.0)
+    results = aot_compile_many(
+        [(pallas_ir.emit_python(lowered), arg_specs(lowered))], chip="v5e"
+    )
+    assert results[0].ok, results[0].message

@@ -7,6 +7,7 @@ moves. The script stops if a case above a 1.05 traffic ratio has no written expl
 
 from __future__ import annotations
 
+import re
 import shlex
 import subprocess
 import sys
@@ -247,7 +248,7 @@ Ratios are from section 7.
 | gathers: manual row DMA (G3) | **implemented** (rank-1 index read one lookup at a time, whole rows of the table's first dim) | `tile` emits `tl.gather` for a `gather = "dma"` load, 8 lookups per grid step when they divide by 8, or all of them (at most 128, the DMAs are unrolled) when another access walks the lookups along its lanes, as a rank-1 output does (`examples/ta/embedding_row_sum.mlir`, ratio 1.012); `tl-to-pallas` reads each index from SMEM (`pallas.read`), starts one row DMA per row from the table left in HBM into a VMEM buffer and waits (`pallas.dma_start`/`dma_wait`, a DMA semaphore scratch); `examples/ta/embedding.mlir` (pipeline tests), `examples/tl/embedding_dma.mlir` (tl tests), `examples/pallas/embedding_dma.mlir` (`tests/test_examples.py`). No relayout of the table. G3c (indices streamed to SMEM in chunks) **not yet** | 1.006 (the int64 → int32 index conversion) |
 | gathers: VMEM-resident table (G4) | **not yet** | a `gather = "vmem"` load is done by row DMAs (which move fewer bytes) | – |
 | reductions kept whole in a tile | **implemented** | reduction loop dims are one tile, reduced in the kernel (`tl.reduce` → `pallas.reduce`); `examples/ta/row_sum.mlir`, `examples/ta/softmax.mlir` (pipeline tests) | 1.000 |
-| reductions accumulated across an `arbitrary` grid dim | **implemented** (splittable loops) | when whole rows do not fit the VMEM budget, `tile` splits a single `sum`/`prod`/`max`/`min` reduction whose results are only stored over a trailing `sequential` grid dim (section 1), `tl-to-pallas` accumulates in the resident output block under `pallas.when` (section 4.7); `tests/test_lowering_pipeline.py::test_reductions_over_budget_accumulate_across_a_sequential_dim` (`row_sum` and `matmul` with a 256 KiB budget), `examples/tl/row_sum_accumulate.mlir` (tl tests). Not split: softmax-like reuse of the reduced value, `argmax`/`argmin` | 1.000 |
+| reductions accumulated across an `arbitrary` grid dim | **implemented** (splittable loops) | when whole rows do not fit the VMEM budget, `tile` splits a single `sum`/`prod`/`max`/`min` reduction whose results are only stored over a trailing `sequential` grid dim (section 1), `tl-to-pallas` accumulates in the resident output block under `pallas.when` (32-bit data), or in a 32-bit VMEM scratch with init and finalize steps (8- and 16-bit data) (section 4.7); `tests/test_lowering_pipeline.py::test_reductions_over_budget_accumulate_across_a_sequential_dim` (`row_sum` and `matmul` with a 256 KiB budget), `::test_bf16_split_reduction_accumulates_in_an_f32_scratch`, `examples/tl/row_sum_accumulate.mlir` (tl tests). Not split: softmax-like reuse of the reduced value, `argmax`/`argmin` | 1.000 |
 | softmax | **implemented** | rows reduced whole, `tl.broadcast` of the row max and sum; `examples/ta/softmax.mlir` (pipeline tests), `examples/tl/softmax_rows.mlir` (tl tests). Rows that do not fit VMEM are rejected (not splittable) | 1.000 |
 | layernorm | **implemented** | two `sum` reductions, `math.rsqrt` on the `(rows, 1)` statistics, broadcast back; `examples/ta/layernorm.mlir` (pipeline tests). Not splittable: rows over the budget are rejected | 1.000 |
 | argmax / argmin | **implemented** | `ta.reduce <argmax>` → `tl.reduce` → `pallas.reduce <argmax>` → `jnp.argmax(v, axis=1, keepdims=True).astype(jnp.int32)`; `examples/ta/argmax.mlir` (argmax and amin, pipeline tests), emission in `tests/filecheck/emit-python/kernel-ops.mlir`. Not splittable: a row over the budget is rejected | 1.000 |
@@ -496,6 +497,11 @@ em = "examples/tl/embedding.mlir"
 em_out = run(f"pallas-opt {em} -p tl-to-pallas")
 rsa = "examples/tl/row_sum_accumulate.mlir"
 rsa_out = run(f"pallas-opt {rsa} -p tl-to-pallas")
+_tests = (REPO / "tests/test_lowering_pipeline.py").read_text()
+_bf16 = re.search(r'ROW_SUM_BF16 = """(.*?)"""', _tests, re.S)
+assert _bf16 is not None
+(SCRATCH / "row_sum_bf16.mlir").write_text(_bf16.group(1).lstrip())
+bf_out = run('pallas-opt row_sum_bf16.mlir -p "tile{vmem-budget=262144},tl-to-pallas"', cwd=SCRATCH)
 ac = "examples/tl/accumulate_bf16.mlir"
 ac_out = run(f"pallas-opt {ac} -p tl-to-pallas")
 un = (SCRATCH / "unaligned.mlir").read_text().rstrip("\n")
@@ -601,6 +607,15 @@ integer forms for integers) and stores otherwise, each under a `pallas.when`. `e
 (`x.sum(dim=1)` for `x: f32[64, 4096]` in (8, 512) tiles):
 
 {shown(f"pallas-opt {rsa} -p tl-to-pallas", excerpt(rsa_out, "func.func"))}
+
+For 8- and 16-bit data (a bf16 sum, say) the output block would lose precision at every
+step, so the accumulator is a 32-bit VMEM scratch of the tile's shape (`f32`, or `i32`
+for integers): the first step stores the widened tile into it (init), the others combine
+into it, and the last (every sequential `program_id` at its last step: finalize)
+narrows it and stores it into the output block. `x.sum(dim=1)` for `x: bf16[64, 8192]`
+with a 256 KiB budget (`tests/test_lowering_pipeline.py`; 16 steps of `(64, 512)`):
+
+{shown(f'pallas-opt row_sum_bf16.mlir -p "tile{{vmem-budget=262144}},tl-to-pallas"', excerpt(bf_out, "kernel("), "mlir")}
 
 ### 4.8 Host buffers as SSA tensors, `pallas.reshape` on the host
 

@@ -26,12 +26,13 @@ rejected with a located error rather than mis-tiled.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
+    Float32Type,
     IntegerAttr,
     IntegerType,
     MemRefType,
@@ -501,6 +502,16 @@ class TlToPallasPass(ModulePass):
             assert isinstance(t, TensorType)
             scratch.append(pallas.RefType(t.get_shape(), t.element_type))
             scratch.append(pallas.RefType([], i32, pallas.MemorySpace.SEMAPHORE))
+        # A split reduction of 8- or 16-bit data accumulates in a 32-bit VMEM scratch
+        # (initialised at the first step of its sequential dims, written to the output
+        # block, narrowed, at the last); wider data accumulates in the output block.
+        acc_scratch: dict[tl.StoreOp, int] = {}
+        for st in stores:
+            vt = st.value.type
+            assert isinstance(vt, TensorType)
+            if st.accumulate is not None and (wide := _accumulator_type(vt)) is not None:
+                acc_scratch[st] = len(scratch)
+                scratch.append(pallas.RefType(vt.get_shape(), wide.element_type))
         body = Block(arg_types=[*ref_types, *scratch])
         refs = list(body.args)
         for ref, a in zip(refs, conv.prefetch):
@@ -520,6 +531,8 @@ class TlToPallasPass(ModulePass):
         for k in range(len(gathers)):
             scratch_refs[2 * k].name_hint = "rows"
             scratch_refs[2 * k + 1].name_hint = "sem"
+        for k in acc_scratch.values():
+            scratch_refs[k].name_hint = "acc"
         for ref, o in zip(in_refs, loads):
             ref.name_hint = f"{o.buffer.name_hint}_ref" if o.buffer.name_hint else None
         for ref, s in zip(out_refs, stores):
@@ -553,7 +566,10 @@ class TlToPallasPass(ModulePass):
                     body.add_op(p)
             elif isinstance(o, tl.StoreOp) and o.accumulate is not None:
                 ref, acc = store_refs[o]
-                *prologue, new = _accumulate(o, values[o.value], ref, acc.indexers, grid)
+                acc_ref = scratch_refs[acc_scratch[o]] if o in acc_scratch else None
+                *prologue, new = _accumulate(
+                    o, values[o.value], ref, acc.indexers, grid, acc_ref
+                )
                 for p in prologue:
                     p.location = o.location
                     body.add_op(p)
@@ -766,50 +782,104 @@ _COMBINE: dict[str, tuple[type[Operation], type[Operation]]] = {
 }
 
 
+def _accumulator_type(t: TensorType) -> TensorType | None:
+    """The 32-bit type a split reduction of 8- or 16-bit data accumulates in (None:
+    the data is 32-bit, and the output block itself is the accumulator)."""
+    elt = t.element_type
+    bits = getattr(elt, "bitwidth", 32)
+    if bits >= 32 or (isinstance(elt, IntegerType) and bits == 1):
+        return None
+    wide = i32 if isinstance(elt, IntegerType) else Float32Type()
+    return TensorType(wide, t.get_shape())
+
+
+def _sequential_steps(
+    grid: tl.GridOp, step: Callable[[int, int], int]
+) -> tuple[list[Operation], SSAValue]:
+    """`i1` that holds where every sequential grid dim k is at step `step(k, n)` (of
+    its n steps)."""
+    ops: list[Operation] = []
+    all_at: SSAValue | None = None
+    for k, (sem, n) in enumerate(zip(grid.semantics.data, grid.extents)):
+        if sem.data != tl.GridSemantics.SEQUENTIAL:
+            continue
+        pid = pallas.ProgramIdOp(k)
+        at = arith.ConstantOp(IntegerAttr(step(k, n), i32))
+        eq = arith.CmpiOp(pid.result, at.result, "eq")
+        ops += [pid, at, eq]
+        if all_at is None:
+            all_at = eq.result
+        else:
+            both = arith.AndIOp(all_at, eq.result)
+            ops.append(both)
+            all_at = both.result
+    assert all_at is not None  # the verifier requires sequential dims
+    return ops, all_at
+
+
 def _accumulate(
     store: tl.StoreOp,
     value: SSAValue,
     ref: SSAValue,
     indexers: Sequence[pallas.Indexer],
     grid: tl.GridOp,
+    acc_ref: SSAValue | None = None,
 ) -> list[Operation]:
-    """An accumulating store: the output block stays in VMEM across the sequential
-    grid dims (its index does not change along them), so the first step stores the
-    tile and the others combine with it in place; Pallas writes the block back once."""
-    ops: list[Operation] = []
-    first: SSAValue | None = None
-    for k, sem in enumerate(grid.semantics.data):
-        if sem.data != tl.GridSemantics.SEQUENTIAL:
-            continue
-        pid = pallas.ProgramIdOp(k)
-        zero = arith.ConstantOp(IntegerAttr(0, i32))
-        eq = arith.CmpiOp(pid.result, zero.result, "eq")
-        ops += [pid, zero, eq]
-        if first is None:
-            first = eq.result
-        else:
-            both = arith.AndIOp(first, eq.result)
-            ops.append(both)
-            first = both.result
-    assert first is not None  # the verifier requires sequential dims
+    """An accumulating store. The output block stays in VMEM across the sequential grid
+    dims (its index does not change along them). Without `acc_ref`, the first step
+    stores the tile and the others combine with it in place; Pallas writes the block
+    back once. With `acc_ref` (a 32-bit VMEM scratch for 8- and 16-bit data), the first
+    step initialises the scratch with the widened tile, every later step combines into
+    it, and the last step (finalize) stores it, narrowed, into the output block."""
+    ops, first = _sequential_steps(grid, lambda k, n: 0)
     true = arith.ConstantOp(IntegerAttr(1, IntegerType(1)))
     later = arith.XOrIOp(first, true.result)
     t = value.type
     assert isinstance(t, TensorType)
-    old = pallas.LoadOp(ref, t, indexers)
     float_op, int_op = _COMBINE[store.accumulate.data]  # type: ignore[union-attr]
-    combine = (int_op if isinstance(t.element_type, IntegerType) else float_op)(
-        old.result, value
-    )
-    store_first = pallas.StoreOp(value, ref, indexers)
-    store_later = pallas.StoreOp(combine.results[0], ref, indexers)
-    ops += [
-        pallas.WhenOp(first, Region(Block([store_first]))),
+    combine_op = int_op if isinstance(t.element_type, IntegerType) else float_op
+    if acc_ref is None:
+        old = pallas.LoadOp(ref, t, indexers)
+        combine = combine_op(old.result, value)
+        store_first = pallas.StoreOp(value, ref, indexers)
+        store_later = pallas.StoreOp(combine.results[0], ref, indexers)
+        return [
+            *ops,
+            pallas.WhenOp(first, Region(Block([store_first]))),
+            true,
+            later,
+            pallas.WhenOp(later.result, Region(Block([old, combine, store_later]))),
+        ]
+    wide = _accumulator_type(t)
+    assert wide is not None
+    widened = pallas.ConvertOp(value, wide)
+    old = pallas.LoadOp(acc_ref, wide)
+    combine = combine_op(old.result, widened.result)
+    last_ops, last = _sequential_steps(grid, lambda k, n: n - 1)
+    total = pallas.LoadOp(acc_ref, wide)
+    narrowed = pallas.ConvertOp(total.result, t)
+    return [
+        *ops,
+        widened,
+        pallas.WhenOp(
+            first, Region(Block([pallas.StoreOp(widened.result, acc_ref, ())]))
+        ),
         true,
         later,
-        pallas.WhenOp(later.result, Region(Block([old, combine, store_later]))),
+        pallas.WhenOp(
+            later.result,
+            Region(
+                Block([old, combine, pallas.StoreOp(combine.results[0], acc_ref, ())])
+            ),
+        ),
+        *last_ops,
+        pallas.WhenOp(
+            last,
+            Region(
+                Block([total, narrowed, pallas.StoreOp(narrowed.result, ref, indexers)])
+            ),
+        ),
     ]
-    return ops
 
 
 def _elements(op: Operation) -> int:
