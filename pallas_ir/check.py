@@ -71,7 +71,9 @@ def _prefetch_bounds(module: ModuleOp) -> dict[int, int]:
             ):
                 ref = dma.src_row.owner.ref
                 src = dma.src.type
-                if isinstance(ref, BlockArgument) and ref.index < call.n_prefetch:
+                # The index ref is a prefetch operand or a streamed input (G3c):
+                # either way ref k is call operand k.
+                if isinstance(ref, BlockArgument) and ref.index < len(call.args):
                     bound(call, ref.index, src.get_shape()[0])  # type: ignore[attr-defined]
     return bounds
 

@@ -18,6 +18,11 @@ MAX_ELEMENT_BITS = 32
 SMEM_BYTES = 1 << 20
 """Scalar memory on v5e and v6e: scalar-prefetch operands must fit in it."""
 
+INDEX_CHUNK = 1024
+"""Lookups per SMEM chunk of a gather's index buffer streamed from HBM (G3c): a rank-1
+block must be a power of two of at least 128 32-bit elements or a multiple of 1024;
+1024 int32 (4 KiB, 8 KiB double-buffered) keeps the chunk DMAs few."""
+
 
 @dataclass(frozen=True)
 class Chip:

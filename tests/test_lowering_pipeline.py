@@ -153,3 +153,63 @@ def test_bf16_split_reduction_accumulates_in_an_f32_scratch() -> None:
         [(pallas_ir.emit_python(lowered), arg_specs(lowered))], chip="v5e"
     )
     assert results[0].ok, results[0].message
+
+
+EMBEDDING_2048 = """
+// out = emb[idx] for emb: f32[1000, 128], idx: i64[2048].
+ta.kernel @lookup(%idx: memref<2048xi64> {role = "in"}, %emb: memref<128000xf32> {role = "in"}, %out: memref<262144xf32> {role = "out"}) {
+  ta.loop [2048, 128] (%i, %j) {
+    %iv = ta.load %idx[affine_map<(d0, d1) -> (d0)>](%i, %j) : memref<2048xi64>
+    %s = arith.index_cast %iv : i64 to index
+    %v = ta.load %emb[affine_map<(d0, d1)[s0] -> (s0 * 128 + d1)>](%i, %j)[%s] : memref<128000xf32>
+    ta.store %v, %out[affine_map<(d0, d1) -> (d0 * 128 + d1)>](%i, %j) : memref<262144xf32>
+  }
+}
+func.func @forward(%idx: memref<2048xi64>, %emb: memref<1000x128xf32>) -> memref<2048x128xf32> {
+  %e = ta.reshape %emb : memref<1000x128xf32> to memref<128000xf32>
+  %out = ta.alloc : memref<2048x128xf32>
+  %o = ta.reshape %out : memref<2048x128xf32> to memref<262144xf32>
+  ta.launch @lookup(%idx, %e, %o) : memref<2048xi64>, memref<128000xf32>, memref<262144xf32>
+  func.return %out : memref<2048x128xf32>
+}
+"""
+
+
+def test_gather_indices_over_smem_are_streamed_in_chunks() -> None:
+    """G3c: with 4 KiB of SMEM for indices, the 2048 int32 lookups (8 KiB) do not fit:
+    the index buffer becomes an SMEM block of 1024 lookups whose block index is the
+    step's first lookup floordiv 1024 (each chunk fetched once), rows by DMA."""
+    source = pallas_ir.parse(EMBEDDING_2048)
+    lowered = pallas_ir.parse(EMBEDDING_2048)
+    pipeline = PIPELINE.replace(
+        "indirect-load-to-scalar-prefetch,", "indirect-load-to-scalar-prefetch{smem-budget=4096},"
+    )
+    pallas_ir.run_passes(lowered, pipeline)
+    (call,) = [op for op in lowered.walk() if op.name == "pallas.call"]
+    assert call.n_prefetch == 0  # type: ignore[attr-defined]
+    chunk = call.in_specs.data[1]  # type: ignore[attr-defined]
+    assert (chunk.shape, chunk.space.value) == ((1024,), "smem")
+    (cost,) = pallas_ir.cost_report(lowered).calls
+    idx = next(o for o in cost.operands if o.name == "%idx_chunk")
+    assert (idx.bytes, idx.fetches) == (2048 * 4, 2)
+    assert_interpret_matches(source, lowered, seed=9)
+    result = lower_for_tpu(pallas_ir.emit_python(lowered), arg_specs(lowered))
+    assert result.ok, result.message
+    results = aot_compile_many(
+        [(pallas_ir.emit_python(lowered), arg_specs(lowered))], chip="v6e"
+    )
+    assert results[0].ok, results[0].message
+
+
+def test_many_lookups_into_a_small_table_keep_it_in_vmem() -> None:
+    """G4: examples/ta/embedding_many.mlir (4096 lookups into a 50 KiB table): the
+    table is one whole VMEM block with a constant index map, fetched once, and the
+    model moves 51200 B for it instead of the 2 MiB row DMAs would."""
+    _, lowered = lower(Path(__file__).parent.parent / "examples/ta/embedding_many.mlir")
+    (call,) = [op for op in lowered.walk() if op.name == "pallas.call"]
+    table = call.in_specs.data[0]  # type: ignore[attr-defined]
+    assert (table.shape, table.space.value) == ((100, 128), "vmem")
+    assert [str(e) for e in table.index_map.data.results] == ["0", "0"]  # type: ignore[attr-defined]
+    (cost,) = pallas_ir.cost_report(lowered).calls
+    emb = next(o for o in cost.operands if o.name.startswith("%emb"))
+    assert (emb.bytes, emb.fetches) == (100 * 128 * 4, 1)

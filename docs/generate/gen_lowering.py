@@ -245,8 +245,8 @@ Ratios are from section 7.
 | lane strides via full-row read + in-kernel compaction | **implemented** (32-bit data) | `tile` reads whole lanes from host storage (`strides [1, k]`); `tl-to-pallas` gives a block `t·k` lanes wide and a `pallas.load` with `ds(s, t, stride = k)` on the lane dim, which `emit-python` spells as a full-width load plus `reshape(..., t, k)[..., s]` (no TPU load or DMA strides lanes); `examples/ta/lane_stride.mlir` (pipeline tests) | 1.500 (the floor for k = 2) |
 | permutations via permuted index maps + in-kernel transpose | **implemented** | `canonicalize-permutation`, then `tile`: `tl.transpose` into loop space, tiles legal for the blocks on both sides, offsets permuted; → `pallas.transpose`; `examples/ta/permute3d.mlir`, `examples/ta/transpose.mlir` (pipeline tests), `examples/tl/transpose.mlir` (tl tests), `examples/pallas/transpose.mlir` (`tests/test_examples.py`, `tests/test_cost_model.py`) | 1.000 |
 | gathers: scalar prefetch (G1) | **implemented** | `tile` turns index loads into `tl.scalar_load`, one row per grid step, `(…, A, 1, B)` views for one-row blocks (section 3.2); `tl-to-pallas` makes prefetch operands (`i32`, converted on the host) and index-map bindings (section 4.5); `examples/ta/embedding.mlir` (pipeline tests), `examples/tl/embedding.mlir` (tl tests), `examples/pallas/embedding.mlir` (`tests/test_examples.py`, `tests/test_cost_model.py`). The `(V, 1, D)` table view is a relayout of the whole table on every call | kernel 1.000; with the host copies 17.6 |
-| gathers: manual row DMA (G3) | **implemented** (rank-1 index read one lookup at a time, whole rows of the table's first dim) | `tile` emits `tl.gather` for a `gather = "dma"` load, 8 lookups per grid step when they divide by 8, or all of them (at most 128, the DMAs are unrolled) when another access walks the lookups along its lanes, as a rank-1 output does (`examples/ta/embedding_row_sum.mlir`, ratio 1.012); `tl-to-pallas` reads each index from SMEM (`pallas.read`), starts one row DMA per row from the table left in HBM into a VMEM buffer and waits (`pallas.dma_start`/`dma_wait`, a DMA semaphore scratch); `examples/ta/embedding.mlir` (pipeline tests), `examples/tl/embedding_dma.mlir` (tl tests), `examples/pallas/embedding_dma.mlir` (`tests/test_examples.py`). No relayout of the table. G3c (indices streamed to SMEM in chunks) **not yet** | 1.006 (the int64 → int32 index conversion) |
-| gathers: VMEM-resident table (G4) | **not yet** | a `gather = "vmem"` load is done by row DMAs (which move fewer bytes) | – |
+| gathers: manual row DMA (G3) | **implemented** (rank-1 index read one lookup at a time, whole rows of the table's first dim) | `tile` emits `tl.gather` for a `gather = "dma"` load, 8 lookups per grid step when they divide by 8, or all of them (at most 128, the DMAs are unrolled) when another access walks the lookups along its lanes, as a rank-1 output does (`examples/ta/embedding_row_sum.mlir`, ratio 1.012); `tl-to-pallas` reads each index from SMEM (`pallas.read`), starts one row DMA per row from the table left in HBM into a VMEM buffer and waits (`pallas.dma_start`/`dma_wait`, a DMA semaphore scratch); `examples/ta/embedding.mlir` (pipeline tests), `examples/tl/embedding_dma.mlir` (tl tests), `examples/pallas/embedding_dma.mlir` (`tests/test_examples.py`). No relayout of the table. G3c: an index buffer over the SMEM budget (`gather = "dma_chunked"`) stays an `in` operand streamed as an SMEM block of 1024 lookups, block index `first lookup floordiv 1024`, read at `start mod 1024` (`tests/test_lowering_pipeline.py::test_gather_indices_over_smem_are_streamed_in_chunks`) | 1.006 (the int64 → int32 index conversion) |
+| gathers: VMEM-resident table (G4) | **implemented** | for `gather = "vmem"` (many lookups into a small table) when the table, double-buffered, takes at most half the VMEM budget: the table is one whole block with a constant index map (fetched once) and the 8 rows of a step are local VMEM→VMEM row copies; else row DMAs with a remark; `examples/ta/embedding_many.mlir` (4096 lookups into a 100 × 128 table: 51200 B of table traffic instead of 2 MiB of rows; pipeline tests) | 1.023 (the int64 → int32 index conversion) |
 | reductions kept whole in a tile | **implemented** | reduction loop dims are one tile, reduced in the kernel (`tl.reduce` → `pallas.reduce`); `examples/ta/row_sum.mlir`, `examples/ta/softmax.mlir` (pipeline tests) | 1.000 |
 | reductions accumulated across an `arbitrary` grid dim | **implemented** (splittable loops) | when whole rows do not fit the VMEM budget, `tile` splits a single `sum`/`prod`/`max`/`min` reduction whose results are only stored over a trailing `sequential` grid dim (section 1), `tl-to-pallas` accumulates in the resident output block under `pallas.when` (32-bit data), or in a 32-bit VMEM scratch with init and finalize steps (8- and 16-bit data) (section 4.7); `tests/test_lowering_pipeline.py::test_reductions_over_budget_accumulate_across_a_sequential_dim` (`row_sum` and `matmul` with a 256 KiB budget), `::test_bf16_split_reduction_accumulates_in_an_f32_scratch`, `examples/tl/row_sum_accumulate.mlir` (tl tests). Not split: softmax-like reuse of the reduced value, `argmax`/`argmin` | 1.000 |
 | softmax | **implemented** | rows reduced whole, `tl.broadcast` of the row max and sum; `examples/ta/softmax.mlir` (pipeline tests), `examples/tl/softmax_rows.mlir` (tl tests). Rows that do not fit VMEM are rejected (not splittable) | 1.000 |
@@ -405,20 +405,33 @@ load and a reshape (no TPU load strides lanes). Twice the needed input moves: th
 
 {shown(f'pallas-opt {ln} -p "{PIPE}"', excerpt(ln_out, "func.func"))}
 
-### 3.2 Gathers: row DMAs or scalar prefetch
+### 3.2 Gathers: row DMAs, a resident table, or scalar prefetch
 
 `indirect-load-to-scalar-prefetch` marks a gather load with the idiom it prefers
 (`gather = "prefetch" | "dma" | "vmem" | "dma_chunked"`, chosen by its own traffic
-model, `docs/passes.md`) and makes the index buffer a `prefetch` argument. `tile` does
-two idioms:
+model, `docs/passes.md`) and makes the index buffer a `prefetch` argument (unless the
+indices do not fit SMEM). `tile` does four idioms:
 
-**Row DMAs (G3)**, for a `dma` (or `vmem`) mark when the index is rank 1, read one lookup
+**Row DMAs (G3)**, for a `dma` mark (and `vmem` or `dma_chunked`, below) when the index is rank 1, read one lookup
 at a time (`idx[i + c]`), and the gather takes whole rows of the table's first dim:
 the lookups get 8 per grid step (when they divide by 8), the table's other dims are
 whole, and the access becomes a `tl.gather` of those rows. `tl-to-pallas` leaves the
 table in HBM (memory space `any`), reads each index from SMEM, starts one row DMA per row
 into a VMEM buffer and waits for them (section 4). Exactly the rows used move; nothing is
 relaid out.
+
+**VMEM-resident table (G4)**, for a `vmem` mark (many lookups into a small table)
+when the table, double-buffered, takes at most half the VMEM budget (the tiles get the
+rest): the same `tl.gather`, marked `{{table = "vmem"}}`; `tl-to-pallas` gives the table
+one whole block with a constant index map, so it is fetched once and stays resident,
+and the row copies are local VMEM→VMEM DMAs. `examples/ta/embedding_many.mlir`.
+
+**Streamed indices (G3c)**, for a `dma_chunked` mark (the indices do not fit SMEM, so
+the pass left the index buffer `in`): the same row DMAs, with the index buffer an SMEM
+block of 1024 lookups (`tpu_rules.INDEX_CHUNK`; a rank-1 block must be a multiple of
+1024 elements or a power of two of at least 128) whose block index is the step's first
+lookup `floordiv 1024`, so each chunk is fetched once; the step reads its lookups at
+`first mod 1024`. A step's lookups may not straddle two chunks (`tl-to-pallas` says so).
 
 **Scalar prefetch (G1)**, for every other gather:
 

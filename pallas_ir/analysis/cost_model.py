@@ -304,6 +304,18 @@ def _operand_traffic(
     full = [1 if b is None else b for b in spec.shape]
     blocks = _block_indices(spec, points, prefetch)
     bound = blocks is None
+    local = [u.operation for u in ref.uses if isinstance(u.operation, pallas.DmaStartOp)]
+    if local and blocks is not None:
+        # A table resident in VMEM (G4): the block moves when its index changes (once,
+        # for a constant map); the rows the kernel needs are at most one per lookup and
+        # at most the whole table, which of them depends on data: a bound.
+        changed = np.ones(len(blocks), dtype=bool)
+        changed[1:] = np.any(blocks[1:] != blocks[:-1], axis=1)
+        moved = int(_window_bytes(blocks[changed], full, shape, item).sum())
+        lookups = len(points) * len(local) * math.prod(shape[1:]) * item
+        return OperandTraffic(
+            name, role, moved, min(moved, lookups), int(changed.sum()), bound=True
+        )
     if blocks is None:
         # Unknown data: every step fetches a full block.
         per = math.prod(full) * item
@@ -329,6 +341,8 @@ def _operand_traffic(
         if isinstance(u.operation, pallas.LoadOp | pallas.StoreOp)
     ]
     within = _selected(uses, list(spec.ref_shape()))
+    if any(isinstance(u.operation, pallas.ReadOp) for u in ref.uses):
+        within[...] = True  # scalars read at computed indices (streamed gather indices)
     touched = _touched_elements(blocks, spec, shape, within)
     return OperandTraffic(
         name, role, int(moved.sum()), touched * item, int(changed.sum()), bound

@@ -1341,9 +1341,9 @@ class WhenOp(IRDLOperation):
 
 class DmaOpBase(IRDLOperation):
     """Shared by `pallas.dma_start` and `pallas.dma_wait`: one row of `src` (in HBM,
-    memory space `any`) at a dynamic row index, to row `dst_row` of `dst` (VMEM),
-    signalling `sem`: `pltpu.make_async_copy(src.at[pl.ds(row, 1)], dst.at[pl.ds(r, 1)],
-    sem)`."""
+    memory space `any`, or a VMEM-resident block: a local copy) at a dynamic row index,
+    to row `dst_row` of `dst` (VMEM), signalling `sem`:
+    `pltpu.make_async_copy(src.at[pl.ds(row, 1)], dst.at[pl.ds(r, 1)], sem)`."""
 
     src = operand_def(RefType)
     src_row = operand_def(i32)
@@ -1369,8 +1369,12 @@ class DmaOpBase(IRDLOperation):
         src, dst, sem = self.src.type, self.dst.type, self.sem.type
         assert isinstance(src, RefType) and isinstance(dst, RefType)
         assert isinstance(sem, RefType)
-        if src.space != MemorySpace.ANY or dst.space != MemorySpace.VMEM:
-            raise VerifyException("a row DMA copies from an `any` ref into a `vmem` ref")
+        if src.space not in (MemorySpace.ANY, MemorySpace.VMEM) or (
+            dst.space != MemorySpace.VMEM
+        ):
+            raise VerifyException(
+                "a row DMA copies from an `any` or `vmem` ref into a `vmem` ref"
+            )
         if (
             sem.space != MemorySpace.SEMAPHORE
             or sem.get_shape()

@@ -707,7 +707,10 @@ class GatherOp(IRDLOperation):
 
     The tile's other dims are the table's (whole rows). `tl-to-pallas` turns it into one
     manual row DMA per row from the table left in HBM (the G3 idiom): exactly the rows
-    used move, and the table is never relaid out.
+    used move, and the table is never relaid out. A `prefetch` index buffer is read
+    whole from SMEM; an `in` one (too big for SMEM) is streamed to SMEM in chunks of
+    1024 lookups (G3c). `{table = "vmem"}` keeps the table whole in VMEM instead (G4:
+    fetched once, rows copied locally).
     """
 
     name = "tl.gather"
@@ -799,7 +802,7 @@ class GatherOp(IRDLOperation):
                 f"the gather reads indices [{b[0]}, {b[1] + rows - 1}] of "
                 f"{index.get_shape()[0]}"
             )
-        _kernel_arg(self.index, frozenset({ArgRole.PREFETCH}), "gather index")
+        _kernel_arg(self.index, frozenset({ArgRole.PREFETCH, ArgRole.IN}), "gather index")
         _kernel_arg(self.table, READABLE_ROLES - {ArgRole.PREFETCH}, "gathered")
 
 

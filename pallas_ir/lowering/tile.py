@@ -198,7 +198,11 @@ def _row_gather(a: _Access, extents: Sequence[int]) -> tuple[int, list[int]] | N
     asks for `dma` (or `vmem`), picks rows of the table's first dim with one rank-1
     index read one loop dim at a time (`idx[i + c]`), and takes whole rows."""
     strategy = a.op.attributes.get("gather")
-    if not isinstance(strategy, StringAttr) or strategy.data not in ("dma", "vmem"):
+    if not isinstance(strategy, StringAttr) or strategy.data not in (
+        "dma",
+        "vmem",
+        "dma_chunked",
+    ):
         return None
     if [b for b, _ in a.gathers] != [0]:
         return None
@@ -595,6 +599,8 @@ class _Emitter:
     scalar_constants: dict[SSAValue, arith.ConstantOp] = field(
         default_factory=dict[SSAValue, arith.ConstantOp]
     )
+    resident: frozenset[Operation] = frozenset()
+    """Gathers whose table stays whole in VMEM (G4)."""
 
     def add(self, op: Operation) -> SSAValue:
         self.block.add_op(op)
@@ -702,6 +708,8 @@ class _Emitter:
                 tile,
             )
         )
+        if op in self.resident:
+            v.owner.attributes["table"] = StringAttr("vmem")  # type: ignore[union-attr]
         walked = replace(access, dims=((lookup, 0), *access.dims[1:]), gathers=())
         return self.to_loop_space(v, walked, tile)
 
@@ -1172,8 +1180,23 @@ class TilePass(ModulePass):
         }
         skip, forced, dma = self.gather_reads(loop, accesses)
         _refuse_wide_data(loop, skip)
+        # G4: a gather that asks for a VMEM-resident table gets one when the table,
+        # double-buffered, takes at most half the budget; the tiles get the rest.
+        resident = {
+            op: 2 * math.prod(a.shape) * a.bits // 8
+            for op, a in dma.items()
+            if a.op.attributes.get("gather") == StringAttr("vmem")
+        }
+        resident = {op: b for op, b in resident.items() if b <= budget // 2}
+        if sum(resident.values()) > budget // 2:
+            resident = {}
         plan = _choose_tiles(
-            loop, list(accesses.values()), budget, loop, forced, _splittable(loop)
+            loop,
+            list(accesses.values()),
+            budget - sum(resident.values()),
+            loop,
+            forced,
+            _splittable(loop),
         )
         # Kernel arguments: the original ones, then one per in-kernel view (reshape) and
         # one per argument read as host storage; both become launch operands.
@@ -1210,7 +1233,9 @@ class TilePass(ModulePass):
         for k, iv in enumerate(grid.body.block.args):
             iv.name_hint = "ijklmn"[k] if k < 6 else f"g{k}"
         kblock.add_op(grid)
-        _Emitter(loop, plan, buffers, grid.body.block).emit(accesses, skip, dma)
+        emitter = _Emitter(loop, plan, buffers, grid.body.block)
+        emitter.resident = frozenset(resident)
+        emitter.emit(accesses, skip, dma)
         _simplify(grid)
         new_kernel.location = kernel.location
         emit_remark(
@@ -1225,11 +1250,19 @@ class TilePass(ModulePass):
             (p,) = lin.dims
             rows = plan.tiles[index.dims[p].index]  # type: ignore[attr-defined]
             strategy = a.op.attributes["gather"]
-            asked = (
-                ""
-                if strategy == StringAttr("dma")
-                else " (the vmem idiom is not implemented)"
-            )
+            if op in resident:
+                emit_remark(
+                    op,
+                    f"tile: gather from a VMEM-resident table ({resident[op] // 2} B, "
+                    f"fetched once), {rows} rows per grid step by local row copies",
+                )
+                continue
+            asked = {
+                "dma": "",
+                "dma_chunked": " (indices streamed to SMEM in chunks of 1024)",
+                "vmem": " (the table, double-buffered, needs more than half of the "
+                f"{budget} B VMEM budget to stay resident)",
+            }[strategy.data]  # type: ignore[attr-defined]
             emit_remark(op, f"tile: gather by row DMA, {rows} rows per grid step{asked}")
         for a in accesses.values():
             strategy = a.op.attributes.get("gather")
@@ -1252,10 +1285,10 @@ class TilePass(ModulePass):
         them), the tile sizes the gathers force on loop dims, and the gathers done by
         manual row DMA (taken out of `accesses`).
 
-        A gather marked `dma` (or `vmem`, not implemented: DMA moves fewer bytes) whose
-        index walks its loop dim one by one takes whole rows of the table by row DMAs,
-        8 per grid step where the lookups divide by 8 (`tl.gather`, the G3 idiom): the
-        table stays where it is. Any other gather reads one row per grid step through a
+        A gather marked `dma` or `vmem` whose index walks its loop dim one by one takes
+        whole rows of the table by row DMAs, 8 per grid step where the lookups divide by
+        8 (`tl.gather`): from the table left in HBM (G3), or, for `vmem` when the table
+        fits (see `tile_kernel`), from the table held whole in VMEM (G4). Any other gather reads one row per grid step through a
         scalar-prefetched index map (G1); accesses that then take one row of a
         second-minor dim are moved to the view `(..., A, 1, B)` of their buffer."""
         skip: set[Operation] = set()

@@ -37,11 +37,13 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
+    StringAttr,
     TensorType,
     i32,
 )
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.ir.affine import (
+    AffineConstantExpr,
     AffineDimExpr,
     AffineExpr,
     AffineMap,
@@ -62,7 +64,7 @@ from pallas_ir.dialects.common import (
     find_forward,
 )
 from pallas_ir.dtypes import numpy_dtype
-from pallas_ir.tpu_rules import CHIPS, MAX_ELEMENT_BITS, block_shape_error
+from pallas_ir.tpu_rules import CHIPS, INDEX_CHUNK, MAX_ELEMENT_BITS, block_shape_error
 
 _SEMANTICS = {
     tl.GridSemantics.PARALLEL: pallas.DimensionSemantics.PARALLEL,
@@ -407,10 +409,17 @@ class TlToPallasPass(ModulePass):
         (grid,) = [g for g in kernel.body.block.ops if isinstance(g, tl.GridOp)]
         conv = _KernelConverter(kernel, grid)
         body_ops = list(grid.body.block.ops)
-        # Scalar prefetch: every prefetch buffer a scalar_load or a gather reads.
+        # Scalar prefetch: every prefetch buffer a scalar_load or a gather reads. A
+        # gather's `in` index buffer (too big for SMEM) is streamed instead (G3c).
+        chunked: list[BlockArgument] = []
         for o in body_ops:
-            if isinstance(o, tl.GatherOp) and o.index not in conv.prefetch:
-                conv.prefetch.append(o.index)  # type: ignore[arg-type]
+            if isinstance(o, tl.GatherOp):
+                index = o.index
+                assert isinstance(index, BlockArgument)
+                streamed = kernel.role_of(index) != ArgRole.PREFETCH
+                group = chunked if streamed else conv.prefetch
+                if index not in group:
+                    group.append(index)
             if isinstance(o, tl.ScalarLoadOp):
                 arg = o.buffer
                 assert isinstance(arg, BlockArgument)
@@ -469,11 +478,35 @@ class TlToPallasPass(ModulePass):
             host.read(launch.args[_rows_source(g).index], launch) for g in gathers
         ]  # type: ignore[attr-defined]
         operands += [host.read(launch.args[a.index], launch) for a in alias_inputs]
+        operands += [
+            host.as_int32(host.read(launch.args[a.index], launch)) for a in chunked
+        ]
         result_types = [_tensor(s.buffer.type) for s in stores]  # type: ignore[arg-type]
-        # Gathered tables stay in HBM (`any`): rows come by manual DMA.
-        in_specs = [a.spec for a in in_accesses] + [pallas.BlockSpecAttr.any()] * (
-            len(gathers) + len(alias_inputs)
-        )
+        # Gathered tables stay in HBM (`any`): rows come by manual DMA; a table marked
+        # `table = "vmem"` (G4) is one whole block that stays resident (its index never
+        # changes, so it is fetched once), and the row DMAs are local VMEM copies.
+        n_grid = len(grid.extents)
+        table_specs = [
+            pallas.BlockSpecAttr(
+                _rows_source(g).type.get_shape(),  # type: ignore[attr-defined]
+                AffineMap(
+                    n_grid,
+                    0,
+                    tuple(
+                        AffineConstantExpr(0) for _ in _rows_source(g).type.get_shape()
+                    ),  # type: ignore[attr-defined]
+                ),
+            )
+            if _resident(g)
+            else pallas.BlockSpecAttr.any()
+            for g in gathers
+        ]
+        in_specs = [
+            *(a.spec for a in in_accesses),
+            *table_specs,
+            *[pallas.BlockSpecAttr.any()] * len(alias_inputs),
+            *(_index_chunk_spec(a, gathers, conv) for a in chunked),
+        ]
         out_specs = [a.spec for a in out_accesses]
         # The kernel region.
         ref_types: list[pallas.RefType] = []
@@ -485,12 +518,15 @@ class TlToPallasPass(ModulePass):
             ref_types.append(
                 pallas.RefType(acc.spec.ref_shape(), o.result.type.element_type)
             )  # type: ignore[union-attr]
-        for a in [*(_rows_source(g) for g in gathers), *alias_inputs]:
+        for a, spec in zip(
+            [*(_rows_source(g) for g in gathers), *alias_inputs],
+            in_specs[len(in_accesses) :],
+        ):
             t = a.type
             assert isinstance(t, MemRefType)
-            ref_types.append(
-                pallas.RefType(t.get_shape(), t.element_type, pallas.MemorySpace.ANY)
-            )
+            ref_types.append(pallas.RefType(t.get_shape(), t.element_type, spec.space))
+        for spec in in_specs[len(in_specs) - len(chunked) :]:
+            ref_types.append(pallas.RefType(spec.ref_shape(), i32, spec.space))
         for s, acc in zip(stores, out_accesses):
             ref_types.append(
                 pallas.RefType(acc.spec.ref_shape(), s.value.type.element_type)
@@ -518,7 +554,10 @@ class TlToPallasPass(ModulePass):
             ref.name_hint = f"{a.name_hint}_ref" if a.name_hint else None
         in_refs = refs[n_pre : n_pre + len(loads)]
         table_refs = refs[n_pre + len(loads) : n_pre + len(loads) + len(gathers)]
-        first_out = n_pre + len(loads) + len(gathers) + len(alias_inputs)
+        first_out = n_pre + len(loads) + len(gathers) + len(alias_inputs) + len(chunked)
+        chunk_refs = dict(zip(chunked, refs[first_out - len(chunked) : first_out]))
+        for a, ref in chunk_refs.items():
+            ref.name_hint = f"{a.name_hint}_chunk" if a.name_hint else None
         out_refs = refs[first_out : first_out + len(stores)]
         scratch_refs = refs[first_out + len(stores) :]
         gather_refs = {
@@ -527,7 +566,8 @@ class TlToPallasPass(ModulePass):
         }
         for ref, g in zip(table_refs, gathers):
             source = _rows_source(g)
-            ref.name_hint = f"{source.name_hint}_hbm" if source.name_hint else None
+            where = "vmem" if _resident(g) else "hbm"
+            ref.name_hint = f"{source.name_hint}_{where}" if source.name_hint else None
         for k in range(len(gathers)):
             scratch_refs[2 * k].name_hint = "rows"
             scratch_refs[2 * k + 1].name_hint = "sem"
@@ -556,10 +596,16 @@ class TlToPallasPass(ModulePass):
                 new = pallas.LoadOp(ref, o.result.type, acc.indexers)  # type: ignore[arg-type]
             elif isinstance(o, tl.GatherOp):
                 table_ref, rows_ref, sem = gather_refs[o]
-                index_ref = refs[conv.prefetch.index(o.index)]  # type: ignore[arg-type]
                 start = conv.grid_map(o.map.data, o.dims, o).results[0]
+                chunk = None
+                if o.index in chunk_refs:
+                    # The step's lookups are at `start mod C` of its SMEM chunk.
+                    index_ref = chunk_refs[o.index]  # type: ignore[index]
+                    chunk = index_ref.type.get_shape()[0]  # type: ignore[attr-defined]
+                else:
+                    index_ref = refs[conv.prefetch.index(o.index)]  # type: ignore[arg-type]
                 *prologue, new = _gather_rows(
-                    start, index_ref, table_ref, rows_ref, sem, o
+                    start, index_ref, table_ref, rows_ref, sem, o, chunk
                 )
                 for p in prologue:
                     p.location = o.location
@@ -712,6 +758,49 @@ def _row_strided(load: tl.LoadOp) -> bool:
     )
 
 
+def _index_chunk_spec(
+    index: BlockArgument,
+    gathers: Sequence[tl.GatherOp | tl.LoadOp],
+    conv: _KernelConverter,
+) -> pallas.BlockSpecAttr:
+    """The SMEM block spec that streams a gather's index buffer in chunks: chunk
+    `start floordiv C` holds the lookups of the grid step whose first lookup is
+    `start` (tile requires the rows of a step to stay within one chunk)."""
+    (gather,) = [g for g in gathers if isinstance(g, tl.GatherOp) and g.index is index]
+    n = index.type.get_shape()[0]  # type: ignore[attr-defined]
+    n_grid = len(conv.grid.extents)
+    if n <= INDEX_CHUNK:
+        return pallas.BlockSpecAttr(
+            [n], AffineMap(n_grid, 0, (AffineConstantExpr(0),)), pallas.MemorySpace.SMEM
+        )
+    rows = gather.result.type.get_shape()[0]  # type: ignore[attr-defined]
+    (start,) = conv.grid_map(gather.map.data, gather.dims, gather).results
+    lin = linearize(start)
+    if (
+        lin is None
+        or INDEX_CHUNK % rows
+        or lin.constant % rows
+        or any(c % rows for c in lin.dims.values())
+    ):
+        raise PassError(
+            gather,
+            f"tl-to-pallas: the {rows} lookups of a grid step may straddle two "
+            f"{INDEX_CHUNK}-index chunks of the streamed index buffer",
+        )
+    return pallas.BlockSpecAttr(
+        [INDEX_CHUNK],
+        AffineMap(n_grid, 0, (start // INDEX_CHUNK,)),
+        pallas.MemorySpace.SMEM,
+    )
+
+
+def _resident(op: tl.GatherOp | tl.LoadOp) -> bool:
+    """A gather from a VMEM-resident table (the G4 idiom)."""
+    return isinstance(op, tl.GatherOp) and op.attributes.get("table") == StringAttr(
+        "vmem"
+    )
+
+
 def _rows_source(op: tl.GatherOp | tl.LoadOp) -> SSAValue:
     return op.table if isinstance(op, tl.GatherOp) else op.buffer
 
@@ -749,10 +838,18 @@ def _gather_rows(
     rows_ref: SSAValue,
     sem: SSAValue,
     gather: tl.GatherOp,
+    chunk: int | None = None,
 ) -> list[Operation]:
     """The G3 idiom: read each row's index from SMEM, start one row DMA per row into the
-    VMEM buffer, wait for all, then load the rows as a tile."""
+    VMEM buffer, wait for all, then load the rows as a tile. With `chunk`, the indices
+    are a streamed SMEM block of that many lookups, so the step's first lookup is
+    taken modulo it (G3c)."""
     ops, base = _grid_scalar(start, gather)
+    if chunk is not None:
+        size = arith.ConstantOp(IntegerAttr(chunk, i32))
+        rem = arith.RemSIOp(base, size.result)
+        ops += [size, rem]
+        base = rem.result
     t = gather.result.type
     assert isinstance(t, TensorType)
     rows: list[SSAValue] = []

@@ -55,6 +55,7 @@ from pallas_ir.dialects.tensor_access import (
     root_buffer,
 )
 from pallas_ir.passes.report import AccessReport, value_name
+from pallas_ir.tpu_rules import INDEX_CHUNK
 
 PASS_NAME = "indirect-load-to-scalar-prefetch"
 
@@ -67,8 +68,9 @@ SMEM_WORD = 4
 """Bytes one index takes in SMEM: TPU kernels have no 64-bit types, so int64 indices
 are carried as int32 (converted at the host boundary) and narrower ones use a word."""
 
-CHUNK_BYTES = 512
-"""G3c's index chunk: the smallest aligned dynamic 1-D int32 DMA (facts file, §4)."""
+CHUNK_BYTES = INDEX_CHUNK * 4
+"""G3c's index chunk: `tpu_rules.INDEX_CHUNK` int32 lookups, the SMEM block the tiler
+streams."""
 
 # Ops allowed between an index load and the symbol it feeds: integer casts only. Any
 # other arithmetic (e.g. wrapping negative indices) would have to be replayed in the

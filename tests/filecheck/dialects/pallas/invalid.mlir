@@ -876,8 +876,8 @@ func.func @forward(%idx: tensor<64xi32>, %x: tensor<64x256xf32>) -> tensor<64x25
 
 // -----
 
-// Row DMAs copy from a ref left in HBM (`any`) into VMEM: not from a VMEM block, not
-// into SMEM.
+// Row DMAs copy from a ref left in HBM (`any`) or a VMEM block into VMEM: not from
+// SMEM, not into SMEM.
 func.func @forward(%t: tensor<1000x256xf32>, %x: tensor<8x256xf32>) -> tensor<8x256xf32> {
   %o = pallas.call @k(%t, %x) grid [1]
       in [#pallas.block_spec<any>, #pallas.block_spec<[8, 256], (d0) -> (0, 0)>]
@@ -886,9 +886,10 @@ func.func @forward(%t: tensor<1000x256xf32>, %x: tensor<8x256xf32>) -> tensor<8x
       : (tensor<1000x256xf32>, tensor<8x256xf32>) -> tensor<8x256xf32>
       kernel(%t_ref: !pallas.ref<1000x256xf32, any>, %x_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x256xf32, vmem>, %rows: !pallas.ref<8x256xf32, vmem>, %srows: !pallas.ref<8x256xf32, smem>, %sem: !pallas.ref<i32, semaphore>) {
     %r = arith.constant 3 : i32
-    // expected-error@+1 {{a row DMA copies from an `any` ref into a `vmem` ref}}
     pallas.dma_start %x_ref[%r], %rows[0], %sem : !pallas.ref<8x256xf32, vmem>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
-    // expected-error@+1 {{a row DMA copies from an `any` ref into a `vmem` ref}}
+    // expected-error@+1 {{a row DMA copies from an `any` or `vmem` ref into a `vmem` ref}}
+    pallas.dma_start %srows[%r], %rows[0], %sem : !pallas.ref<8x256xf32, smem>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+    // expected-error@+1 {{a row DMA copies from an `any` or `vmem` ref into a `vmem` ref}}
     pallas.dma_wait %t_ref[%r], %srows[0], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, smem>, !pallas.ref<i32, semaphore>
   }
   func.return %o : tensor<8x256xf32>

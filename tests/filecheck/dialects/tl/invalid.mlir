@@ -539,10 +539,11 @@ tl.kernel @k(%idx: memref<64xi32> {role = "prefetch"}, %table: memref<1000x256xf
 
 // -----
 
-// The indices are scalar-prefetched; the table is a readable tile buffer.
-tl.kernel @k(%idx: memref<64xi32> {role = "in"}, %table: memref<1000x256xf32> {role = "in"}, %out: memref<64x256xf32> {role = "out"}) {
+// The indices are scalar-prefetched or streamed in (`in`), never written; the table
+// is a readable tile buffer.
+tl.kernel @k(%idx: memref<64xi32> {role = "inout"}, %table: memref<1000x256xf32> {role = "in"}, %out: memref<64x256xf32> {role = "out"}) {
   tl.grid [8] (parallel) (%i) {
-    // expected-error@+1 {{gather index buffer is kernel argument #0 with role 'in'; expected 'prefetch'}}
+    // expected-error@+1 {{gather index buffer is kernel argument #0 with role 'inout'; expected 'in' or 'prefetch'}}
     %rows = tl.gather %table, %idx[affine_map<(d0) -> (d0 * 8)>](%i) : memref<1000x256xf32>, memref<64xi32> -> tensor<8x256xf32>
   }
 }

@@ -10,14 +10,14 @@
 // must stay below smem-budget (a full 1 MiB array already fails on TPU). A 1 KiB budget
 // makes the limit easy to reach. Index arrays that do not fit stay ordinary inputs: under
 // auto (and dma) their gathers become "dma_chunked", which streams the indices to SMEM
-// in 512-byte chunks (G3c); under prefetch and vmem the gathers are left alone.
+// in 4096-byte chunks (G3c); under prefetch and vmem the gathers are left alone.
 
 // out = emb[idx] for emb: f32[1000, 128], idx: i64[256]: 256 indices take exactly 1 KiB.
 ta.kernel @over(%idx: memref<256xi64> {role = "in"}, %emb: memref<128000xf32> {role = "in"}, %out: memref<32768xf32> {role = "out"}) {
   ta.loop [256, 128] (%i, %j) {
     %iv = ta.load %idx[affine_map<(d0, d1) -> (d0)>](%i, %j) : memref<256xi64>
     %s = arith.index_cast %iv : i64 to index
-    // expected-remark@+1 {{indirect-load-to-scalar-prefetch: applied to %emb: gather = "dma_chunked", table 1000x128xf32 gathered on dim 0 by %idx; index %idx (1024 B as i32) does not fit smem-budget 1024, so it stays an ordinary input streamed to SMEM in 512-byte chunks; modelled HBM bytes 132096 (131072 rows + 1024 indices)}}
+    // expected-remark@+1 {{indirect-load-to-scalar-prefetch: applied to %emb: gather = "dma_chunked", table 1000x128xf32 gathered on dim 0 by %idx; index %idx (1024 B as i32) does not fit smem-budget 1024, so it stays an ordinary input streamed to SMEM in 4096-byte chunks; modelled HBM bytes 132096 (131072 rows + 1024 indices)}}
     %v = ta.load %emb[affine_map<(d0, d1)[s0] -> (s0 * 128 + d1)>](%i, %j)[%s] : memref<128000xf32>
     ta.store %v, %out[affine_map<(d0, d1) -> (d0 * 128 + d1)>](%i, %j) : memref<32768xf32>
   }
@@ -68,7 +68,7 @@ ta.kernel @shared_budget(%idx: memref<128xi64> {role = "in"}, %pidx: memref<128x
     %t = ta.load %tok[affine_map<(d0, d1)[s0] -> (s0 * 128 + d1)>](%i, %j)[%s] : memref<128000xf32>
     %pv = ta.load %pidx[affine_map<(d0, d1) -> (d0)>](%i, %j) : memref<128xi64>
     %ps = arith.index_cast %pv : i64 to index
-    // expected-remark@+1 {{applied to %pos: gather = "dma_chunked", table 512x128xf32 gathered on dim 0 by %pidx; index %pidx (512 B as i32, with 512 B of other prefetch arguments) does not fit smem-budget 1024, so it stays an ordinary input streamed to SMEM in 512-byte chunks; modelled HBM bytes 66048 (65536 rows + 512 indices)}}
+    // expected-remark@+1 {{applied to %pos: gather = "dma_chunked", table 512x128xf32 gathered on dim 0 by %pidx; index %pidx (512 B as i32, with 512 B of other prefetch arguments) does not fit smem-budget 1024, so it stays an ordinary input streamed to SMEM in 4096-byte chunks; modelled HBM bytes 66048 (65536 rows + 512 indices)}}
     %p = ta.load %pos[affine_map<(d0, d1)[s0] -> (s0 * 128 + d1)>](%i, %j)[%ps] : memref<65536xf32>
     %r = arith.addf %t, %p : f32
     ta.store %r, %out[affine_map<(d0, d1) -> (d0 * 128 + d1)>](%i, %j) : memref<16384xf32>
