@@ -143,3 +143,75 @@ def check_interpret(
             float(np.max(np.abs(g.astype(np.float64) - e.astype(np.float64)), initial=0))
         )
     return InterpretCheck(source, inputs, expected, got, errors)
+
+
+def hold_storage_on_host(module: ModuleOp) -> None:
+    """Give @forward's flat buffers the N-D shape its kernels view them as.
+
+    The pass tests' inputs launch their kernel on flat host buffers, which a TPU would
+    relayout to every N-D view (a wrapper reshape that changes the last two dims is an
+    HBM copy). A frontend holds torch tensors in their N-D storage shape and passes the
+    kernels flat views of it, which is free; this rewrite models that, on a ta module
+    after the ta passes: a flat @forward argument or allocation that the kernels it is
+    launched on view as exactly one N-D shape takes that shape, with a host `ta.reshape`
+    to the flat buffer for the launches (the returned value keeps the N-D shape).
+    Meaning is unchanged: the same elements in the same order."""
+    from xdsl.dialects.builtin import FunctionType, MemRefType
+    from xdsl.rewriter import InsertPoint, Rewriter
+
+    from pallas_ir.dialects import tensor_access as ta
+
+    forward = forward_of(module)
+    block = forward.body.block
+    kernels = {k.sym_name.data: k for k in module.ops if isinstance(k, ta.KernelOp)}
+    views: dict[object, set[MemRefType]] = {}
+    for launch in block.ops:
+        if not isinstance(launch, ta.LaunchOp):
+            continue
+        kernel = kernels.get(launch.callee.string_value())
+        if kernel is None:
+            continue
+        for arg, operand in zip(kernel.body.block.args, launch.args):
+            shapes = {
+                op.result.type
+                for op in kernel.body.block.ops
+                if isinstance(op, ta.ReshapeOp) and op.source is arg
+            }
+            views.setdefault(operand, set()).update(shapes)  # type: ignore[arg-type]
+    for value, shapes in views.items():
+        t = value.type  # type: ignore[attr-defined]
+        if len(shapes) != 1 or not isinstance(t, MemRefType) or t.get_num_dims() != 1:
+            continue
+        (nd,) = shapes
+        if not isinstance(value, BlockArgument) and not isinstance(
+            value.owner,
+            ta.AllocOp,  # type: ignore[attr-defined]
+        ):
+            continue
+        uses = [u for u in value.uses if not isinstance(u.operation, func.ReturnOp)]  # type: ignore[attr-defined]
+        if isinstance(value, BlockArgument):
+            new_arg = block.insert_arg(nd, value.index)
+            new_arg.name_hint = value.name_hint
+            value.replace_all_uses_with(new_arg)
+            block.erase_arg(value)
+            value = new_arg
+            where = InsertPoint.at_start(block)
+        else:
+            alloc = value.owner  # type: ignore[attr-defined]
+            new_alloc = ta.AllocOp(nd)
+            new_alloc.result.name_hint = alloc.result.name_hint
+            Rewriter.insert_op(new_alloc, InsertPoint.before(alloc))
+            alloc.result.replace_all_uses_with(new_alloc.result)
+            Rewriter.erase_op(alloc)
+            value = new_alloc.result
+            where = InsertPoint.after(new_alloc)
+        flat = ta.ReshapeOp(value, t)  # type: ignore[arg-type]
+        flat.result.name_hint = f"{value.name_hint}_flat" if value.name_hint else None
+        Rewriter.insert_op(flat, where)
+        for use in uses:
+            use.operation.operands[use.index] = flat.result
+    ret = block.last_op
+    assert isinstance(ret, func.ReturnOp)
+    forward.function_type = FunctionType.from_lists(
+        [a.type for a in block.args], [v.type for v in ret.arguments]
+    )

@@ -182,7 +182,8 @@ def test_gather_indices_over_smem_are_streamed_in_chunks() -> None:
     source = pallas_ir.parse(EMBEDDING_2048)
     lowered = pallas_ir.parse(EMBEDDING_2048)
     pipeline = PIPELINE.replace(
-        "indirect-load-to-scalar-prefetch,", "indirect-load-to-scalar-prefetch{smem-budget=4096},"
+        "indirect-load-to-scalar-prefetch,",
+        "indirect-load-to-scalar-prefetch{smem-budget=4096},",
     )
     pallas_ir.run_passes(lowered, pipeline)
     (call,) = [op for op in lowered.walk() if op.name == "pallas.call"]

@@ -458,7 +458,14 @@ lookup `floordiv 1024`, so each chunk is fetched once; the step reads its lookup
 When `tile` cannot tile an access, it says why in a remark and moves the access out of
 the Pallas kernel (`pallas_ir/lowering/xla_fallback.py`):
 
-- **a load** (with the loads and scalar ops its index is computed from) becomes a new
+- **a gather of whole rows at a computed row** (`emb[idx + 1]`, `emb[perm[idx]]`, torch's
+  wrap of negative indices): when the load's flat offset is `R * W + l` (one loop dim `l`
+  walks a whole row of `W` elements, the row `R` depends on one parallel loop dim) and
+  the host holds the table as `(N, W)` rows, only `R` moves to XLA: a new loop computes
+  it as `i32` per lookup (`xla_access = "index"`), and the kernel reads
+  `table[rows[i], l]` as a `gather = "dma"` load, so the rows come by row DMA (G3) and
+  move once;
+- **any other load** (with the loads and scalar ops its index is computed from) becomes a new
   loop before the kernel's loop, over the loop dims the value depends on, that stores the
   value into a fresh buffer; the kernel reads that buffer instead, a plain tiled access.
   A load whose value only indexes a later load moves with it (one gather for

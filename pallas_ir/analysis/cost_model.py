@@ -84,7 +84,8 @@ class CallCost:
 class XlaCost:
     kernel: str
     kind: str
-    """`gather` or `scatter` (one access the tiler moved to XLA) or `kernel` (all of it)."""
+    """`gather`, `scatter` or `index` (one access, or the row indices of one gather,
+    the tiler moved to XLA) or `kernel` (all of it)."""
     read: int
     written: int
 

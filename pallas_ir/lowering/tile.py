@@ -88,7 +88,12 @@ from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects import tiled_loop as tl
 from pallas_ir.dialects.common import FLOAT_PREDICATES, INT_PREDICATES, ReductionKind
 from pallas_ir.dtypes import numpy_dtype
-from pallas_ir.lowering.xla_fallback import outline_load, outline_store, run_on_xla
+from pallas_ir.lowering.xla_fallback import (
+    outline_index,
+    outline_load,
+    outline_store,
+    run_on_xla,
+)
 from pallas_ir.tpu_rules import CHIPS, LANES, MAX_ELEMENT_BITS, min_sublanes
 
 LANE_TARGET = 512
@@ -1144,8 +1149,16 @@ class TilePass(ModulePass):
                     raise
                 name = kernel.sym_name.data
                 if isinstance(access, ta.LoadOp):
-                    main = outline_load(module, kernel, access)
-                    how = "an XLA gather before"
+                    storage = {
+                        a.index: t
+                        for a in kernel.body.block.args
+                        if (t := _host_storage(module, kernel, a.index)) is not None
+                    }
+                    main = outline_index(module, kernel, access, storage)
+                    how = "an XLA computation of the row indices before"
+                    if main is None:
+                        main = outline_load(module, kernel, access)
+                        how = "an XLA gather before"
                 else:
                     main = outline_store(module, kernel, access)
                     how = "an XLA scatter after"

@@ -9,9 +9,13 @@ idiom covers becomes its own `ta.kernel {target = "xla"}`, which tl-to-pallas ca
 `pallas.xla_call` and emit-python writes as a vectorized jnp function (an XLA gather or
 scatter on TPU):
 
-- a load: a new loop, before the kernel's, computes the value the load reads at every
-  point of the loop dims it depends on (its index computation included) into a fresh
-  buffer; the kernel then reads that buffer at those dims, a plain tiled access;
+- a load of whole rows at a computed row index (`emb[idx + 1]`, `emb[perm[idx]]`, a
+  wrapped negative index): only the row index moves to XLA, a new loop that computes
+  it as i32 per lookup; the kernel gathers the rows by row DMA from the table left in
+  HBM (G3), so the rows move once and only the indices make an extra pass;
+- any other load: a new loop, before the kernel's, computes the value the load reads at
+  every point of the loop dims it depends on (its index computation included) into a
+  fresh buffer; the kernel then reads that buffer at those dims, a plain tiled access;
 - a store: the kernel stores into a fresh buffer at the store's loop dims; a new loop
   after the kernel's copies it to the store's real place;
 - a kernel with 64-bit data (TPU kernels have none) runs wholly on XLA.
@@ -24,9 +28,13 @@ read and write of what it touches.
 
 from __future__ import annotations
 
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     ArrayAttr,
+    IndexType,
+    IntegerAttr,
+    i32,
     MemRefType,
     ModuleOp,
     StringAttr,
@@ -35,9 +43,11 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from pallas_ir.affine_analysis import LinearExpr, linearize, row_major_strides
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects.common import ArgRole
 from pallas_ir.passes.split_kernel_loops import split_kernel
+from pallas_ir.tpu_rules import SMEM_BYTES
 
 
 def _loop_of(op: Operation) -> ta.LoopOp | None:
@@ -178,13 +188,13 @@ def _erase_dead(ops: list[Operation]) -> None:
             Rewriter.erase_op(op)
 
 
-def _split(module: ModuleOp, kernel: ta.KernelOp, xla_part: int) -> ta.KernelOp:
+def _split(
+    module: ModuleOp, kernel: ta.KernelOp, xla_part: int, kind: str
+) -> ta.KernelOp:
     parts = split_kernel(module, kernel)
     Rewriter.erase_op(kernel)
     parts[xla_part].attributes["target"] = ta.XLA_TARGET
-    parts[xla_part].attributes["xla_access"] = StringAttr(
-        "gather" if xla_part == 0 else "scatter"
-    )
+    parts[xla_part].attributes["xla_access"] = StringAttr(kind)
     return parts[1 - xla_part]
 
 
@@ -233,7 +243,142 @@ def outline_load(
     read.result.name_hint = load.result.name_hint
     Rewriter.replace_op(load, read)
     _erase_dead(chain[:-1])
-    return _split(module, kernel, 0)
+    return _split(module, kernel, 0, "gather")
+
+
+def _flat_offset(load: ta.LoadOp) -> LinearExpr | None:
+    """The load's element offset into its root buffer's flat storage, in the load's own
+    dim and symbol positions."""
+    t = load.buffer.type
+    assert isinstance(t, MemRefType)
+    total = LinearExpr()
+    for e, stride in zip(load.map.data.results, row_major_strides(t.get_shape())):
+        lin = linearize(e)
+        if lin is None:
+            return None
+        total = total + lin.scaled(stride)
+    return total
+
+
+def outline_index(
+    module: ModuleOp,
+    kernel: ta.KernelOp,
+    load: ta.LoadOp,
+    storage: dict[int, MemRefType],
+) -> ta.KernelOp | None:
+    """Move only the row index of a gather of whole rows to XLA (see the module
+    docstring). Applies when the load's flat offset is `R * W + l + ...`: one loop dim
+    `l` walks a whole row of W elements with step 1, and the row R (all other terms,
+    multiples of W) depends, through its index computation, on one parallel loop dim
+    (the lookups); and the host holds the table as (N, W) rows, so viewing it so is
+    free. The kernel then reads `table[ridx[i], l]`, a `gather = "dma"` load. None
+    (nothing changed) otherwise."""
+    loop = _loop_of(load)
+    if loop is None or not load.symbols:
+        return None
+    chain = _chain(load, loop)
+    if chain is None or any(
+        ta.root_buffer(o.buffer) in _written(loop)
+        for o in chain
+        if isinstance(o, ta.LoadOp)
+    ):
+        return None
+    flat = _flat_offset(load)
+    root = ta.root_buffer(load.buffer)
+    if flat is None or not isinstance(root, BlockArgument):
+        return None
+    extents = list(loop.extents)
+    positions = [d.index for d in load.dims]  # type: ignore[attr-defined]
+    units = [p for p, c in flat.dims.items() if c == 1]
+    if len(units) != 1:
+        return None
+    (lane,) = units
+    width = extents[positions[lane]]
+    root_type = root.type
+    assert isinstance(root_type, MemRefType)
+    total = root_type.element_count()
+    others = [c for p, c in flat.dims.items() if p != lane]
+    if total % width or any(
+        c % width for c in [*others, *flat.symbols.values(), flat.constant]
+    ):
+        return None
+    table = MemRefType(root_type.element_type, [total // width, width])
+    host = storage.get(root.index, root_type)
+    if tuple(host.get_shape()) != tuple(table.get_shape()):
+        return None  # viewing the table as rows would be a relayout on the host
+    symbol_chain = chain[:-1]
+    row_dims = {positions[p] for p in flat.dims if p != lane}
+    row_dims |= set(_used_loop_dims(symbol_chain, loop))
+    n_parallel = len(loop.parallel_extents)
+    if len(row_dims) != 1 or next(iter(row_dims)) >= n_parallel:
+        return None
+    (lookup,) = row_dims
+    # The prologue: the index computation, then R, as i32, per lookup.
+    n = extents[lookup]
+    ridx_type = MemRefType(i32, [n])
+    ridx = _add_scratch(module, kernel, ridx_type)
+    ridx.name_hint = "rows"
+    prologue = _new_loop([n])
+    mapping = _clone_into(symbol_chain, loop, prologue, [lookup])
+    block = prologue.body.block
+    (x0,) = block.args
+
+    def emit(op: Operation) -> SSAValue:
+        op.location = load.location
+        block.add_op(op)
+        return op.results[0]
+
+    def constant(v: int) -> SSAValue:
+        return emit(arith.ConstantOp(IntegerAttr(v, IndexType())))
+
+    terms = [(mapping[load.symbols[q]], c) for q, c in flat.symbols.items()]
+    terms += [(x0, c) for p, c in flat.dims.items() if p != lane]
+    row: SSAValue | None = None
+    for v, c in terms:
+        scaled = v if c == width else emit(arith.MuliOp(v, constant(c // width)))
+        row = scaled if row is None else emit(arith.AddiOp(row, scaled))
+    if flat.constant or row is None:
+        offset = constant(flat.constant // width)
+        row = offset if row is None else emit(arith.AddiOp(row, offset))
+    as_i32 = emit(arith.IndexCastOp(row, i32))
+    store = ta.StoreOp(as_i32, ridx, _identity_on([0], 1), [x0])
+    store.location = load.location
+    block.add_op(store)
+    Rewriter.insert_op(prologue, InsertPoint.before(loop))
+    # The kernel: table[ridx[lookup], lane] as a marked row gather.
+    view = ta.ReshapeOp(root, table)
+    view.result.name_hint = root.name_hint
+    Rewriter.insert_op(view, InsertPoint.before(loop))
+    ivs = list(loop.body.block.args)
+    index = ta.LoadOp(ridx, _identity_on([lookup], len(ivs)), ivs)
+    cast = arith.IndexCastOp(index.result, IndexType())
+    gathered = ta.LoadOp(
+        view.result,
+        AffineMapAttr(
+            AffineMap(
+                len(ivs),
+                1,
+                (AffineExpr.symbol(0), AffineDimExpr(positions[lane])),
+            )
+        ),
+        ivs,
+        [cast.result],
+    )
+    gathered.attributes["gather"] = StringAttr("dma")
+    for o in (index, cast, gathered):
+        o.location = load.location
+    gathered.result.name_hint = load.result.name_hint
+    Rewriter.insert_op(index, InsertPoint.before(load))
+    Rewriter.insert_op(cast, InsertPoint.before(load))
+    Rewriter.replace_op(load, gathered)
+    _erase_dead(symbol_chain)
+    if 4 * n <= SMEM_BYTES // 2:
+        # Small enough to scalar-prefetch whole (G3); else it stays `in` and is streamed
+        # to SMEM in chunks (G3c). The split keeps `prefetch` for the reading part.
+        roles = [r.data for r in kernel.roles.data]
+        roles[ridx.index] = ArgRole.PREFETCH.value
+        kernel.roles = ArrayAttr([StringAttr(r) for r in roles])
+    return _split(module, kernel, 0, "index")
 
 
 def outline_store(
@@ -269,7 +414,7 @@ def outline_store(
         scatter.body.block.add_op(o)
     Rewriter.insert_op(scatter, InsertPoint.after(loop))
     Rewriter.replace_op(store, local)
-    return _split(module, kernel, 1)
+    return _split(module, kernel, 1, "scatter")
 
 
 def run_on_xla(kernel: ta.KernelOp) -> None:

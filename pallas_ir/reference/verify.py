@@ -149,7 +149,7 @@ def _run_forward(module: ModuleOp, inputs: list[np.ndarray]) -> list[np.ndarray]
     return run_forward(module, *copies)
 
 
-def _forward_inputs(
+def forward_inputs(
     module: ModuleOp, forward: func.FuncOp, seed: int
 ) -> list[np.ndarray]:
     """Random @forward arguments; integers that a kernel uses as indices stay inside
@@ -181,7 +181,7 @@ def snapshot_forward(
     if forward is None:
         return None, []
     try:
-        inputs = _forward_inputs(module, forward, seed)
+        inputs = forward_inputs(module, forward, seed)
         return ForwardRun(inputs, _run_forward(module, inputs)), []
     except ReferenceError as e:
         return None, [

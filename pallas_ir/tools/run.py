@@ -109,6 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _level(module) -> str:
     names = {op.name for op in module.walk()}
+    if "pallas.call" in names or "pallas.xla_call" in names:
+        return "pallas"  # XLA kernels stay ta.kernels in a pallas module
     if "ta.kernel" in names:
         return "ta"
     if "tl.kernel" in names:
@@ -123,10 +125,19 @@ def _check_against_source(original, lowered, source: str, seed: int) -> list[flo
     import numpy as np
 
     from pallas_ir.check import example_inputs
+    from pallas_ir.dialects.common import find_forward
     from pallas_ir.reference import run_forward
+    from pallas_ir.reference.verify import forward_inputs
     from pallas_ir.tpu_check import exec_source
 
-    inputs = example_inputs(lowered, seed)
+    if _level(original) == "ta":
+        # What the source program accepts (index buffers inside the tables they
+        # index, through any index computation), in the lowered @forward's shapes.
+        inputs = forward_inputs(original, find_forward(original), seed)
+        shapes = [a.type.get_shape() for a in find_forward(lowered).body.block.args]
+        inputs = [a.reshape(s) for a, s in zip(inputs, shapes, strict=True)]
+    else:
+        inputs = example_inputs(lowered, seed)
     want = run_forward(original, *inputs)
     out = exec_source(source)["forward"](*map(jnp.asarray, inputs), interpret=True)
     got = out if isinstance(out, tuple | list) else (out,)

@@ -149,3 +149,50 @@ func.func @forward(%idx: memref<64xi64>) -> memref<64xi64> {
 // PALLAS:      %idx_1 = pallas.xla_call @increment(%idx) : (tensor<64xi64>) -> tensor<64xi64>
 // COST:        pallas.xla_call @increment  (XLA kernel)
 // COST-NEXT:     HBM read 512 B, written 512 B, modelled 1024 B, minimum 1024 B
+
+// -----
+
+// out = emb[idx] with torch's wrap of negative indices (idx + 1000 where idx < 0), for
+// emb: f32[1000, 256] held as rows on the host. The rows are whole: only the row index
+// (the wrap) moves to XLA, as i32, and the kernel gathers the rows by row DMA from emb
+// left in HBM (G3): the rows move once.
+ta.kernel @wrapped(%idx: memref<64xi64> {role = "in"}, %emb: memref<256000xf32> {role = "in"}, %out: memref<16384xf32> {role = "out"}) {
+  // expected-remark@+1 {{tile: @wrapped_1: tiles [8, 256] over loop [64, 256], grid [8, 1]}}
+  ta.loop [64, 256] (%i, %j) {
+    %iv = ta.load %idx[affine_map<(d0, d1) -> (d0)>](%i, %j) : memref<64xi64>
+    %c0 = arith.constant 0 : i64
+    %cv = arith.constant 1000 : i64
+    %neg = arith.cmpi slt, %iv, %c0 : i64
+    %up = arith.addi %iv, %cv : i64
+    %w = arith.select %neg, %up, %iv : i64
+    %s = arith.index_cast %w : i64 to index
+    // expected-remark@+2 {{tile: the index depends on data and the load is not a gather (indirect-load-to-scalar-prefetch left it); done by an XLA computation of the row indices before the Pallas kernel @wrapped}}
+    // expected-remark@+1 {{tile: gather by row DMA, 8 rows per grid step}}
+    %v = ta.load %emb[affine_map<(d0, d1)[s0] -> (s0 * 256 + d1)>](%i, %j)[%s] : memref<256000xf32>
+    ta.store %v, %out[affine_map<(d0, d1) -> (d0 * 256 + d1)>](%i, %j) : memref<16384xf32>
+  }
+}
+func.func @forward(%idx: memref<64xi64>, %emb: memref<1000x256xf32>) -> memref<64x256xf32> {
+  %e = ta.reshape %emb : memref<1000x256xf32> to memref<256000xf32>
+  %out = ta.alloc : memref<64x256xf32>
+  %o = ta.reshape %out : memref<64x256xf32> to memref<16384xf32>
+  ta.launch @wrapped(%idx, %e, %o) : memref<64xi64>, memref<256000xf32>, memref<16384xf32>
+  func.return %out : memref<64x256xf32>
+}
+
+// CHECK-LABEL: ta.kernel @wrapped_0(%idx: memref<64xi64> {role = "in"}, %rows: memref<64xi32> {role = "out"}) attributes {target = "xla", xla_access = "index"}
+// CHECK:           %w = arith.select %neg, %up, %iv : i64
+// CHECK-NEXT:      %s = arith.index_cast %w : i64 to index
+// CHECK-NEXT:      %{{.*}} = arith.index_cast %s : index to i32
+// CHECK-NEXT:      ta.store %{{.*}}, %rows[affine_map<(d0) -> (d0)>](%x0) : memref<64xi32>
+// CHECK:       tl.kernel @wrapped_1(
+// CHECK-SAME:      %rows: memref<64xi32> {role = "prefetch"}
+// CHECK:           %v = tl.gather %{{.*}}, %rows[affine_map<(d0, d1) -> ((d0 * 8))>](%i, %j) : memref<1000x256xf32>, memref<64xi32> -> tensor<8x256xf32>
+
+// The rows move once (65536 B) and the indices twice more (the i64 read and the i32
+// write of the XLA step, and the i32 prefetch): ratio 1.006.
+// COST:      pallas.call @wrapped_1
+// COST:        in       %emb_hbm        65536 B in 64 DMAs
+// COST:      pallas.xla_call @wrapped_0  (XLA index)
+// COST-NEXT:   HBM read 512 B, written 256 B, modelled 768 B, minimum 0 B
+// COST:      total: modelled 132096 B, minimum 131328 B, ratio 1.006
