@@ -1,6 +1,6 @@
 """Modelled HBM traffic of every example, against the least it could be.
 
-    python benchmarks/traffic.py [--chip v5e|v6e] [--filter REGEX]
+    python benchmarks/traffic.py [--chip v5e|v6e] [--filter REGEX] [--pass-inputs]
 
 Cases: every `examples/ta/*.mlir` (lowered with the pipeline of
 tests/test_lowering_pipeline.py: `split-kernel-loops,stride-to-reshape,
@@ -14,6 +14,12 @@ modelled without index data). Every ratio above 1.05 gets a line saying why, der
 from the cost report and the IR it was computed from. Then the median and the maximum
 ratio. A case that does not parse, verify or lower prints its error; the exit code is 1
 if any did.
+
+`--pass-inputs` measures instead every single-kernel input of the pass tests
+(`tests/filecheck/passes`), launched by a synthetic @forward whose host buffers take the
+N-D shape the kernel views them as (`pallas_ir.check.lower_on_host_storage`, as a
+frontend holds torch tensors). Accesses that no Pallas idiom covers run on XLA there;
+their rows say so.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pallas_ir
+from pallas_ir.check import lower_on_host_storage, pass_test_programs
 from pallas_ir.dialects import pallas
 from pallas_ir.registry import default_pipeline
 
@@ -143,6 +150,16 @@ def explain(module, report) -> list[str]:
             f"wrapper copies {report.wrapper_copy_bytes} B, each a full HBM read and "
             f"write: {', '.join(what) or 'host ops'}"
         )
+    for x in report.xla_calls:
+        what = {
+            "gather": "an access no Pallas idiom covers, gathered to a dense buffer",
+            "scatter": "a store no Pallas idiom covers, scattered into place",
+            "index": "the row indices of a gather, computed",
+            "kernel": "a kernel with 64-bit data",
+        }[x.kind]
+        why.append(
+            f"@{x.kernel} runs on XLA ({what}): {x.modelled} B, an extra pass through HBM"
+        )
     calls = [o for o in forward.body.block.ops if isinstance(o, pallas.CallOp)]
     for call, cost in zip(calls, report.calls, strict=True):
         refs = list(call.body.block.args)
@@ -206,7 +223,11 @@ def run_case(path: Path, pipeline: str | None) -> Row:
     except Exception as e:  # noqa: BLE001  (every failure is a row, not a traceback)
         row.error = _error(e)
         return row
-    row.kernels = sum(c.modelled for c in report.calls)
+    return fill(row, module, report)
+
+
+def fill(row: Row, module, report) -> Row:
+    row.kernels = report.modelled - report.wrapper_copy_bytes  # Pallas and XLA calls
     row.wrapper = report.wrapper_copy_bytes
     row.minimum = report.minimum
     row.vmem = max((c.vmem_bytes for c in report.calls), default=0)
@@ -215,6 +236,17 @@ def run_case(path: Path, pipeline: str | None) -> Row:
         row.why = explain(module, report)
     row.notes = bound_notes(report)
     return row
+
+
+def run_pass_input(name: str, text: str, chip: str) -> Row:
+    row = Row(name)
+    try:
+        module = lower_on_host_storage(pallas_ir.parse(text, name), chip)
+        report = pallas_ir.cost_report(module)
+    except Exception as e:  # noqa: BLE001  (every failure is a row, not a traceback)
+        row.error = _error(e)
+        return row
+    return fill(row, module, report)
 
 
 def bound_notes(report) -> list[str]:
@@ -252,13 +284,23 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--chip", choices=["v5e", "v6e"], default="v5e")
     ap.add_argument("--filter", default="", help="regex on the case name (e.g. 'ta/')")
+    ap.add_argument(
+        "--pass-inputs",
+        action="store_true",
+        help="measure the pass tests' inputs instead of the examples",
+    )
     args = ap.parse_args(argv)
     pattern = re.compile(args.filter)
     rows: list[Row] = []
-    for folder, pipeline in pipelines(args.chip).items():
-        for path in sorted((EXAMPLES / folder).glob("*.mlir")):
-            if pattern.search(f"{folder}/{path.stem}"):
-                rows.append(run_case(path, pipeline))
+    if args.pass_inputs:
+        for name, text in pass_test_programs(ROOT / "tests" / "filecheck" / "passes"):
+            if pattern.search(name):
+                rows.append(run_pass_input(name, text, args.chip))
+    else:
+        for folder, pipeline in pipelines(args.chip).items():
+            for path in sorted((EXAMPLES / folder).glob("*.mlir")):
+                if pattern.search(f"{folder}/{path.stem}"):
+                    rows.append(run_case(path, pipeline))
     if not rows:
         print(f"no case matches {args.filter!r}")
         return 1

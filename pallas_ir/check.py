@@ -6,7 +6,10 @@ This is the main job of `python -m pallas_ir FILE` and what the end-to-end tests
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 from xdsl.dialects import func
@@ -215,3 +218,93 @@ def hold_storage_on_host(module: ModuleOp) -> None:
     forward.function_type = FunctionType.from_lists(
         [a.type for a in block.args], [v.type for v in ret.arguments]
     )
+
+
+_DECLARED = re.compile(r"\b(\w+): (?:f16|bf16|f32|f64|i1|i8|i16|i32|i64)\[([\d, ]+)\]")
+"""`x: f32[64, 256]`: how the pass tests' comments give a buffer's torch shape."""
+
+
+def with_single_launch(text: str) -> str | None:
+    """A module of one `ta.kernel` (a pass test's input) plus a @forward that launches
+    it: readable buffers in, written buffers out (outputs start as allocations). A
+    readable buffer whose torch shape the text declares in a comment (`x: f32[64, 256]`,
+    the same number of elements) is held in that shape on the host and passed to the
+    kernel as a flat view, as the frontend does; the rest keep the kernel's types. None
+    if the text is not exactly one valid kernel."""
+    from xdsl.dialects.builtin import MemRefType
+
+    import pallas_ir
+    from pallas_ir.dialects import tensor_access as ta
+    from pallas_ir.dialects.common import WRITABLE_ROLES, ArgRole
+
+    try:
+        module = pallas_ir.parse(text)
+        pallas_ir.verify(module)
+    except pallas_ir.IRError:
+        return None
+    kernels = [op for op in module.ops if isinstance(op, ta.KernelOp)]
+    if len(kernels) != 1 or any(not isinstance(op, ta.KernelOp) for op in module.ops):
+        return None
+    (kernel,) = kernels
+    comments = "\n".join(ln for ln in text.splitlines() if ln.lstrip().startswith("//"))
+    declared: dict[str, list[int]] = {}
+    for name, dims in _DECLARED.findall(comments):
+        declared.setdefault(name, [int(d) for d in dims.split(",")])
+    params, views, allocs, launch, results = [], [], [], [], []
+    for arg in kernel.body.block.args:
+        t = arg.type
+        assert isinstance(t, MemRefType)
+        name = f"%a{arg.index}"
+        shape = declared.get(arg.name_hint or "")
+        if kernel.role_of(arg) == ArgRole.OUT:
+            allocs.append(f"  {name} = ta.alloc : {t}")
+        elif (
+            kernel.role_of(arg) not in WRITABLE_ROLES
+            and shape is not None
+            and shape != list(t.get_shape())
+            and math.prod(shape) == t.element_count()
+        ):
+            held = MemRefType(t.element_type, shape)
+            params.append(f"{name}_held: {held}")
+            views.append(f"  {name} = ta.reshape {name}_held : {held} to {t}")
+        else:
+            params.append(f"{name}: {t}")
+        launch.append((name, t))
+        if kernel.role_of(arg) in WRITABLE_ROLES:
+            results.append((name, t))
+    args = ", ".join(n for n, _ in launch)
+    types = ", ".join(str(t) for _, t in launch)
+    out_types = ", ".join(str(t) for _, t in results)
+    return (
+        text
+        + f"\nfunc.func @forward({', '.join(params)}) -> ({out_types}) {{\n"
+        + "\n".join(views + allocs)
+        + f"\n  ta.launch @{kernel.sym_name.data}({args}) : {types}\n"
+        + f"  func.return {', '.join(n for n, _ in results)} : {out_types}\n}}\n"
+    )
+
+
+def pass_test_programs(root: Path) -> list[tuple[str, str]]:
+    """Every single-kernel chunk of the `.mlir` files under `root` (the pass tests'
+    inputs), as `(file#chunk, program)` with a @forward from `with_single_launch`."""
+    cases = []
+    for path in sorted(root.rglob("*.mlir")):
+        chunks = re.split(r"^// -----\s*$", path.read_text(), flags=re.M)
+        for k, chunk in enumerate(chunks):
+            if (text := with_single_launch(chunk)) is not None:
+                cases.append((f"{path.relative_to(root)}#{k}", text))
+    return cases
+
+
+def lower_on_host_storage(module: ModuleOp, chip: str = "v5e") -> ModuleOp:
+    """The default pipeline, with the host holding each buffer in the N-D shape its
+    kernel views it as once the ta passes have made the views (as the frontend does:
+    see `hold_storage_on_host`). Rewrites `module` in place and returns it."""
+    import pallas_ir
+    from pallas_ir.registry import default_pipeline
+
+    ta_passes, lowering = default_pipeline(chip).split(",tile", 1)
+    pallas_ir.run_passes(module, ta_passes)
+    hold_storage_on_host(module)
+    pallas_ir.run_passes(module, "tile" + lowering)
+    return module

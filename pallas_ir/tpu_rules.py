@@ -6,6 +6,7 @@ verifier rejects blocks that Mosaic would reject; the tiler picks blocks that pa
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -83,3 +84,25 @@ def block_shape_error(
                 f"of {multiple} or equal the array dim {n}"
             )
     return None
+
+
+def reshape_is_free(src: Sequence[int], dst: Sequence[int], bitwidth: int) -> bool:
+    """Whether XLA on TPU reshapes `src` to `dst` without moving data (a bitcast).
+
+    Arrays are laid out in (rows, 128) tiles of their last two dims (rows: 8 for 32-bit
+    data, 16 for 16-bit, 32 for 8-bit), in row-major order of the leading dims. Keeping
+    the last dim and regrouping the rows is a bitcast when both second-minor dims are
+    whole tiles: every row keeps its tile. Measured with deviceless v5e compiles:
+    (8, 1000, 128) -> (8000, 128) is a `bitcast`; (100, 50, 256) -> (5000, 256) and
+    (1000, 256) -> (1000, 1, 256) are copies.
+    """
+    if tuple(src[-2:]) == tuple(dst[-2:]):
+        return True
+    if len(src) < 2 or len(dst) < 2 or src[-1] != dst[-1]:
+        return False
+    rows = {8: 32, 16: 16}.get(bitwidth, 8)
+    return (
+        math.prod(src[:-1]) == math.prod(dst[:-1])
+        and src[-2] % rows == 0
+        and dst[-2] % rows == 0
+    )

@@ -5,89 +5,29 @@ is refused, nothing is mis-tiled."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from xdsl.dialects.builtin import MemRefType
 
 import pallas_ir
-from pallas_ir.check import arg_specs, hold_storage_on_host
-from pallas_ir.dialects.common import find_forward
-from pallas_ir.reference.verify import forward_inputs
+from pallas_ir.check import arg_specs, lower_on_host_storage, pass_test_programs
 from pallas_ir.diagnostics import PassError
 from pallas_ir.dialects import tensor_access as ta
-from pallas_ir.dialects.common import WRITABLE_ROLES, ArgRole
+from pallas_ir.dialects.common import find_forward
 from pallas_ir.reference import run_forward
-from pallas_ir.registry import default_pipeline
+from pallas_ir.reference.verify import forward_inputs
 from pallas_ir.tpu_check import aot_compile_many, exec_source
 
 ROOT = Path(__file__).parent / "filecheck" / "passes"
 
 
-def _with_forward(text: str) -> str | None:
-    """The chunk plus a @forward that launches its single kernel: readable buffers in,
-    written buffers out (outputs start as allocations)."""
-    try:
-        module = pallas_ir.parse(text)
-        pallas_ir.verify(module)
-    except pallas_ir.IRError:
-        return None
-    kernels = [op for op in module.ops if isinstance(op, ta.KernelOp)]
-    if len(kernels) != 1 or any(not isinstance(op, ta.KernelOp) for op in module.ops):
-        return None
-    (kernel,) = kernels
-    params, allocs, launch, results = [], [], [], []
-    for arg in kernel.body.block.args:
-        t = arg.type
-        assert isinstance(t, MemRefType)
-        name = f"%a{arg.index}"
-        if kernel.role_of(arg) == ArgRole.OUT:
-            allocs.append(f"  {name} = ta.alloc : {t}")
-        else:
-            params.append(f"{name}: {t}")
-        launch.append((name, t))
-        if kernel.role_of(arg) in WRITABLE_ROLES:
-            results.append((name, t))
-    args = ", ".join(n for n, _ in launch)
-    types = ", ".join(str(t) for _, t in launch)
-    out_types = ", ".join(str(t) for _, t in results)
-    return (
-        text
-        + f"\nfunc.func @forward({', '.join(params)}) -> ({out_types}) {{\n"
-        + "\n".join(allocs)
-        + f"\n  ta.launch @{kernel.sym_name.data}({args}) : {types}\n"
-        + f"  func.return {', '.join(n for n, _ in results)} : {out_types}\n}}\n"
-    )
-
-
-def _cases() -> list[tuple[str, str]]:
-    cases = []
-    for path in sorted(ROOT.rglob("*.mlir")):
-        chunks = re.split(r"^// -----\s*$", path.read_text(), flags=re.M)
-        for k, chunk in enumerate(chunks):
-            if (text := _with_forward(chunk)) is not None:
-                cases.append((f"{path.relative_to(ROOT)}#{k}", text))
-    return cases
-
-
-CASES = _cases()
-
-
-TA_PASSES, LOWERING = default_pipeline().split(",tile")
-LOWERING = "tile" + LOWERING
+CASES = pass_test_programs(ROOT)
 
 
 def _lower(text: str):
-    """The default pipeline, with the host holding each buffer in the N-D shape its
-    kernel views it as (as the frontend does) once the ta passes have made the views."""
-    module = pallas_ir.parse(text)
-    pallas_ir.run_passes(module, TA_PASSES)
-    hold_storage_on_host(module)
-    pallas_ir.run_passes(module, LOWERING)
-    return module
+    return lower_on_host_storage(pallas_ir.parse(text))
 
 
 @pytest.fixture(scope="module")
@@ -109,17 +49,36 @@ def test_every_pass_input_lowers(outcomes) -> None:
 
 
 def test_xla_covers_only_what_pallas_cannot(outcomes) -> None:
-    """The accesses the ta passes leave alone (27 inputs) are the ones that go to XLA;
-    a rewritten input never does. Each XLA kernel does one gather or scatter, or is a
-    kernel with 64-bit data."""
-    on_xla = {
-        n: [k for k in o.ops if isinstance(k, ta.KernelOp)]  # type: ignore[union-attr]
+    """Only the accesses the ta passes leave alone (27 inputs) use XLA as a gather,
+    scatter or whole kernel. For five gathers of whole rows, XLA only computes the row
+    indices and the rows come by row DMA: four whose row is computed (`emb[idx + 1]`,
+    torch's negative-index wrap, `emb[perm[idx]]`) and one on a middle dim, which scalar
+    prefetch could only do by relaying out the table."""
+    kinds = {
+        n: {
+            getattr(k.attributes.get("xla_access"), "data", "kernel")
+            for k in o.ops  # type: ignore[union-attr]
+            if isinstance(k, ta.KernelOp)
+        }
         for n, o in outcomes.items()
         if not isinstance(o, PassError)
     }
-    with_xla = sorted(n for n, ks in on_xla.items() if ks)
-    assert len(with_xla) == 27, with_xla
-    for n in with_xla:
+    with_xla = sorted(n for n, ks in kinds.items() if ks)
+    index_only = sorted(n for n, ks in kinds.items() if ks == {"index"})
+    assert index_only == sorted(
+        [
+            "indirect-load-to-scalar-prefetch/gathers.mlir#5",  # x[:, idx, :]
+            "indirect-load-to-scalar-prefetch/not-applied.mlir#6",  # wrapped negatives
+            "indirect-load-to-scalar-prefetch/not-applied.mlir#7",  # emb[perm[idx]]
+            "indirect-load-to-scalar-prefetch/not-applied.mlir#9",  # emb[1:][idx], flat
+            "indirect-load-to-scalar-prefetch/not-applied.mlir#11",  # emb[idx + 1], N-D
+        ]
+    ), index_only
+    refused_by_passes = [
+        n for n in with_xla if n != "indirect-load-to-scalar-prefetch/gathers.mlir#5"
+    ]
+    assert len(refused_by_passes) == 27, refused_by_passes
+    for n in refused_by_passes:
         assert "not-applied" in n or n in {
             "indirect-load-to-scalar-prefetch/gathers.mlir#11",  # an embedding bag
             "stride-to-reshape/remarks.mlir#2",  # the remark test's refused access

@@ -88,7 +88,12 @@ from pallas_ir.dialects.common import (
     map_bounds,
     parse_optional_attributes_keyword,
 )
-from pallas_ir.tpu_rules import MAX_ELEMENT_BITS, SMEM_BYTES, block_shape_error
+from pallas_ir.tpu_rules import (
+    MAX_ELEMENT_BITS,
+    SMEM_BYTES,
+    block_shape_error,
+    reshape_is_free,
+)
 
 
 class MemorySpace(StrEnum):
@@ -1235,10 +1240,12 @@ class ReshapeOp(ReshapeOpBase):
 
     @property
     def is_relayout(self) -> bool:
-        """Whether a TPU must copy the data: the trailing two dims change."""
+        """Whether a TPU must copy the data: the trailing two dims change, other than by
+        regrouping whole (8, 128) tiles of rows (`tpu_rules.reshape_is_free`)."""
         src, dst = self.source.type, self.result.type
         assert isinstance(src, TensorType) and isinstance(dst, TensorType)
-        return tuple(src.get_shape()[-2:]) != tuple(dst.get_shape()[-2:])
+        bits = getattr(src.element_type, "bitwidth", 32)
+        return not reshape_is_free(src.get_shape(), dst.get_shape(), bits)
 
 
 @irdl_op_definition

@@ -698,7 +698,8 @@ class DotOp(DotOpBase):
 @irdl_op_definition
 class GatherOp(IRDLOperation):
     """Gather whole rows of a table by prefetched indices: row r of the tile is
-    `table[index[m + r]]`, where `m` is the map's element offset into the index buffer.
+    `table[index[m + r]]`, where `m` is the map's element offset into the index buffer
+    (its row-major position when the buffer is N-D).
 
     ```mlir
     %rows = tl.gather %table, %idx[affine_map<(d0) -> (d0 * 8)>](%i)
@@ -781,8 +782,8 @@ class GatherOp(IRDLOperation):
         table, index, tile = self.table.type, self.index.type, self.result.type
         assert isinstance(table, MemRefType) and isinstance(index, MemRefType)
         assert isinstance(tile, TensorType)
-        if index.get_num_dims() != 1 or not isinstance(index.element_type, IntegerType):
-            raise VerifyException("tl.gather reads a rank-1 integer index buffer")
+        if not isinstance(index.element_type, IntegerType):
+            raise VerifyException("tl.gather reads an integer index buffer")
         verify_map_arity(self.map.data, len(self.dims), 0, 1, "gather")
         for i, d in enumerate(self.dims):
             if _grid_extent(d) is None:
@@ -797,10 +798,10 @@ class GatherOp(IRDLOperation):
             raise VerifyException("a gather keeps the table's element type")
         (b,) = map_bounds(self.map.data, loop_bounds_of(self.dims, _grid_extent), [])
         rows = tile.get_shape()[0]
-        if b is not None and (b[0] < 0 or b[1] + rows > index.get_shape()[0]):
+        if b is not None and (b[0] < 0 or b[1] + rows > index.element_count()):
             raise VerifyException(
                 f"the gather reads indices [{b[0]}, {b[1] + rows - 1}] of "
-                f"{index.get_shape()[0]}"
+                f"{index.element_count()}"
             )
         _kernel_arg(self.index, frozenset({ArgRole.PREFETCH, ArgRole.IN}), "gather index")
         _kernel_arg(self.table, READABLE_ROLES - {ArgRole.PREFETCH}, "gathered")

@@ -197,11 +197,41 @@ def _contraction(op: Operation) -> Operation | None:
     return mul
 
 
-def _row_gather(a: _Access, extents: Sequence[int]) -> tuple[int, list[int]] | None:
-    """(lookup loop dim, the rows per grid step to try, best first) when a gather can be
-    done by row DMAs: it
-    asks for `dma` (or `vmem`), picks rows of the table's first dim with one rank-1
-    index read one loop dim at a time (`idx[i + c]`), and takes whole rows."""
+def _lookup_dims(index: ta.LoadOp) -> tuple[int, dict[int, int], int] | None:
+    """For an index read at row-major position `sum(c_l * l) + c0` of its kernel
+    argument (directly or through a view; `tl.gather` reads index buffers flat) with
+    exactly one loop dim at coefficient 1 (the lookup dim, whose consecutive points read
+    consecutive indices) and positive coefficients: (lookup dim, {loop dim:
+    coefficient}, c0)."""
+    root = ta.root_buffer(index.buffer)
+    if not isinstance(root.type, MemRefType):
+        return None
+    view = index.buffer.type
+    assert isinstance(view, MemRefType)
+    lin = LinearExpr()
+    for e, stride in zip(index.map.data.results, row_major_strides(view.get_shape())):
+        term = linearize(e)
+        if term is None:
+            return None
+        lin = lin + term.scaled(stride)
+    if lin.symbols or any(c <= 0 for c in lin.dims.values()):
+        return None
+    coefficients = {index.dims[p].index: c for p, c in lin.dims.items()}  # type: ignore[attr-defined]
+    unit = [l for l, c in coefficients.items() if c == 1]
+    if len(unit) != 1:
+        return None
+    return unit[0], coefficients, lin.constant
+
+
+def _row_gather(
+    a: _Access, extents: Sequence[int], n_parallel: int
+) -> tuple[int, list[int], list[int]] | None:
+    """(lookup loop dim, the rows per grid step to try, best first, the other loop dims
+    the index depends on, which take one point per step) when a gather can be done by
+    row DMAs: it asks for `dma` (or `vmem`, `dma_chunked`), picks rows of the table's
+    first dim with a rank-1 index read at consecutive positions along one parallel loop
+    dim (`idx[i + c]`, or `idx[16 * b + t]` for an index of rank 2 stored flat), and
+    takes whole rows."""
     strategy = a.op.attributes.get("gather")
     if not isinstance(strategy, StringAttr) or strategy.data not in (
         "dma",
@@ -212,14 +242,12 @@ def _row_gather(a: _Access, extents: Sequence[int]) -> tuple[int, list[int]] | N
     if [b for b, _ in a.gathers] != [0]:
         return None
     ((_, index),) = a.gathers
-    itype = index.buffer.type
-    if not isinstance(itype, MemRefType) or itype.get_num_dims() != 1:
+    found = _lookup_dims(index)
+    if found is None:
         return None
-    lin = linearize(index.map.data.results[0])
-    if lin is None or lin.symbols or list(lin.dims.values()) != [1]:
-        return None
-    (p,) = lin.dims
-    lookup = index.dims[p].index  # type: ignore[attr-defined]
+    lookup, coefficients, _ = found
+    if any(l >= n_parallel for l in coefficients):
+        return None  # a gather along a reduction dim
     for b, (l, c) in enumerate(a.dims[1:], start=1):
         if l is None or c != 0 or extents[l] != a.shape[b]:
             return None
@@ -228,7 +256,8 @@ def _row_gather(a: _Access, extents: Sequence[int]) -> tuple[int, list[int]] | N
     # lanes (a rank-1 output), only the whole dim is a legal block; its DMAs are
     # unrolled, so that is bounded.
     preferred = 8 if e % 8 == 0 else 1
-    return lookup, [preferred] + ([e] if preferred < e <= MAX_UNROLLED_ROWS else [])
+    rows = [preferred] + ([e] if preferred < e <= MAX_UNROLLED_ROWS else [])
+    return lookup, rows, [l for l in coefficients if l != lookup]
 
 
 def _element_type(a: _Access) -> Attribute:
@@ -693,21 +722,23 @@ class _Emitter:
         """A gather by row DMAs: `tl.gather` of the rows the lookups of this grid step
         name (see `_row_gather`), then into loop space like any tile."""
         ((_, index),) = access.gathers
-        lin = linearize(index.map.data.results[0])
-        assert lin is not None  # _row_gather checked
-        (p,) = lin.dims
-        lookup = index.dims[p].index  # type: ignore[attr-defined]
+        found = _lookup_dims(index)
+        assert found is not None  # _row_gather checked
+        lookup, coefficients, constant = found
         rows = self.plan.tiles[lookup]
-        start = AffineMap(
-            len(self.plan.grid), 0, (AffineDimExpr(lookup) * rows + lin.constant,)
-        )
+        # The step's first lookup: grid index times tile along each dim (1 but for the
+        # lookup dim's `rows`), times the dim's coefficient.
+        first: AffineExpr = AffineConstantExpr(constant)
+        for l, c in sorted(coefficients.items()):
+            first = first + AffineDimExpr(l) * (c * self.plan.tiles[l])
+        start = AffineMap(len(self.plan.grid), 0, (first,))
         op = access.op
         assert isinstance(op, ta.LoadOp)
         tile = TensorType(op.result.type, [rows, *access.shape[1:]])
         v = self.add(
             tl.GatherOp(
                 self.buffers[access.buffer],
-                self.buffers[index.buffer],
+                self.buffers[ta.root_buffer(index.buffer)],  # flat (see _lookup_dims)
                 AffineMapAttr(start),
                 self.grid_ivs(),
                 tile,
@@ -1069,6 +1100,10 @@ def _simplify(grid: tl.GridOp) -> None:
     ).rewrite_region(grid.body)
 
 
+class _GatherNeedsRelayout(PassError):
+    """A scalar-prefetch gather (G1) that would relayout its table on the host."""
+
+
 class _WideData(PassError):
     """The kernel computes on 64-bit data, which TPU kernels do not have."""
 
@@ -1132,10 +1167,32 @@ class TilePass(ModulePass):
         """Tile the kernel; an access no idiom covers is moved to an XLA kernel (with a
         remark saying why) and the rest is tiled, and a kernel with 64-bit data runs on
         XLA whole (see `xla_fallback`)."""
+        relayout_ok: set[Operation] = set()
         while True:
             try:
-                self.tile_kernel(module, kernel, budget)
+                self.tile_kernel(module, kernel, budget, relayout_ok)
                 return
+            except _GatherNeedsRelayout as e:
+                # Computing the row indices on XLA and copying rows by DMA moves the rows
+                # once; scalar prefetch would relayout the whole table on every call.
+                gather = e.op
+                assert isinstance(gather, ta.LoadOp)
+                storage = {
+                    a.index: t
+                    for a in kernel.body.block.args
+                    if (t := _host_storage(module, kernel, a.index)) is not None
+                }
+                main = outline_index(module, kernel, gather, storage)
+                if main is None:
+                    relayout_ok.add(gather)
+                    continue
+                emit_remark(
+                    gather,
+                    f"{e.message}; instead the row indices are computed on XLA and the "
+                    f"rows come by row DMA (@{kernel.sym_name.data})",
+                )
+                count(self.name, "gathers moved to computed rows")
+                kernel = main
             except _WideData as e:
                 emit_remark(e.op, f"{e.message}: @{kernel.sym_name.data} runs on XLA")
                 run_on_xla(kernel)
@@ -1170,7 +1227,13 @@ class TilePass(ModulePass):
                 count(self.name, "accesses moved to XLA")
                 kernel = main
 
-    def tile_kernel(self, module: ModuleOp, kernel: ta.KernelOp, budget: int) -> None:
+    def tile_kernel(
+        self,
+        module: ModuleOp,
+        kernel: ta.KernelOp,
+        budget: int,
+        relayout_ok: set[Operation] = frozenset(),  # type: ignore[assignment]
+    ) -> None:
         loops = [o for o in kernel.body.block.ops if isinstance(o, ta.LoopOp)]
         others = [
             o
@@ -1191,7 +1254,7 @@ class TilePass(ModulePass):
             for o in loop.body.block.ops
             if isinstance(o, ta.LoadOp | ta.StoreOp)
         }
-        skip, forced, dma = self.gather_reads(loop, accesses)
+        skip, forced, dma = self.gather_reads(loop, accesses, relayout_ok)
         _refuse_wide_data(loop, skip)
         # G4: a gather that asks for a VMEM-resident table gets one when the table,
         # double-buffered, takes at most half the budget; the tiles get the rest.
@@ -1258,10 +1321,9 @@ class TilePass(ModulePass):
         )
         for op, a in dma.items():
             ((_, index),) = a.gathers
-            lin = linearize(index.map.data.results[0])
-            assert lin is not None
-            (p,) = lin.dims
-            rows = plan.tiles[index.dims[p].index]  # type: ignore[attr-defined]
+            found = _lookup_dims(index)
+            assert found is not None
+            rows = plan.tiles[found[0]]
             strategy = a.op.attributes["gather"]
             if op in resident:
                 emit_remark(
@@ -1292,7 +1354,9 @@ class TilePass(ModulePass):
 
     @staticmethod
     def gather_reads(
-        loop: ta.LoopOp, accesses: dict[Operation, _Access]
+        loop: ta.LoopOp,
+        accesses: dict[Operation, _Access],
+        relayout_ok: set[Operation] = frozenset(),  # type: ignore[assignment]
     ) -> tuple[set[Operation], dict[int, int], dict[Operation, _Access]]:
         """Gathers. Returns the ops that only read gather indices (tiles do not load
         them), the tile sizes the gathers force on loop dims, and the gathers done by
@@ -1311,12 +1375,13 @@ class TilePass(ModulePass):
         for op, a in list(accesses.items()):
             for _, index in a.gathers:
                 skip.add(index)
-            by_dma = _row_gather(a, extents)
+            by_dma = _row_gather(a, extents, len(loop.parallel_extents))
             if by_dma is not None:
-                lookup, rows = by_dma
+                lookup, rows, others = by_dma
                 dma[op] = a
                 accesses.pop(op)
                 forced[lookup] = rows
+                forced.update((l, [1]) for l in others)
                 for l, _ in a.dims[1:]:
                     if l is not None:
                         forced[l] = [extents[l]]  # whole rows
@@ -1346,6 +1411,13 @@ class TilePass(ModulePass):
             l, _ = a.dims[rank - 2]
             if rank - 2 not in dict(a.gathers) and (l is None or forced.get(l) != [1]):
                 continue
+            if rank - 2 in dict(a.gathers) and op not in relayout_ok:
+                raise _GatherNeedsRelayout(
+                    op,
+                    "tile: scalar prefetch of one row of the second-minor dim needs the "
+                    f"table relaid out to (..., {a.shape[rank - 2]}, 1, "
+                    f"{a.shape[rank - 1]})",
+                )
             if isinstance(a.buffer, _Storage):
                 root = a.buffer.root
             else:

@@ -470,17 +470,28 @@ class TlToPallasPass(ModulePass):
                 continue
             alias_inputs.append(buf)
             aliases.append((n_pre + len(loads) + len(gathers) + len(alias_inputs) - 1, k))
-        operands = [
-            host.as_int32(host.read(launch.args[a.index], launch)) for a in conv.prefetch
-        ]
+        # A gather's index buffer is read flat (tl.gather's offsets are row-major
+        # positions): an N-D one is flattened on the host with its i32 conversion.
+        scalar_read = {o.buffer for o in body_ops if isinstance(o, tl.ScalarLoadOp)}
+        flat_index = {
+            a: TensorType(i32, [a.type.element_count()])  # type: ignore[attr-defined]
+            for a in [*conv.prefetch, *chunked]
+            if a not in scalar_read and a.type.get_num_dims() != 1  # type: ignore[attr-defined]
+        }
+
+        def index_operand(a: BlockArgument) -> SSAValue:
+            value = host.as_int32(host.read(launch.args[a.index], launch))
+            if a in flat_index:
+                value = host.add(pallas.ReshapeOp(value, flat_index[a])).results[0]
+            return value
+
+        operands = [index_operand(a) for a in conv.prefetch]
         operands += [host.read(launch.args[o.buffer.index], launch) for o in loads]  # type: ignore[attr-defined]
         operands += [
             host.read(launch.args[_rows_source(g).index], launch) for g in gathers
         ]  # type: ignore[attr-defined]
         operands += [host.read(launch.args[a.index], launch) for a in alias_inputs]
-        operands += [
-            host.as_int32(host.read(launch.args[a.index], launch)) for a in chunked
-        ]
+        operands += [index_operand(a) for a in chunked]
         result_types = [_tensor(s.buffer.type) for s in stores]  # type: ignore[arg-type]
         # Gathered tables stay in HBM (`any`): rows come by manual DMA; a table marked
         # `table = "vmem"` (G4) is one whole block that stays resident (its index never
@@ -513,7 +524,8 @@ class TlToPallasPass(ModulePass):
         for a in conv.prefetch:
             t = a.type
             assert isinstance(t, MemRefType)
-            ref_types.append(pallas.RefType(t.get_shape(), i32, pallas.MemorySpace.SMEM))
+            shape = flat_index[a].get_shape() if a in flat_index else t.get_shape()
+            ref_types.append(pallas.RefType(shape, i32, pallas.MemorySpace.SMEM))
         for o, acc in zip(loads, in_accesses):
             ref_types.append(
                 pallas.RefType(acc.spec.ref_shape(), o.result.type.element_type)
@@ -767,7 +779,7 @@ def _index_chunk_spec(
     `start floordiv C` holds the lookups of the grid step whose first lookup is
     `start` (tile requires the rows of a step to stay within one chunk)."""
     (gather,) = [g for g in gathers if isinstance(g, tl.GatherOp) and g.index is index]
-    n = index.type.get_shape()[0]  # type: ignore[attr-defined]
+    n = index.type.element_count()  # type: ignore[attr-defined]
     n_grid = len(conv.grid.extents)
     if n <= INDEX_CHUNK:
         return pallas.BlockSpecAttr(

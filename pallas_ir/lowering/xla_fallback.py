@@ -28,6 +28,8 @@ read and write of what it touches.
 
 from __future__ import annotations
 
+import math
+
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     AffineMapAttr,
@@ -47,7 +49,7 @@ from pallas_ir.affine_analysis import LinearExpr, linearize, row_major_strides
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects.common import ArgRole
 from pallas_ir.passes.split_kernel_loops import split_kernel
-from pallas_ir.tpu_rules import SMEM_BYTES
+from pallas_ir.tpu_rules import SMEM_BYTES, reshape_is_free
 
 
 def _loop_of(op: Operation) -> ta.LoopOp | None:
@@ -198,6 +200,18 @@ def _split(
     return parts[1 - xla_part]
 
 
+def _last_indexed_by(load: ta.LoadOp, loop: ta.LoopOp) -> ta.LoadOp:
+    """The last load whose index computation reads `load`'s value (or `load`): a load
+    that only indexes a later one (a double indirection) moves with it, as one XLA
+    step, not two chained ones."""
+    for later in loop.body.block.ops:
+        if isinstance(later, ta.LoadOp) and later is not load and later.symbols:
+            later_chain = _chain(later, loop)
+            if later_chain is not None and load in later_chain:
+                load = later
+    return load
+
+
 def outline_load(
     module: ModuleOp, kernel: ta.KernelOp, load: ta.LoadOp
 ) -> ta.KernelOp | None:
@@ -208,13 +222,7 @@ def outline_load(
     loop = _loop_of(load)
     if loop is None:
         return None
-    # A load whose value only indexes a later load (a double indirection) moves with that
-    # load: one XLA gather, not two chained ones.
-    for later in loop.body.block.ops:
-        if isinstance(later, ta.LoadOp) and later is not load and later.symbols:
-            later_chain = _chain(later, loop)
-            if later_chain is not None and load in later_chain:
-                load = later
+    load = _last_indexed_by(load, loop)
     chain = _chain(load, loop)
     if chain is None:
         return None
@@ -269,12 +277,15 @@ def outline_index(
     """Move only the row index of a gather of whole rows to XLA (see the module
     docstring). Applies when the load's flat offset is `R * W + l + ...`: one loop dim
     `l` walks a whole row of W elements with step 1, and the row R (all other terms,
-    multiples of W) depends, through its index computation, on one parallel loop dim
-    (the lookups); and the host holds the table as (N, W) rows, so viewing it so is
-    free. The kernel then reads `table[ridx[i], l]`, a `gather = "dma"` load. None
+    multiples of W) depends, through its index computation, on parallel loop dims
+    only (the lookups, one index per point, row-major); and the host holds the table so
+    that viewing it as (N, W) rows is free (`tpu_rules.reshape_is_free`). The kernel then reads `table[ridx[i], l]`, a `gather = "dma"` load. None
     (nothing changed) otherwise."""
     loop = _loop_of(load)
-    if loop is None or not load.symbols:
+    if loop is None:
+        return None
+    load = _last_indexed_by(load, loop)
+    if not load.symbols:
         return None
     chain = _chain(load, loop)
     if chain is None or any(
@@ -304,24 +315,27 @@ def outline_index(
         return None
     table = MemRefType(root_type.element_type, [total // width, width])
     host = storage.get(root.index, root_type)
-    if tuple(host.get_shape()) != tuple(table.get_shape()):
+    bits = getattr(root_type.element_type, "bitwidth", 32)
+    if not reshape_is_free(host.get_shape(), table.get_shape(), bits):
         return None  # viewing the table as rows would be a relayout on the host
     symbol_chain = chain[:-1]
     row_dims = {positions[p] for p in flat.dims if p != lane}
     row_dims |= set(_used_loop_dims(symbol_chain, loop))
     n_parallel = len(loop.parallel_extents)
-    if len(row_dims) != 1 or next(iter(row_dims)) >= n_parallel:
-        return None
-    (lookup,) = row_dims
-    # The prologue: the index computation, then R, as i32, per lookup.
-    n = extents[lookup]
-    ridx_type = MemRefType(i32, [n])
+    if not row_dims or max(row_dims) >= n_parallel or positions[lane] in row_dims:
+        return None  # a gather along a reduction dim, or one row per element
+    lookups = sorted(row_dims)
+    # The prologue: the index computation, then R, as i32, per lookup (row-major over
+    # the loop dims R depends on).
+    lookup_extents = [extents[l] for l in lookups]
+    n = math.prod(lookup_extents)
+    ridx_type = MemRefType(i32, lookup_extents)
     ridx = _add_scratch(module, kernel, ridx_type)
     ridx.name_hint = "rows"
-    prologue = _new_loop([n])
-    mapping = _clone_into(symbol_chain, loop, prologue, [lookup])
+    prologue = _new_loop(lookup_extents)
+    mapping = _clone_into(symbol_chain, loop, prologue, lookups)
     block = prologue.body.block
-    (x0,) = block.args
+    pivs = list(block.args)
 
     def emit(op: Operation) -> SSAValue:
         op.location = load.location
@@ -332,7 +346,9 @@ def outline_index(
         return emit(arith.ConstantOp(IntegerAttr(v, IndexType())))
 
     terms = [(mapping[load.symbols[q]], c) for q, c in flat.symbols.items()]
-    terms += [(x0, c) for p, c in flat.dims.items() if p != lane]
+    terms += [
+        (pivs[lookups.index(positions[p])], c) for p, c in flat.dims.items() if p != lane
+    ]
     row: SSAValue | None = None
     for v, c in terms:
         scaled = v if c == width else emit(arith.MuliOp(v, constant(c // width)))
@@ -341,7 +357,9 @@ def outline_index(
         offset = constant(flat.constant // width)
         row = offset if row is None else emit(arith.AddiOp(row, offset))
     as_i32 = emit(arith.IndexCastOp(row, i32))
-    store = ta.StoreOp(as_i32, ridx, _identity_on([0], 1), [x0])
+    store = ta.StoreOp(
+        as_i32, ridx, _identity_on(list(range(len(pivs))), len(pivs)), pivs
+    )
     store.location = load.location
     block.add_op(store)
     Rewriter.insert_op(prologue, InsertPoint.before(loop))
@@ -350,7 +368,7 @@ def outline_index(
     view.result.name_hint = root.name_hint
     Rewriter.insert_op(view, InsertPoint.before(loop))
     ivs = list(loop.body.block.args)
-    index = ta.LoadOp(ridx, _identity_on([lookup], len(ivs)), ivs)
+    index = ta.LoadOp(ridx, _identity_on(lookups, len(ivs)), ivs)
     cast = arith.IndexCastOp(index.result, IndexType())
     gathered = ta.LoadOp(
         view.result,

@@ -149,9 +149,7 @@ def _run_forward(module: ModuleOp, inputs: list[np.ndarray]) -> list[np.ndarray]
     return run_forward(module, *copies)
 
 
-def forward_inputs(
-    module: ModuleOp, forward: func.FuncOp, seed: int
-) -> list[np.ndarray]:
+def forward_inputs(module: ModuleOp, forward: func.FuncOp, seed: int) -> list[np.ndarray]:
     """Random @forward arguments; integers that a kernel uses as indices stay inside
     the tables they index (bounds found through the launches and host reshapes)."""
     kernels = {k.sym_name.data: k for k in module.ops if isinstance(k, ta.KernelOp)}

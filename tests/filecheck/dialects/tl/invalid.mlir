@@ -480,11 +480,11 @@ func.func @f(%a: tensor<8x512xf32>) {
 
 // -----
 
-// tl.gather: the index buffer is a rank-1 integer buffer.
-tl.kernel @k(%idx: memref<8x8xi32> {role = "prefetch"}, %table: memref<1000x256xf32> {role = "in"}, %out: memref<64x256xf32> {role = "out"}) {
+// tl.gather: the index buffer holds integers (read flat: an 8x8 buffer is 64 indices).
+tl.kernel @k(%idx: memref<8x8xf32> {role = "in"}, %table: memref<1000x256xf32> {role = "in"}, %out: memref<64x256xf32> {role = "out"}) {
   tl.grid [8] (parallel) (%i) {
-    // expected-error@+1 {{tl.gather reads a rank-1 integer index buffer}}
-    %rows = tl.gather %table, %idx[affine_map<(d0) -> (d0 * 8)>](%i) : memref<1000x256xf32>, memref<8x8xi32> -> tensor<8x256xf32>
+    // expected-error@+1 {{tl.gather reads an integer index buffer}}
+    %rows = tl.gather %table, %idx[affine_map<(d0) -> (d0 * 8)>](%i) : memref<1000x256xf32>, memref<8x8xf32> -> tensor<8x256xf32>
   }
 }
 
