@@ -364,14 +364,17 @@ def outline_index(
     block.add_op(store)
     Rewriter.insert_op(prologue, InsertPoint.before(loop))
     # The kernel: table[ridx[lookup], lane] as a marked row gather.
-    view = ta.ReshapeOp(root, table)
-    view.result.name_hint = root.name_hint
-    Rewriter.insert_op(view, InsertPoint.before(loop))
+    rows_view: SSAValue = root
+    if tuple(root_type.get_shape()) != tuple(table.get_shape()):
+        view = ta.ReshapeOp(root, table)
+        view.result.name_hint = root.name_hint
+        Rewriter.insert_op(view, InsertPoint.before(loop))
+        rows_view = view.result
     ivs = list(loop.body.block.args)
     index = ta.LoadOp(ridx, _identity_on(lookups, len(ivs)), ivs)
     cast = arith.IndexCastOp(index.result, IndexType())
     gathered = ta.LoadOp(
-        view.result,
+        rows_view,
         AffineMapAttr(
             AffineMap(
                 len(ivs),

@@ -7,7 +7,8 @@
 // The tiler's fallback: an access no Pallas idiom covers moves to a `ta.kernel
 // {target = "xla"}` that @forward calls (an XLA gather before the Pallas kernel, or an
 // XLA scatter after it); the rest is tiled as usual. A kernel with 64-bit data runs on
-// XLA whole. --verify-semantics runs every case through the ta reference and the
+// XLA whole; a gather of whole rows at a computed row moves only its row indices to
+// XLA. --verify-semantics runs every case through the ta reference and the
 // pallas reference (which runs XLA kernels with the ta reference).
 
 // A diagonal read, out = x.diagonal(): one loop dim walks two buffer dims. The gather
@@ -92,16 +93,18 @@ func.func @forward(%x: memref<64x128xf32>, %out: memref<64x128x2xf32>) -> memref
 // -----
 
 // out = x[perm[idx]] * 2 for x: f32[1000, 128], perm: i32[1000], idx: i32[64], as a
-// double indirection that indirect-load-to-scalar-prefetch leaves alone: both loads
-// (and the index computation) go to one XLA gather, not two chained ones.
+// double indirection that indirect-load-to-scalar-prefetch leaves alone. The rows of x
+// are whole, so only the row index perm[idx] (both loads) goes to XLA, in one step, and
+// the kernel gathers the rows by row DMA.
 ta.kernel @double_indirect(%idx: memref<64xi32> {role = "in"}, %perm: memref<1000xi32> {role = "in"}, %x: memref<1000x128xf32> {role = "in"}, %out: memref<64x128xf32> {role = "out"}) {
-  // expected-remark@+1 {{tile: @double_indirect_1: tiles [64, 128] over loop [64, 128], grid [1, 1]}}
+  // expected-remark@+1 {{tile: @double_indirect_1: tiles [8, 128] over loop [64, 128], grid [8, 1]}}
   ta.loop [64, 128] (%i, %j) {
     %iv = ta.load %idx[affine_map<(d0, d1) -> (d0)>](%i, %j) : memref<64xi32>
     %s = arith.index_cast %iv : i32 to index
-    // expected-remark@+1 {{tile: the index depends on data and the load is not a gather (indirect-load-to-scalar-prefetch left it); done by an XLA gather before the Pallas kernel @double_indirect}}
+    // expected-remark@+1 {{tile: the index depends on data and the load is not a gather (indirect-load-to-scalar-prefetch left it); done by an XLA computation of the row indices before the Pallas kernel @double_indirect}}
     %pv = ta.load %perm[affine_map<(d0, d1)[s0] -> (s0)>](%i, %j)[%s] : memref<1000xi32>
     %ps = arith.index_cast %pv : i32 to index
+    // expected-remark@+1 {{tile: gather by row DMA, 8 rows per grid step}}
     %v = ta.load %x[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%ps] : memref<1000x128xf32>
     %two = arith.constant 2.0 : f32
     %m = arith.mulf %v, %two : f32
@@ -115,16 +118,16 @@ func.func @forward(%idx: memref<64xi32>, %perm: memref<1000xi32>, %x: memref<100
 }
 
 // CHECK-LABEL: ta.kernel @double_indirect_0(
-// CHECK-SAME:      attributes {target = "xla", xla_access = "gather"}
-// CHECK-NEXT:    ta.loop [64, 128] (%x0, %x1) {
+// CHECK-SAME:      %rows: memref<64xi32> {role = "out"}) attributes {target = "xla", xla_access = "index"}
+// CHECK-NEXT:    ta.loop [64] (%x0) {
 // CHECK-NEXT:      %iv = ta.load %idx
 // CHECK-NEXT:      %s = arith.index_cast %iv
-// CHECK-NEXT:      %pv = ta.load %perm
+// CHECK-NEXT:      %pv = ta.load %perm[affine_map<(d0)[s0] -> (s0)>](%x0)[%s]
 // CHECK-NEXT:      %ps = arith.index_cast %pv
-// CHECK-NEXT:      %v = ta.load %x[affine_map<(d0, d1)[s0] -> (s0, d1)>](%x0, %x1)[%ps]
-// CHECK-NEXT:      ta.store %v, %xla
-// CHECK-NOT:   target = "xla"
-// CHECK:       tl.kernel @double_indirect_1(%out: memref<64x128xf32> {role = "out"}, %xla: memref<64x128xf32> {role = "in"})
+// CHECK-NEXT:      %{{.*}} = arith.index_cast %ps : index to i32
+// CHECK-NEXT:      ta.store %{{.*}}, %rows
+// CHECK:       tl.kernel @double_indirect_1(%x: memref<1000x128xf32> {role = "in"}, %out: memref<64x128xf32> {role = "out"}, %rows: memref<64xi32> {role = "prefetch"})
+// CHECK:         tl.gather %x, %rows[affine_map<(d0, d1) -> ((d0 * 8))>](%i, %j)
 
 // -----
 
