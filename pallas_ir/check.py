@@ -226,11 +226,11 @@ _DECLARED = re.compile(r"\b(\w+): (?:f16|bf16|f32|f64|i1|i8|i16|i32|i64)\[([\d, 
 
 def with_single_launch(text: str) -> str | None:
     """A module of one `ta.kernel` (a pass test's input) plus a @forward that launches
-    it: readable buffers in, written buffers out (outputs start as allocations). A
-    readable buffer whose torch shape the text declares in a comment (`x: f32[64, 256]`,
-    the same number of elements) is held in that shape on the host and passed to the
-    kernel as a flat view, as the frontend does; the rest keep the kernel's types. None
-    if the text is not exactly one valid kernel."""
+    it: readable buffers in, written buffers out (outputs start as allocations). An
+    argument (not an output) whose torch shape the text declares in a comment
+    (`x: f32[64, 256]`, the same number of elements) is held in that shape on the host
+    and passed to the kernel as a flat view, as the frontend does; the rest keep the
+    kernel's types. None if the text is not exactly one valid kernel."""
     from xdsl.dialects.builtin import MemRefType
 
     import pallas_ir
@@ -256,22 +256,23 @@ def with_single_launch(text: str) -> str | None:
         assert isinstance(t, MemRefType)
         name = f"%a{arg.index}"
         shape = declared.get(arg.name_hint or "")
+        returned: tuple[str, MemRefType] = (name, t)
         if kernel.role_of(arg) == ArgRole.OUT:
             allocs.append(f"  {name} = ta.alloc : {t}")
         elif (
-            kernel.role_of(arg) not in WRITABLE_ROLES
-            and shape is not None
+            shape is not None
             and shape != list(t.get_shape())
             and math.prod(shape) == t.element_count()
         ):
             held = MemRefType(t.element_type, shape)
             params.append(f"{name}_held: {held}")
             views.append(f"  {name} = ta.reshape {name}_held : {held} to {t}")
+            returned = (f"{name}_held", held)
         else:
             params.append(f"{name}: {t}")
         launch.append((name, t))
         if kernel.role_of(arg) in WRITABLE_ROLES:
-            results.append((name, t))
+            results.append(returned)
     args = ", ".join(n for n, _ in launch)
     types = ", ".join(str(t) for _, t in launch)
     out_types = ", ".join(str(t) for _, t in results)

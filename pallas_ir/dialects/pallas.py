@@ -1509,10 +1509,9 @@ class XlaCallOp(IRDLOperation):
     ```
 
     The operands are the kernel's readable buffers (`in`, `inout`, `prefetch`) in
-    argument order, each in whatever shape the host holds it (the same elements: the
-    call reads its buffers flat, so no relayout is needed); the results are its written
-    buffers (`out`, `inout`), as tensors of the buffers' shapes. An `out` buffer starts
-    as zeros.
+    argument order, and the results its written buffers (`out`, `inout`), each in
+    whatever shape the host holds it (the same elements: the call reads and writes its
+    buffers flat, so no relayout is needed). An `out` buffer starts as zeros.
     """
 
     name = "pallas.xla_call"
@@ -1555,13 +1554,11 @@ class XlaCallOp(IRDLOperation):
                 bt, vt = b.type, v.type
                 assert isinstance(bt, MemRefType) and isinstance(vt, TensorType)
                 want = TensorType(bt.element_type, bt.get_shape())
-                if what == "result" and vt != want:
-                    raise VerifyException(f"result #{k} must be {want}, got {vt}")
                 if vt.element_type != bt.element_type or (
                     vt.element_count() != bt.element_count()
                 ):
                     raise VerifyException(
-                        f"operand #{k} must hold the {bt.element_count()} "
+                        f"{what} #{k} must hold the {bt.element_count()} "
                         f"{bt.element_type} elements of {want}, got {vt}"
                     )
 

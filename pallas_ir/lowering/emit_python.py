@@ -506,12 +506,14 @@ def _kernel_function(call: pallas.CallOp, name: str) -> list[str]:
     return [f"def {name}({', '.join(params)}):", *(f"    {line}" for line in body)]
 
 
-def _xla_function(kernel: ta.KernelOp, name: str) -> list[str]:
+def _xla_function(
+    kernel: ta.KernelOp, name: str, result_shapes: Sequence[Sequence[int]]
+) -> list[str]:
     """A `ta.kernel {target = "xla"}` as a vectorized jnp function (what the ta reference
     interpreter does in numpy): every body value is an array over the loop's domain,
     loop variables are iotas along their axis, loads gather and stores scatter on the
-    flat buffers. Readable buffers in (argument order), written buffers out; an `out`
-    buffer starts as zeros."""
+    flat buffers. Readable buffers in (argument order), written buffers out in
+    `result_shapes` (the host's); an `out` buffer starts as zeros."""
     namer = Namer()
     block = kernel.body.block
     roles = [kernel.role_of(a) for a in block.args]
@@ -529,7 +531,7 @@ def _xla_function(kernel: ta.KernelOp, name: str) -> list[str]:
             dtype = dtype_name(t.element_type, kernel)
             lines.append(f"{arg} = jnp.zeros(({t.element_count()},), {dtype})")
         flat[a] = arg
-    outs = [(namer[a], a.type) for a, r in zip(block.args, roles) if r in WRITABLE_ROLES]
+    outs = [namer[a] for a, r in zip(block.args, roles) if r in WRITABLE_ROLES]
 
     def flat_index(op: ta.LoadOp | ta.StoreOp, dims: list[str], syms: list[str]) -> str:
         t = op.buffer.type
@@ -597,7 +599,10 @@ def _xla_function(kernel: ta.KernelOp, name: str) -> list[str]:
                 lines.append(f"{namer.define(inner.result)} = {text}")
             else:
                 emitter.emit(inner)
-    returns = [f"jnp.reshape({n}, {_tuple(t.get_shape())})" for n, t in outs]  # type: ignore[attr-defined]
+    returns = [
+        f"jnp.reshape({n}, {_tuple(shape)})"
+        for n, shape in zip(outs, result_shapes, strict=True)
+    ]
     lines.append(f"return {', '.join(returns)}" if returns else "return None")
     return [f"def {name}({', '.join(params)}):", *(f"    {line}" for line in lines)]
 
@@ -712,7 +717,8 @@ def emit_python(module: ModuleOp) -> str:
         elif isinstance(op, pallas.XlaCallOp):
             kernel = xla_kernels[op.callee.string_value()]
             kname = namer.fresh(f"{kernel.sym_name.data}_xla")
-            kernels.append(_xla_function(kernel, kname))
+            shapes = [r.type.get_shape() for r in op.outs]  # type: ignore[attr-defined]
+            kernels.append(_xla_function(kernel, kname, shapes))
             results = [namer.define(r, "out") for r in op.outs]
             args = ", ".join(namer[a] for a in op.args)
             target = results[0] if len(results) == 1 else ", ".join(results)

@@ -1100,6 +1100,19 @@ def _simplify(grid: tl.GridOp) -> None:
     ).rewrite_region(grid.body)
 
 
+def _buffer_bytes(op: ta.LoadOp) -> int:
+    t = ta.root_buffer(op.buffer).type
+    assert isinstance(t, MemRefType)
+    return t.element_count() * numpy_dtype(t.element_type).itemsize
+
+
+def _gathered_bytes(op: ta.LoadOp) -> int:
+    """Elements a load reads, one per point of its loop, in bytes."""
+    loop = op.parent_op()
+    assert isinstance(loop, ta.LoopOp)
+    return math.prod(loop.extents) * numpy_dtype(op.result.type).itemsize
+
+
 class _GatherNeedsRelayout(PassError):
     """A scalar-prefetch gather (G1) that would relayout its table on the host."""
 
@@ -1182,16 +1195,19 @@ class TilePass(ModulePass):
                     for a in kernel.body.block.args
                     if (t := _host_storage(module, kernel, a.index)) is not None
                 }
+                name = kernel.sym_name.data
                 main = outline_index(module, kernel, gather, storage)
+                how = "the row indices are computed on XLA and the rows come by row DMA"
+                if main is None and _gathered_bytes(gather) < _buffer_bytes(gather):
+                    # An XLA gather reads and writes what is gathered; the relayout
+                    # would read and write the whole table.
+                    main = outline_load(module, kernel, gather)
+                    how = "an XLA gather before the Pallas kernel takes the rows"
                 if main is None:
                     relayout_ok.add(gather)
                     continue
-                emit_remark(
-                    gather,
-                    f"{e.message}; instead the row indices are computed on XLA and the "
-                    f"rows come by row DMA (@{kernel.sym_name.data})",
-                )
-                count(self.name, "gathers moved to computed rows")
+                emit_remark(gather, f"{e.message}; instead {how} (@{name})")
+                count(self.name, "gathers moved off scalar prefetch")
                 kernel = main
             except _WideData as e:
                 emit_remark(e.op, f"{e.message}: @{kernel.sym_name.data} runs on XLA")

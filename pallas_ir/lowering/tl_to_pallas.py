@@ -396,7 +396,7 @@ class TlToPallasPass(ModulePass):
         call = pallas.XlaCallOp(
             kernel.sym_name.data,
             ins,
-            [_tensor(args[k].type) for k in outs],  # type: ignore[arg-type]
+            [_tensor(host.root[launch.args[k]].type) for k in outs],  # type: ignore[arg-type]
         )
         host.add(call)
         for k, result in zip(outs, call.outs):

@@ -191,10 +191,14 @@ def run_xla_call(call: pallas.XlaCallOp, args: Sequence[np.ndarray]) -> list[np.
         else:
             buffers.append(np.zeros(t.get_shape(), dtype=dtype))
     ta_reference.run_kernel(kernel, buffers)
-    return [
+    written = [
         b for a, b in zip(kernel.body.block.args, buffers)
         if kernel.role_of(a) in WRITABLE_ROLES
     ]  # fmt: skip
+    return [
+        b.reshape(r.type.get_shape())  # type: ignore[attr-defined]
+        for b, r in zip(written, call.outs, strict=True)
+    ]
 
 
 def run_forward(module: ModuleOp, *arrays: np.ndarray) -> list[np.ndarray]:
