@@ -535,3 +535,15 @@ def decompose_on_shape(
                 return None
             out.append(StridedIndex(None, 1, d))
     return out
+
+
+def flat_offset(results: Sequence[AffineExpr], shape: Sequence[int]) -> LinearExpr | None:
+    """The row-major element offset that an access's index results select in a buffer
+    of `shape`, in the map's own dim and symbol positions (None if not linear)."""
+    total = LinearExpr()
+    for e, stride in zip(results, row_major_strides(shape), strict=True):
+        term = linearize(e)
+        if term is None:
+            return None
+        total = total + term.scaled(stride)
+    return total

@@ -80,8 +80,8 @@ from xdsl.pattern_rewriter import (
 from pallas_ir.affine_analysis import (
     LinearExpr,
     decompose_on_shape,
+    flat_offset,
     linearize,
-    row_major_strides,
 )
 from pallas_ir.diagnostics import PassError, count, emit_remark
 from pallas_ir.dialects import tensor_access as ta
@@ -208,13 +208,8 @@ def _lookup_dims(index: ta.LoadOp) -> tuple[int, dict[int, int], int] | None:
         return None
     view = index.buffer.type
     assert isinstance(view, MemRefType)
-    lin = LinearExpr()
-    for e, stride in zip(index.map.data.results, row_major_strides(view.get_shape())):
-        term = linearize(e)
-        if term is None:
-            return None
-        lin = lin + term.scaled(stride)
-    if lin.symbols or any(c <= 0 for c in lin.dims.values()):
+    lin = flat_offset(index.map.data.results, view.get_shape())
+    if lin is None or lin.symbols or any(c <= 0 for c in lin.dims.values()):
         return None
     coefficients = {index.dims[p].index: c for p, c in lin.dims.items()}  # type: ignore[attr-defined]
     unit = [l for l, c in coefficients.items() if c == 1]
@@ -351,17 +346,14 @@ def _flat_offset(op: ta.LoadOp | ta.StoreOp) -> LinearExpr | None:
     """The access's offset into the flat storage of its root argument, in loop dims."""
     t = op.buffer.type
     assert isinstance(t, MemRefType)
+    lin = flat_offset(op.map.data.results, t.get_shape())
+    if lin is None or lin.symbols:
+        return None
     positions = [d.index for d in op.dims]  # type: ignore[attr-defined]
-    total = LinearExpr()
-    for e, stride in zip(op.map.data.results, row_major_strides(t.get_shape())):
-        lin = linearize(e)
-        if lin is None or lin.symbols:
-            return None
-        in_loop = LinearExpr(
-            {positions[p]: c for p, c in lin.dims.items()}, {}, lin.constant
-        )
-        total = total + in_loop.scaled(stride)
-    return total
+    in_loop: dict[int, int] = {}
+    for p, c in lin.dims.items():
+        in_loop[positions[p]] = in_loop.get(positions[p], 0) + c
+    return LinearExpr({l: c for l, c in in_loop.items() if c}, {}, lin.constant)
 
 
 def _on_storage(

@@ -45,7 +45,7 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from pallas_ir.affine_analysis import LinearExpr, linearize, row_major_strides
+from pallas_ir.affine_analysis import flat_offset
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects.common import ArgRole
 from pallas_ir.passes.split_kernel_loops import split_kernel
@@ -254,20 +254,6 @@ def outline_load(
     return _split(module, kernel, 0, "gather")
 
 
-def _flat_offset(load: ta.LoadOp) -> LinearExpr | None:
-    """The load's element offset into its root buffer's flat storage, in the load's own
-    dim and symbol positions."""
-    t = load.buffer.type
-    assert isinstance(t, MemRefType)
-    total = LinearExpr()
-    for e, stride in zip(load.map.data.results, row_major_strides(t.get_shape())):
-        lin = linearize(e)
-        if lin is None:
-            return None
-        total = total + lin.scaled(stride)
-    return total
-
-
 def outline_index(
     module: ModuleOp,
     kernel: ta.KernelOp,
@@ -275,12 +261,13 @@ def outline_index(
     storage: dict[int, MemRefType],
 ) -> ta.KernelOp | None:
     """Move only the row index of a gather of whole rows to XLA (see the module
-    docstring). Applies when the load's flat offset is `R * W + l + ...`: one loop dim
-    `l` walks a whole row of W elements with step 1, and the row R (all other terms,
-    multiples of W) depends, through its index computation, on parallel loop dims
-    only (the lookups, one index per point, row-major); and the host holds the table so
-    that viewing it as (N, W) rows is free (`tpu_rules.reshape_is_free`). The kernel then reads `table[ridx[i], l]`, a `gather = "dma"` load. None
-    (nothing changed) otherwise."""
+    docstring). Applies when the load's flat offset is `R * W + l`: one loop dim `l`
+    walks a whole row of W elements with step 1, and the row R (all other terms,
+    multiples of W) depends, through its index computation, on parallel loop dims other
+    than `l` only (the lookups: one row index per point, row-major); and the host holds
+    the table so that viewing it as (N, W) rows is free (`tpu_rules.reshape_is_free`).
+    The kernel then reads `table[rows[...], l]`, a `gather = "dma"` load. None (nothing
+    changed) otherwise."""
     loop = _loop_of(load)
     if loop is None:
         return None
@@ -294,7 +281,9 @@ def outline_index(
         if isinstance(o, ta.LoadOp)
     ):
         return None
-    flat = _flat_offset(load)
+    t = load.buffer.type
+    assert isinstance(t, MemRefType)
+    flat = flat_offset(load.map.data.results, t.get_shape())
     root = ta.root_buffer(load.buffer)
     if flat is None or not isinstance(root, BlockArgument):
         return None
