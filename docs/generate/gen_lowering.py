@@ -255,7 +255,7 @@ Ratios are from section 7.
 | loop indices as values (iota, masks) | **implemented** | a loop index used in compute becomes `tl.iota` (grid index × tile + arange) → `pallas.iota` → `jax.lax.broadcasted_iota(...) + offset`; `examples/ta/iota_mask.mlir` (pipeline tests) | 1.000 |
 | broadcasting | **implemented** | loop-space operands broadcast with `tl.broadcast` (section 2); `examples/ta/bias_relu.mlir`, `examples/ta/softmax.mlir` (pipeline tests) | 1.000 |
 | contractions via `jnp.dot` | **implemented** | `tile` turns a `sum` of an `(m, k)` × `(k, n)` product into `tl.dot` (section 2) → `pallas.dot` → `jnp.dot` with f32 accumulation; batch dims with tile 1 leave one dot per grid step; split over a sequential dim when `k` is too long; `examples/ta/matmul.mlir` (pipeline tests, and split with a 256 KiB budget), `examples/ta/bmm.mlir` (batched, pipeline tests) | 1.000 |
-| accesses no idiom covers: XLA gather / scatter / kernel | **implemented** (fallback) | `tile` moves the access (with its index computation) to a `ta.kernel {{target = "xla"}}` called by `pallas.xla_call` (section 3.3): overlapping, negative and `floordiv` strides, diagonals, element-wise and lane gathers, computed and double indices, embedding bags, partial-block stores, 64-bit kernels; `tests/filecheck/lowering/tile/xla-fallback.mlir`, `tests/test_xla_fallback.py`, 27 inputs of `tests/test_pass_inputs_lowered.py` | about 2 (one extra pass through HBM); an idiom for any of these is future work |
+| accesses no idiom covers: XLA gather / scatter / kernel | **implemented** (fallback) | `tile` moves the access (with its index computation) to a `ta.kernel {{target = "xla"}}` called by `pallas.xla_call` (section 3.3): overlapping, negative and `floordiv` strides, diagonals, element-wise and lane gathers, computed and double indices, partial-block stores, 64-bit kernels; `tests/filecheck/lowering/tile/xla-fallback.mlir`, `tests/test_xla_fallback.py`, 29 inputs of `tests/test_pass_inputs_lowered.py` | about 2 (one extra pass through HBM); an idiom for any of these is future work |
 """
 
 
@@ -510,13 +510,16 @@ holding each buffer in its declared torch shape (as the frontend will). Gathers 
 is computed (torch's wrap of negative indices, `emb[idx + 1]`, `emb[perm[idx]]`) or on a
 middle dim (`x[:, idx, :]`) go through the computed-row form at ratios 1.006–1.013.
 
-All 88 single-kernel inputs of the pass tests now lower (`tests/test_pass_inputs_lowered.py`:
-interpret mode against the ta reference, AOT compiles for v5e and v6e). 27 of them use
-this fallback: 12 accesses `stride-to-reshape` and `canonicalize-permutation` refuse
-(overlapping, negative or non-dividing strides, `floordiv` of sums), 12 data-dependent
-accesses `indirect-load-to-scalar-prefetch` leaves alone (element-wise and lane
-gathers, computed indices), an embedding bag (a gather along a reduction dim), a
-strided store, and a kernel that increments i64 indices.
+All 88 single-kernel inputs of the pass tests lower (`tests/test_pass_inputs_lowered.py`:
+interpret mode against the ta reference, AOT compiles for v5e and v6e). XLA does part
+of 29 of them: in 26, an access the ta passes refuse (12 overlapping, negative or
+non-dividing strides and `floordiv` of sums, 12 data-dependent accesses
+`indirect-load-to-scalar-prefetch` leaves alone, a strided store, a kernel that
+increments i64 indices); in 4 of those and one more (`x[:, idx, :]`) it only computes
+row indices; in 2 (two gathered dims of a 100 × 50 × 256 table, which cannot be viewed
+as rows for free) an XLA gather replaces the whole-table relayout scalar prefetch would
+need. An embedding bag (a gather along a reduction dim) is all Pallas: each grid step
+copies one bag's rows by DMA and sums them.
 """)
 
 # --------------------------------------------------------------------------------------

@@ -241,8 +241,10 @@ def _row_gather(
     if found is None:
         return None
     lookup, coefficients, _ = found
-    if any(l >= n_parallel for l in coefficients):
-        return None  # a gather along a reduction dim
+    if any(l >= n_parallel for l in coefficients if l != lookup):
+        return None
+    if lookup >= n_parallel and extents[lookup] > MAX_UNROLLED_ROWS:
+        return None  # an embedding bag's rows come whole, one DMA each, per step
     for b, (l, c) in enumerate(a.dims[1:], start=1):
         if l is None or c != 0 or extents[l] != a.shape[b]:
             return None
@@ -252,6 +254,10 @@ def _row_gather(
     # unrolled, so that is bounded.
     preferred = 8 if e % 8 == 0 else 1
     rows = [preferred] + ([e] if preferred < e <= MAX_UNROLLED_ROWS else [])
+    if lookup >= n_parallel:
+        # Along a reduction dim (an embedding bag: each bag sums rows idx[4 * b + k]):
+        # all of a bag's rows in one step, reduced in the kernel.
+        rows = [e]
     return lookup, rows, [l for l in coefficients if l != lookup]
 
 
@@ -721,8 +727,10 @@ class _Emitter:
         # The step's first lookup: grid index times tile along each dim (1 but for the
         # lookup dim's `rows`), times the dim's coefficient.
         first: AffineExpr = AffineConstantExpr(constant)
+        extents = self.loop.extents
         for l, c in sorted(coefficients.items()):
-            first = first + AffineDimExpr(l) * (c * self.plan.tiles[l])
+            if self.plan.tiles[l] < extents[l]:  # a whole dim has no grid index
+                first = first + AffineDimExpr(l) * (c * self.plan.tiles[l])
         start = AffineMap(len(self.plan.grid), 0, (first,))
         op = access.op
         assert isinstance(op, ta.LoadOp)
