@@ -699,7 +699,9 @@ class DotOp(DotOpBase):
 class GatherOp(IRDLOperation):
     """Gather whole rows of a table by prefetched indices: row r of the tile is
     `table[index[m + r]]`, where `m` is the map's element offset into the index buffer
-    (its row-major position when the buffer is N-D).
+    (its row-major position when the buffer is N-D); positions past the end of the
+    buffer read its last index (a ragged last grid step, whose extra rows the stores
+    drop).
 
     ```mlir
     %rows = tl.gather %table, %idx[affine_map<(d0) -> (d0 * 8)>](%i)
@@ -798,10 +800,10 @@ class GatherOp(IRDLOperation):
             raise VerifyException("a gather keeps the table's element type")
         (b,) = map_bounds(self.map.data, loop_bounds_of(self.dims, _grid_extent), [])
         rows = tile.get_shape()[0]
-        if b is not None and (b[0] < 0 or b[1] + rows > index.element_count()):
+        if b is not None and (b[0] < 0 or b[1] >= index.element_count()):
             raise VerifyException(
-                f"the gather reads indices [{b[0]}, {b[1] + rows - 1}] of "
-                f"{index.element_count()}"
+                f"the gather's first index positions [{b[0]}, {b[1]}] leave the "
+                f"{index.element_count()} indices"
             )
         _kernel_arg(self.index, frozenset({ArgRole.PREFETCH, ArgRole.IN}), "gather index")
         _kernel_arg(self.table, READABLE_ROLES - {ArgRole.PREFETCH}, "gathered")

@@ -249,10 +249,11 @@ def _row_gather(
         if l is None or c != 0 or extents[l] != a.shape[b]:
             return None
     e = extents[lookup]
-    # 8 rows fill a sublane tile. When another access walks the lookup dim along its
-    # lanes (a rank-1 output), only the whole dim is a legal block; its DMAs are
-    # unrolled, so that is bounded.
-    preferred = 8 if e % 8 == 0 else 1
+    # 8 rows fill a sublane tile (a ragged last step repeats the last lookup into the
+    # tile's padding). When another access walks the lookup dim along its lanes (a
+    # rank-1 output), only the whole dim is a legal block; its DMAs are unrolled, so
+    # that is bounded.
+    preferred = 8 if e >= 8 else 1
     rows = [preferred] + ([e] if preferred < e <= MAX_UNROLLED_ROWS else [])
     if lookup >= n_parallel:
         # Along a reduction dim (an embedding bag: each bag sums rows idx[4 * b + k]):

@@ -853,28 +853,30 @@ def _gather_rows(
     chunk: int | None = None,
 ) -> list[Operation]:
     """The G3 idiom: read each row's index from SMEM, start one row DMA per row into the
-    VMEM buffer, wait for all, then load the rows as a tile. With `chunk`, the indices
-    are a streamed SMEM block of that many lookups, so the step's first lookup is
-    taken modulo it (G3c)."""
+    VMEM buffer, wait for all, then load the rows as a tile. Index positions past the
+    end of the index buffer (a ragged last step) read the last index: those rows land
+    in the padded part of the tile, which the store drops. With `chunk`, the indices
+    are a streamed SMEM block of that many lookups, so a position is taken modulo it
+    (G3c; the clamped last position is in the last chunk)."""
     ops, base = _grid_scalar(start, gather)
-    if chunk is not None:
-        size = arith.ConstantOp(IntegerAttr(chunk, i32))
-        rem = arith.RemSIOp(base, size.result)
-        ops += [size, rem]
-        base = rem.result
+    last = arith.ConstantOp(IntegerAttr(gather.index.type.element_count() - 1, i32))  # type: ignore[attr-defined]
+    size = arith.ConstantOp(IntegerAttr(chunk or 1, i32))
+    ops += [last, size]
     t = gather.result.type
     assert isinstance(t, TensorType)
     rows: list[SSAValue] = []
     for r in range(t.get_shape()[0]):
         offset = arith.ConstantOp(IntegerAttr(r, i32))
         at = arith.AddiOp(base, offset.result)
-        row = pallas.ReadOp(index_ref, [at.result])
-        ops += [
-            offset,
-            at,
-            row,
-            pallas.DmaStartOp(table_ref, row.result, rows_ref, r, sem),
-        ]
+        clamped = arith.MinSIOp(at.result, last.result)
+        ops += [offset, at, clamped]
+        position = clamped.result
+        if chunk is not None:
+            local = arith.RemSIOp(position, size.result)
+            ops.append(local)
+            position = local.result
+        row = pallas.ReadOp(index_ref, [position])
+        ops += [row, pallas.DmaStartOp(table_ref, row.result, rows_ref, r, sem)]
         rows.append(row.result)
     ops += [
         pallas.DmaWaitOp(table_ref, row, rows_ref, r, sem) for r, row in enumerate(rows)

@@ -110,7 +110,9 @@ def run_kernel(kernel: tl.KernelOp, buffers: Sequence[np.ndarray]) -> None:
                 table, index = local[op.table], local[op.index]
                 start = int(eval_affine(op.map.data.results[0], args[2:], []))
                 rows = op.result.type.get_shape()[0]  # type: ignore[attr-defined]
-                picked = index.reshape(-1)[start : start + rows].astype(np.int64)
+                flat = index.reshape(-1)
+                positions = np.minimum(np.arange(start, start + rows), flat.size - 1)
+                picked = flat[positions].astype(np.int64)
                 if picked.min() < 0 or picked.max() >= table.shape[0]:
                     raise ReferenceError(
                         f"'tl.gather': an index leaves the table's {table.shape[0]} rows"

@@ -529,10 +529,11 @@ tl.kernel @k(%idx: memref<64xi32> {role = "prefetch"}, %table: memref<1000x256xf
 
 // -----
 
-// The last grid point reads indices 64..71 of a 64-entry index buffer.
+// The last grid point starts at index position 64 of a 64-entry index buffer (a ragged
+// last step may run past the end, its positions clamped, but must start inside).
 tl.kernel @k(%idx: memref<64xi32> {role = "prefetch"}, %table: memref<1000x256xf32> {role = "in"}, %out: memref<72x256xf32> {role = "out"}) {
   tl.grid [9] (parallel) (%i) {
-    // expected-error@+1 {{the gather reads indices [0, 71] of 64}}
+    // expected-error@+1 {{the gather's first index positions [0, 64] leave the 64 indices}}
     %rows = tl.gather %table, %idx[affine_map<(d0) -> (d0 * 8)>](%i) : memref<1000x256xf32>, memref<64xi32> -> tensor<8x256xf32>
   }
 }
