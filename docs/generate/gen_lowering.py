@@ -241,7 +241,7 @@ Ratios are from section 7.
 | idiom | status | how, and where tested | traffic ratio |
 |---|---|---|---|
 | leading-dim strides via index maps | **implemented** | `tile` walks the host storage with one row per grid step, block index `k·i + c` (section 3.1); `examples/ta/leading_stride.mlir` (pipeline tests), `examples/tl/leading_stride.mlir` (tl tests) | 1.000 |
-| sublane strides | **implemented**, by row DMA (rank-2 arrays) | `tile` emits `tl.load ... strides [k, 1]` on host storage with whole rows; `tl-to-pallas` copies each used row by DMA (`pallas.dma_start`/`dma_wait` from the array in memory space `any`), exact traffic; `examples/ta/row_stride.mlir` (pipeline tests), `examples/tl/strided_rows.mlir` (tl tests). Rank ≥ 3 sublane steps fall back to the `stride-to-reshape` view through a host relayout. The `pl.ds(start, n, stride=k)` form (a `t·k`-row block read) is still emitted for strided tiles that are not whole rows (`tests/test_cost_model.py`) | 1.000 |
+| sublane strides | **implemented**, by row DMA (any rank) | `tile` emits `tl.load ... strides [..., k, 1]` on host storage with whole rows and one index of each leading dim per step; `tl-to-pallas` copies each used row by DMA (`pallas.dma_start`/`dma_wait` from the array in memory space `any`, with the leading indices: `x.at[b, pl.ds(row, 1)]`), exact traffic; `examples/ta/row_stride.mlir`, `examples/ta/row_stride_3d.mlir` (pipeline tests), `examples/tl/strided_rows.mlir` (tl tests). The `pl.ds(start, n, stride=k)` form (a `t·k`-row block read) is still emitted for strided tiles that are not whole rows (`tests/test_cost_model.py`) | 1.000 |
 | lane strides via full-row read + in-kernel compaction | **implemented** (32-bit data) | `tile` reads whole lanes from host storage (`strides [1, k]`); `tl-to-pallas` gives a block `t·k` lanes wide and a `pallas.load` with `ds(s, t, stride = k)` on the lane dim, which `emit-python` spells as a full-width load plus `reshape(..., t, k)[..., s]` (no TPU load or DMA strides lanes); `examples/ta/lane_stride.mlir` (pipeline tests) | 1.500 (the floor for k = 2) |
 | permutations via permuted index maps + in-kernel transpose | **implemented** | `canonicalize-permutation`, then `tile`: `tl.transpose` into loop space, tiles legal for the blocks on both sides, offsets permuted; → `pallas.transpose`; `examples/ta/permute3d.mlir`, `examples/ta/transpose.mlir` (pipeline tests), `examples/tl/transpose.mlir` (tl tests), `examples/pallas/transpose.mlir` (`tests/test_examples.py`, `tests/test_cost_model.py`) | 1.000 |
 | gathers: scalar prefetch (G1) | **implemented** | `tile` turns index loads into `tl.scalar_load`, one row per grid step, `(…, A, 1, B)` views for one-row blocks (section 3.2); `tl-to-pallas` makes prefetch operands (`i32`, converted on the host) and index-map bindings (section 4.5); `examples/ta/embedding.mlir` (pipeline tests), `examples/tl/embedding.mlir` (tl tests), `examples/pallas/embedding.mlir` (`tests/test_examples.py`, `tests/test_cost_model.py`). The `(V, 1, D)` table view is a relayout of the whole table on every call | kernel 1.000; with the host copies 17.6 |
@@ -371,10 +371,11 @@ host's N-D storage:
    strides) is written as one index per storage dim, `k·d + c` or `c`, each walked by at
    most one loop dim with a positive step `k`, staying inside the dim
    (`decompose_on_shape` in `pallas_ir/affine_analysis.py`).
-3. **Legal on a TPU.** Steps `k > 1` only on loads; on the sublane dim only of rank-2
-   arrays (whole rows, copied one by one by row DMA); on the lane dim only of 32-bit data
-   with no other step (the lanes are read whole and compacted in registers: no DMA can
-   skip lanes).
+3. **Legal on a TPU.** Steps `k > 1` only on loads; on the sublane dim with whole rows
+   and one index of each leading dim per grid step (the rows are copied one by one by
+   row DMA, `x.at[b, pl.ds(row, 1)]` for a rank-3 array); on the lane dim only of 32-bit
+   data with no other step (the lanes are read whole and compacted in registers: no DMA
+   can skip lanes).
 
 If all three hold, the `tl.kernel` gets the host storage as an extra argument and the
 load walks it with `strides [...]`; otherwise the access uses the view the ta passes

@@ -293,7 +293,7 @@ def _operand_traffic(
             # Row DMAs: each start moves one row, every grid step. When the rows come from
             # prefetched indices, which rows (and so the minimum, the distinct ones)
             # depends on data: a bound. Computed rows (a strided read) are distinct.
-            row = math.prod(shape[1:]) * item
+            row = math.prod(shape[1 + len(dmas[0].src_lead) :]) * item
             moved = len(points) * len(dmas) * row
             by_data = any(isinstance(d.src_row.owner, pallas.ReadOp) for d in dmas)
             return OperandTraffic(

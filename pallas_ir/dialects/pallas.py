@@ -1350,9 +1350,12 @@ class DmaOpBase(IRDLOperation):
     """Shared by `pallas.dma_start` and `pallas.dma_wait`: one row of `src` (in HBM,
     memory space `any`, or a VMEM-resident block: a local copy) at a dynamic row index,
     to row `dst_row` of `dst` (VMEM), signalling `sem`:
-    `pltpu.make_async_copy(src.at[pl.ds(row, 1)], dst.at[pl.ds(r, 1)], sem)`."""
+    `pltpu.make_async_copy(src.at[pl.ds(row, 1)], dst.at[pl.ds(r, 1)], sem)`. With
+    leading indices (`%src at [%b, %c] [%row]`), the row is one of `src[b, c]`:
+    `src.at[b, c, pl.ds(row, 1)]`."""
 
     src = operand_def(RefType)
+    src_lead = var_operand_def(i32)
     src_row = operand_def(i32)
     dst = operand_def(RefType)
     sem = operand_def(RefType)
@@ -1360,15 +1363,21 @@ class DmaOpBase(IRDLOperation):
 
     traits = traits_def(HasAncestor(CallOp))
     assembly_format = (
-        "$src `[` $src_row `]` `,` $dst `[` $dst_row `]` `,` $sem attr-dict "
-        "`:` type($src) `,` type($dst) `,` type($sem)"
+        "$src (`at` ` ` `[` $src_lead^ `]`)? `[` $src_row `]` `,` $dst `[` $dst_row `]` `,` $sem "
+        "attr-dict `:` type($src) `,` type($dst) `,` type($sem)"
     )
 
     def __init__(
-        self, src: SSAValue, src_row: SSAValue, dst: SSAValue, dst_row: int, sem: SSAValue
+        self,
+        src: SSAValue,
+        src_row: SSAValue,
+        dst: SSAValue,
+        dst_row: int,
+        sem: SSAValue,
+        src_lead: Sequence[SSAValue] = (),
     ):
         super().__init__(
-            operands=[src, src_row, dst, sem],
+            operands=[src, src_lead, src_row, dst, sem],
             properties={"dst_row": IntegerAttr(dst_row, i64)},
         )
 
@@ -1388,10 +1397,14 @@ class DmaOpBase(IRDLOperation):
             or sem.element_type != i32
         ):
             raise VerifyException("a row DMA signals a rank-0 i32 `semaphore` ref")
-        if not src.get_shape() or not dst.get_shape():
-            raise VerifyException("a row DMA copies rows: both refs need rank >= 1")
+        lead = len(self.src_lead)
+        if len(src.get_shape()) <= lead or not dst.get_shape():
+            raise VerifyException(
+                f"a row DMA copies rows: {src} needs a dim after its {lead} leading "
+                "indices, and the destination rank >= 1"
+            )
         if (
-            src.get_shape()[1:] != dst.get_shape()[1:]
+            src.get_shape()[lead + 1 :] != dst.get_shape()[1:]
             or src.element_type != dst.element_type
         ):
             raise VerifyException(

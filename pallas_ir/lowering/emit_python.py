@@ -386,9 +386,10 @@ class KernelEmitter:
         if isinstance(op, pallas.DmaStartOp | pallas.DmaWaitOp):
             n = self.namer
             row, r = n[op.src_row], op.dst_row.value.data
+            lead = "".join(f"{n[v]}, " for v in op.src_lead)
             phase = "start" if isinstance(op, pallas.DmaStartOp) else "wait"
             self.lines.append(
-                f"pltpu.make_async_copy({n[op.src]}.at[pl.ds({row}, 1)], "
+                f"pltpu.make_async_copy({n[op.src]}.at[{lead}pl.ds({row}, 1)], "
                 f"{n[op.dst]}.at[pl.ds({r}, 1)], {n[op.sem]}).{phase}()"
             )
             return

@@ -367,8 +367,9 @@ def _on_storage(
     op: ta.LoadOp | ta.StoreOp, loop: ta.LoopOp, storage: MemRefType, root: int
 ) -> _Access | None:
     """The access as a strided walk of the host's storage shape, if that is legal on a
-    TPU: steps only on loads; on the sublane dim only of rank-2 arrays (whole rows by
-    row DMA); on the lane dim only of 32-bit data (whole lanes read, then compacted)."""
+    TPU: steps only on loads; on the sublane dim with whole rows (copied by row DMA at
+    one index of each leading dim per step); on the lane dim only of 32-bit data (whole
+    lanes read, then compacted)."""
     offset = _flat_offset(op)
     if offset is None:
         return None
@@ -381,7 +382,7 @@ def _on_storage(
     for b, ix in enumerate(indices):
         if ix.step == 1:
             continue
-        if isinstance(op, ta.StoreOp) or (b == rank - 2 and rank != 2):
+        if isinstance(op, ta.StoreOp):
             return None
         if b == rank - 1 and (bits != 32 or any(i.step > 1 for i in indices[:-1])):
             # A lane step: the whole lanes are read and compacted in registers (no DMA
@@ -473,6 +474,8 @@ def _legal(access: _Access, b: int, tile: int, extent: int) -> bool:
         return tile % 8 == 0 or tile >= extent
     if b == rank - 1 and access.sublane_strided:
         return tile >= extent and n == extent  # row DMAs copy whole rows
+    if b < rank - 2 and access.sublane_strided:
+        return tile == 1  # row DMAs of one leading index per step
     if tile >= extent:
         # One tile at a constant offset (tl-to-pallas widens it to the whole dim if it
         # must); a store must then cover the whole dim, or it would write the rest of

@@ -548,7 +548,9 @@ class TlToPallasPass(ModulePass):
         for g in gathers:
             t = g.result.type
             assert isinstance(t, TensorType)
-            scratch.append(pallas.RefType(t.get_shape(), t.element_type))
+            # Rows land in a (rows, lanes) buffer; a strided load's leading dims are 1.
+            shape = t.get_shape() if isinstance(g, tl.GatherOp) else t.get_shape()[-2:]
+            scratch.append(pallas.RefType(shape, t.element_type))
             scratch.append(pallas.RefType([], i32, pallas.MemorySpace.SEMAPHORE))
         # A split reduction of 8- or 16-bit data accumulates in a 32-bit VMEM scratch
         # (initialised at the first step of its sequential dims, written to the output
@@ -751,19 +753,21 @@ def _grid_scalar(expr: AffineExpr, where: Operation) -> tuple[list[Operation], S
 
 
 def _row_strided(load: tl.LoadOp) -> bool:
-    """A load of every k-th row (k > 1) of a rank-2 array, whole rows: done by one row
-    DMA per row, which moves exactly those rows (a strided `pl.ds` would read the whole
-    `tile * k`-row block)."""
+    """A load of every k-th row (k > 1) of an array, whole rows, one index of each
+    leading dim: done by one row DMA per row (at those leading indices), which moves
+    exactly those rows (a strided `pl.ds` would read the whole `tile * k`-row block)."""
     t, b = load.result.type, load.buffer.type
     assert isinstance(t, TensorType) and isinstance(b, MemRefType)
-    if load.strides is None or b.get_num_dims() != 2 or load.symbols:
+    rank = b.get_num_dims()
+    if load.strides is None or rank < 2 or load.symbols:
         return False
-    row_step, lane_step = load.strides.get_values()
-    lane = linearize(load.map.data.results[1])
+    *lead_steps, row_step, lane_step = load.strides.get_values()
+    lane = linearize(load.map.data.results[-1])
     return (
         row_step > 1
         and lane_step == 1
-        and t.get_shape()[1] == b.get_shape()[1]
+        and all(d == 1 for d in t.get_shape()[:-2])
+        and t.get_shape()[-1] == b.get_shape()[-1]
         and lane is not None
         and lane.is_constant
         and lane.constant == 0
@@ -824,22 +828,35 @@ def _strided_rows(
     rows_ref: SSAValue,
     sem: SSAValue,
 ) -> list[Operation]:
-    """Rows `start + k * r` of the array by row DMA, then the rows as a tile."""
-    start = conv.grid_map(load.map.data, load.dims, load).results[0]
-    ops, base = _grid_scalar(start, load)
+    """Rows `start + k * r` of the array (at the tile's leading indices) by row DMA,
+    then the rows as a tile."""
+    *lead_exprs, start, _ = conv.grid_map(load.map.data, load.dims, load).results
+    ops: list[Operation] = []
+    lead: list[SSAValue] = []
+    for e in lead_exprs:
+        more, value = _grid_scalar(e, load)
+        ops += more
+        lead.append(value)
+    more, base = _grid_scalar(start, load)
+    ops += more
     t = load.result.type
     assert isinstance(t, TensorType) and load.strides is not None
-    step = load.strides.get_values()[0]
+    step = load.strides.get_values()[-2]
     rows: list[SSAValue] = []
-    for r in range(t.get_shape()[0]):
+    for r in range(t.get_shape()[-2]):
         offset = arith.ConstantOp(IntegerAttr(step * r, i32))
         at = arith.AddiOp(base, offset.result)
-        ops += [offset, at, pallas.DmaStartOp(table_ref, at.result, rows_ref, r, sem)]
+        dma = pallas.DmaStartOp(table_ref, at.result, rows_ref, r, sem, lead)
+        ops += [offset, at, dma]
         rows.append(at.result)
     ops += [
-        pallas.DmaWaitOp(table_ref, row, rows_ref, r, sem) for r, row in enumerate(rows)
+        pallas.DmaWaitOp(table_ref, row, rows_ref, r, sem, lead)
+        for r, row in enumerate(rows)
     ]
-    ops.append(pallas.LoadOp(rows_ref, t))
+    two_d = TensorType(t.element_type, t.get_shape()[-2:])
+    ops.append(pallas.LoadOp(rows_ref, two_d))
+    if two_d != t:  # the leading dims of one index each
+        ops.append(pallas.ReshapeOp(ops[-1].results[0], t))
     return ops
 
 

@@ -64,12 +64,12 @@ def _run_ops(
             args[1][pallas.python_index(op.indexers)] = args[0]
             continue
         if isinstance(op, pallas.DmaStartOp):
-            src, row, dst = args[0], int(args[1]), args[2]
+            n_lead = len(op.src_lead)
+            src = args[0][tuple(int(v) for v in args[1 : 1 + n_lead])]
+            row, dst = int(args[1 + n_lead]), args[2 + n_lead]
             if not 0 <= row < src.shape[0]:
                 raise ReferenceError(f"a row DMA reads row {row} of {src.shape[0]}")
-            dst[op.dst_row.value.data] = src[
-                row
-            ]  # the copy lands at once; waits are no-ops
+            dst[op.dst_row.value.data] = src[row]  # lands at once; waits are no-ops
             continue
         if isinstance(op, pallas.DmaWaitOp):
             continue

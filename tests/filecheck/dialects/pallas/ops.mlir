@@ -623,3 +623,32 @@ func.func @forward(%x: tensor<64xf32>) -> tensor<64xf32> {
   %o = pallas.xla_call @flip(%x) : (tensor<64xf32>) -> tensor<64xf32>
   func.return %o : tensor<64xf32>
 }
+
+// -----
+
+// Row DMAs with a leading index: rows 0 and 2 of x[b] for x: f32[4, 16, 128], the
+// strided read x[:, ::2, :] of one grid step.
+// CHECK-LABEL: func.func @forward(%x: tensor<4x16x128xf32>)
+// CHECK:         pallas.dma_start %x_hbm at [%b] [%r0], %rows[0], %sem : !pallas.ref<4x16x128xf32, any>, !pallas.ref<2x128xf32, vmem>, !pallas.ref<i32, semaphore>
+// CHECK:         pallas.dma_wait %x_hbm at [%b] [%r2], %rows[1], %sem
+// CHECK-GENERIC: "pallas.dma_start"(%x_hbm, %b, %r0, %rows, %sem) <{dst_row = 0 : i64}>
+func.func @forward(%x: tensor<4x16x128xf32>) -> tensor<4x2x128xf32> {
+  %o = pallas.call @rows3d(%x) grid [4]
+      in [#pallas.block_spec<any>]
+      out [#pallas.block_spec<[1, 2, 128], (d0) -> (d0, 0, 0)>]
+      semantics [parallel] scratch [!pallas.ref<2x128xf32, vmem>, !pallas.ref<i32, semaphore>]
+      : (tensor<4x16x128xf32>) -> tensor<4x2x128xf32>
+      kernel(%x_hbm: !pallas.ref<4x16x128xf32, any>, %o_ref: !pallas.ref<1x2x128xf32, vmem>, %rows: !pallas.ref<2x128xf32, vmem>, %sem: !pallas.ref<i32, semaphore>) {
+    %b = pallas.program_id 0 : i32
+    %r0 = arith.constant 0 : i32
+    %r2 = arith.constant 2 : i32
+    pallas.dma_start %x_hbm at [%b] [%r0], %rows[0], %sem : !pallas.ref<4x16x128xf32, any>, !pallas.ref<2x128xf32, vmem>, !pallas.ref<i32, semaphore>
+    pallas.dma_start %x_hbm at [%b] [%r2], %rows[1], %sem : !pallas.ref<4x16x128xf32, any>, !pallas.ref<2x128xf32, vmem>, !pallas.ref<i32, semaphore>
+    pallas.dma_wait %x_hbm at [%b] [%r0], %rows[0], %sem : !pallas.ref<4x16x128xf32, any>, !pallas.ref<2x128xf32, vmem>, !pallas.ref<i32, semaphore>
+    pallas.dma_wait %x_hbm at [%b] [%r2], %rows[1], %sem : !pallas.ref<4x16x128xf32, any>, !pallas.ref<2x128xf32, vmem>, !pallas.ref<i32, semaphore>
+    %v = pallas.load %rows[...] : !pallas.ref<2x128xf32, vmem> -> tensor<2x128xf32>
+    %w = pallas.reshape %v : tensor<2x128xf32> to tensor<1x2x128xf32>
+    pallas.store %w, %o_ref[...] : tensor<1x2x128xf32>, !pallas.ref<1x2x128xf32, vmem>
+  }
+  func.return %o : tensor<4x2x128xf32>
+}
