@@ -203,6 +203,11 @@ def explain(module, report) -> list[str]:
                     f"refetches: {traffic.fetches} DMAs move {traffic.bytes} B "
                     f"of a {_nbytes(value.type)} B array"
                 )
+            if not causes and getattr(ref.type, "space", None) == pallas.MemorySpace.ANY:
+                causes.append(
+                    "whole rows come by row DMA and the kernel keeps only some of their "
+                    "lanes (a lane step, compacted in registers): this read is the floor"
+                )
             if not causes:
                 causes.append("blocks cover elements the kernel never uses")
             why.append(

@@ -296,8 +296,21 @@ def _operand_traffic(
             row = math.prod(shape[1 + len(dmas[0].src_lead) :]) * item
             moved = len(points) * len(dmas) * row
             by_data = any(isinstance(d.src_row.owner, pallas.ReadOp) for d in dmas)
+            # Of the rows, the kernel may keep only some lanes (a lane step compacts
+            # them): the minimum is what its loads of the row buffer select.
+            dst = dmas[0].dst
+            loads = [
+                u.operation for u in dst.uses if isinstance(u.operation, pallas.LoadOp)
+            ]
+            dst_shape = dst.type.get_shape()  # type: ignore[attr-defined]
+            kept = _selected(loads, dst_shape).sum() / max(math.prod(dst_shape), 1)
             return OperandTraffic(
-                name, role, moved, moved, len(points) * len(dmas), bound=by_data
+                name,
+                role,
+                moved,
+                int(moved * kept) if loads else moved,
+                len(points) * len(dmas),
+                bound=by_data,
             )
         # Other manual DMAs are not modelled: count the whole array once, as a bound.
         total = math.prod(shape) * item

@@ -384,9 +384,10 @@ def _on_storage(
             continue
         if isinstance(op, ta.StoreOp):
             return None
-        if b == rank - 1 and (bits != 32 or any(i.step > 1 for i in indices[:-1])):
+        if b == rank - 1 and (bits != 32 or any(i.step > 1 for i in indices[:-2])):
             # A lane step: the whole lanes are read and compacted in registers (no DMA
-            # can skip lanes); only for 32-bit data and no other step.
+            # can skip lanes); only for 32-bit data, with at most a row step besides
+            # (whole rows by row DMA, then compacted).
             return None
     return _Access(
         op,
@@ -463,6 +464,8 @@ def _legal(access: _Access, b: int, tile: int, extent: int) -> bool:
         if b < rank - 2:
             return tile == 1
         if b == rank - 1:
+            if access.sublane_strided:  # whole rows by row DMA, then compacted
+                return tile >= extent and extent * step == n and c < step
             t = min(tile, extent)
             lanes = t * step  # the block's lanes, read whole
             return (

@@ -549,7 +549,10 @@ class TlToPallasPass(ModulePass):
             t = g.result.type
             assert isinstance(t, TensorType)
             # Rows land in a (rows, lanes) buffer; a strided load's leading dims are 1.
-            shape = t.get_shape() if isinstance(g, tl.GatherOp) else t.get_shape()[-2:]
+            if isinstance(g, tl.GatherOp):
+                shape = t.get_shape()
+            else:  # whole rows of the array (a lane step compacts them after)
+                shape = [t.get_shape()[-2], g.buffer.type.get_shape()[-1]]  # type: ignore[attr-defined]
             scratch.append(pallas.RefType(shape, t.element_type))
             scratch.append(pallas.RefType([], i32, pallas.MemorySpace.SEMAPHORE))
         # A split reduction of 8- or 16-bit data accumulates in a 32-bit VMEM scratch
@@ -755,7 +758,8 @@ def _grid_scalar(expr: AffineExpr, where: Operation) -> tuple[list[Operation], S
 def _row_strided(load: tl.LoadOp) -> bool:
     """A load of every k-th row (k > 1) of an array, whole rows, one index of each
     leading dim: done by one row DMA per row (at those leading indices), which moves
-    exactly those rows (a strided `pl.ds` would read the whole `tile * k`-row block)."""
+    exactly those rows (a strided `pl.ds` would read the whole `tile * k`-row block). A
+    lane step on top keeps every j-th lane of the rows, compacted in registers."""
     t, b = load.result.type, load.buffer.type
     assert isinstance(t, TensorType) and isinstance(b, MemRefType)
     rank = b.get_num_dims()
@@ -765,12 +769,11 @@ def _row_strided(load: tl.LoadOp) -> bool:
     lane = linearize(load.map.data.results[-1])
     return (
         row_step > 1
-        and lane_step == 1
         and all(d == 1 for d in t.get_shape()[:-2])
-        and t.get_shape()[-1] == b.get_shape()[-1]
+        and t.get_shape()[-1] * lane_step == b.get_shape()[-1]
         and lane is not None
         and lane.is_constant
-        and lane.constant == 0
+        and lane.constant < lane_step  # whole rows (a lane step compacts them after)
     )
 
 
@@ -854,7 +857,17 @@ def _strided_rows(
         for r, row in enumerate(rows)
     ]
     two_d = TensorType(t.element_type, t.get_shape()[-2:])
-    ops.append(pallas.LoadOp(rows_ref, two_d))
+    lane_step = load.strides.get_values()[-1]
+    indexers: list[pallas.Indexer] = []
+    if lane_step > 1:  # every k-th lane of the whole rows, compacted in registers
+        lane = linearize(load.map.data.results[-1])
+        assert lane is not None  # _row_strided checked
+        n_rows, n_lanes = two_d.get_shape()
+        indexers = [
+            pallas.SliceAttr(0, n_rows),
+            pallas.SliceAttr(lane.constant, n_lanes, lane_step),
+        ]
+    ops.append(pallas.LoadOp(rows_ref, two_d, indexers))
     if two_d != t:  # the leading dims of one index each
         ops.append(pallas.ReshapeOp(ops[-1].results[0], t))
     return ops
