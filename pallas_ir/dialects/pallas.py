@@ -1416,7 +1416,7 @@ class DmaOpBase(IRDLOperation):
 
 @irdl_op_definition
 class DmaStartOp(DmaOpBase):
-    """Start a row copy from HBM (the manual-DMA gather idiom).
+    """Start a row copy (from HBM, or from a VMEM-resident block; see `DmaOpBase`).
 
     ```mlir
     pallas.dma_start %table_ref[%row], %rows_ref[3], %sem

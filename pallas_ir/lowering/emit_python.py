@@ -357,6 +357,20 @@ def _compare(op: pallas.CompareOp, a: str, b: str) -> str:
     return f"{a}.astype(jnp.uint{width}) {sym} {b}.astype(jnp.uint{width})"
 
 
+def _reduction(
+    kind: ReductionKind, value: str, axes: Sequence[int], op: Operation
+) -> str:
+    """A reduction over `axes`, keeping them with size 1 (argmax/argmin: over one axis,
+    giving int32 positions)."""
+    if kind.returns_index:
+        if len(axes) != 1:
+            raise EmitError(op, f"emit-python: {kind.value} over several dims")
+        return (
+            f"jnp.{kind.value}({value}, axis={axes[0]}, keepdims=True).astype(jnp.int32)"
+        )
+    return f"jnp.{kind.value}({value}, axis={_tuple(axes)}, keepdims=True)"
+
+
 def _literal(v: float | int, element: Attribute) -> str:
     """A Python literal: `True`/`False` for i1 (whose true reads as -1 when signed),
     `float("inf")` for infinities and NaN."""
@@ -447,14 +461,7 @@ class KernelEmitter:
             return _compare(op, args[0], args[1])
         if isinstance(op, pallas.ReduceOp):
             kind = ReductionKind(op.kind.data)
-            axes = op.dims.get_values()
-            if kind.returns_index:
-                return (
-                    f"jnp.{kind.value}({args[0]}, axis={axes[0]}, keepdims=True)"
-                    ".astype(jnp.int32)"
-                )
-            fn = {"sum": "sum", "prod": "prod", "max": "max", "min": "min"}[kind.value]
-            return f"jnp.{fn}({args[0]}, axis={_tuple(axes)}, keepdims=True)"
+            return _reduction(kind, args[0], op.dims.get_values(), op)
         if isinstance(op, arith.ConstantOp):
             return self._constant(op)
         if (fmt := _BINARY.get(type(op))) is not None:
@@ -527,7 +534,7 @@ def _xla_function(
         arg = namer.define(a, f"buf{a.index}")
         if role in READABLE_ROLES:
             params.append(arg)
-            lines.append(f"{arg} = jnp.reshape({arg}, (-1,))")
+            lines.append(f"{arg} = jnp.ravel(jnp.asarray({arg}))")  # numpy in, too
         else:
             dtype = dtype_name(t.element_type, kernel)
             lines.append(f"{arg} = jnp.zeros(({t.element_count()},), {dtype})")
@@ -581,22 +588,9 @@ def _xla_function(
             elif isinstance(inner, ta.ReduceOp):
                 kind = ReductionKind(inner.kind.data)
                 value = f"jnp.broadcast_to({namer[inner.value]}, {full})"
-                if kind.returns_index:
-                    if len(reduce_axes) != 1:
-                        raise EmitError(
-                            inner, "emit-python: argmax/argmin over several dims on XLA"
-                        )
-                    text = (
-                        f"jnp.{kind.value}({value}, axis={reduce_axes[0]}, "
-                        "keepdims=True).astype(jnp.int32)"
-                    )
-                else:
-                    fn = {"sum": "sum", "prod": "prod", "max": "max", "min": "min"}
-                    elt = dtype_name(inner.result.type, inner)
-                    text = (
-                        f"jnp.{fn[kind.value]}({value}, axis={_tuple(reduce_axes)}, "
-                        f"keepdims=True).astype({elt})"
-                    )
+                text = _reduction(kind, value, reduce_axes, inner)
+                if not kind.returns_index:  # ta.reduce keeps its operand's type
+                    text += f".astype({dtype_name(inner.result.type, inner)})"
                 lines.append(f"{namer.define(inner.result)} = {text}")
             else:
                 emitter.emit(inner)
