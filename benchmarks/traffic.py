@@ -31,9 +31,14 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from xdsl.dialects import arith
+
 import pallas_ir
+from pallas_ir.affine_analysis import linearize
 from pallas_ir.check import lower_on_host_storage, pass_test_programs
 from pallas_ir.dialects import pallas
+from pallas_ir.dialects import tensor_access as ta
+from pallas_ir.dtypes import numpy_dtype
 from pallas_ir.registry import default_pipeline
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -124,6 +129,72 @@ def _floor(kinds: set[str]) -> str:
     return ""
 
 
+def _symbol_dims(value, loop) -> set[int]:
+    """The loop dims a gather symbol depends on: those of the index loads (and loop
+    indices) it is computed from."""
+    owner = getattr(value, "owner", None)
+    if owner is None or owner is loop.body.block:
+        return {value.index} if owner is loop.body.block else set()
+    if isinstance(owner, ta.LoadOp):
+        found = {owner.dims[p].index for p in owner.map.data.used_dims()}
+        for s in owner.symbols:
+            found |= _symbol_dims(s, loop)
+        return found
+    found: set[int] = set()
+    for operand in owner.operands:
+        found |= _symbol_dims(operand, loop)
+    return found
+
+
+def _gathered_bits(kernel) -> int | None:
+    """The element width of what an XLA gather kernel stores (the gathered data)."""
+    for loop in kernel.body.block.ops:
+        if isinstance(loop, ta.LoopOp):
+            for op in loop.body.block.ops:
+                if isinstance(op, ta.StoreOp):
+                    return 8 * numpy_dtype(op.value.type).itemsize
+    return None
+
+
+def _gathered_lanes(kernel) -> int | None:
+    """The fewest contiguous lanes one lookup of an XLA gather kernel reads: the extent
+    of the loop dim walking the table's last dim that the index does not depend on (0
+    when the index picks the lane itself, -1 for rows of a 1-D table that start off its
+    128-element tiles); None without a gather."""
+    lanes = None
+    for loop in kernel.body.block.ops:
+        if not isinstance(loop, ta.LoopOp):
+            continue
+        extents = list(loop.extents)
+        for op in loop.body.block.ops:
+            if not isinstance(op, ta.LoadOp) or any(
+                isinstance(u.operation, arith.IndexCastOp)
+                for u in op.result.uses  # an index read, not the gathered data
+            ):
+                continue
+            by_data: set[int] = set()
+            for s in op.symbols:
+                by_data |= _symbol_dims(s, loop)
+            lin = linearize(op.map.data.results[-1])
+            if lin is None or 1 in lin.symbols.values():
+                run = 0  # the index picks the lane itself
+            elif len(op.map.data.results) == 1 and any(
+                c % 128 for c in lin.symbols.values()
+            ):
+                run = -1  # rows of a 1-D table that start off its 128-element tiles
+            else:
+                # A lookup's lanes: the loop dim that walks the last dim one by one
+                # (the table row) without the index depending on it.
+                unit = [
+                    op.dims[p].index
+                    for p, c in lin.dims.items()
+                    if c == 1 and op.dims[p].index not in by_data
+                ]
+                run = extents[unit[0]] if unit else 1
+            lanes = run if lanes is None else min(lanes, run)
+    return lanes
+
+
 def explain(module, report) -> list[str]:
     """Why a case moves more than its minimum: one short line per cause."""
     why: list[str] = []
@@ -151,11 +222,50 @@ def explain(module, report) -> list[str]:
             f"write: {', '.join(what) or 'host ops'}"
         )
     for x in report.xla_calls:
+        if x.kind == "kernel":
+            if x.modelled > x.minimum:
+                why.append(
+                    f"@{x.kernel} runs on XLA as one fusion: {x.modelled} B for "
+                    f"{x.minimum} B: HBM moves a row's lanes in whole 128-lane groups "
+                    "(or the whole row when shorter), so the unused lanes around its "
+                    "lane-dim accesses move too: this is the floor"
+                )
+            continue
+        kernel = next(
+            o
+            for o in module.ops
+            if isinstance(o, ta.KernelOp) and o.sym_name.data == x.kernel
+        )
+        lanes = _gathered_lanes(kernel) if x.kind == "gather" else None
+        if x.kind == "gather" and _gathered_bits(kernel) == 8:
+            why.append(
+                f"@{x.kernel} runs on XLA (a gather of 8-bit rows, which pack four to a "
+                "32-bit sublane: a row DMA per lookup would move 4x, the XLA gather's "
+                f"extra pass 3x): {x.modelled} B, an extra pass through HBM: the floor "
+                "for 8-bit rows"
+            )
+            continue
+        if lanes == -1:
+            why.append(
+                f"@{x.kernel} runs on XLA (a gather of rows that start off the 128-lane "
+                "tiles of a 1-D table: the TPU compiler DMAs a 1-D slice only from a "
+                f"tile boundary, so XLA gathers them to a dense buffer): {x.modelled} "
+                "B, an extra pass through HBM: the floor for lane-unaligned rows"
+            )
+            continue
+        if lanes is not None and lanes < 128:
+            row = "single elements" if lanes <= 1 else f"rows of {lanes} lanes"
+            why.append(
+                f"@{x.kernel} runs on XLA (a gather of {row}, fewer than 128 lanes: no "
+                "block or row DMA moves them without their neighbours, so XLA gathers "
+                f"them to a dense buffer): {x.modelled} B, an extra pass through HBM: "
+                "the floor for short-row gathers"
+            )
+            continue
         what = {
             "gather": "an access no Pallas idiom covers, gathered to a dense buffer",
             "scatter": "a store no Pallas idiom covers, scattered into place",
             "index": "the row indices of a gather, computed",
-            "kernel": "a kernel with 64-bit data",
         }[x.kind]
         why.append(
             f"@{x.kernel} runs on XLA ({what}): {x.modelled} B, an extra pass through HBM"
@@ -202,6 +312,19 @@ def explain(module, report) -> list[str]:
                 causes.append(
                     f"refetches: {traffic.fetches} DMAs move {traffic.bytes} B "
                     f"of a {_nbytes(value.type)} B array"
+                )
+            packed = [
+                u.operation.row_count
+                for u in ref.uses
+                if isinstance(u.operation, pallas.DmaStartOp)
+                and u.operation.row_count > 1
+            ]
+            if not causes and packed:
+                causes.append(
+                    f"rows of {16 if packed[0] == 2 else 8}-bit data pack {packed[0]} to "
+                    "a 32-bit sublane, which a DMA cannot split: each lookup copies the "
+                    f"{packed[0]} rows of its row's sublane and keeps one: the floor for "
+                    "packed rows"
                 )
             if not causes and getattr(ref.type, "space", None) == pallas.MemorySpace.ANY:
                 causes.append(

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from xdsl.dialects import func
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import IntegerType, ModuleOp, TensorType
 from xdsl.ir import BlockArgument
 from xdsl.ir.affine import AffineSymExpr
@@ -67,17 +67,22 @@ def _prefetch_bounds(module: ModuleOp) -> dict[int, int]:
                 if isinstance(e, AffineSymExpr):
                     p, _ = spec.prefetch[e.position]
                     bound(call, p, -(-t.get_shape()[k] // (spec.shape[k] or 1)))
-        # Row DMAs read the row a prefetched index names.
+        # Row DMAs read the row (and the leading indices) prefetched indices name.
         for dma in call.walk():
-            if isinstance(dma, pallas.DmaStartOp) and isinstance(
-                dma.src_row.owner, pallas.ReadOp
-            ):
-                ref = dma.src_row.owner.ref
-                src = dma.src.type
+            if not isinstance(dma, pallas.DmaStartOp):
+                continue
+            src = dma.src.type
+            for k, value in enumerate([*dma.src_lead, dma.src_row]):
+                # (A slab of packed rows starts at P * (index / P).)
+                while isinstance(value.owner, arith.MuliOp | arith.DivSIOp):
+                    value = value.owner.lhs
+                if not isinstance(value.owner, pallas.ReadOp):
+                    continue
+                ref = value.owner.ref
                 # The index ref is a prefetch operand or a streamed input (G3c):
                 # either way ref k is call operand k.
                 if isinstance(ref, BlockArgument) and ref.index < len(call.args):
-                    bound(call, ref.index, src.get_shape()[0])  # type: ignore[attr-defined]
+                    bound(call, ref.index, src.get_shape()[k])  # type: ignore[attr-defined]
     return bounds
 
 

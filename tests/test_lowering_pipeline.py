@@ -233,3 +233,188 @@ def test_lookups_not_divisible_by_8_take_8_rows_a_step() -> None:
         [(pallas_ir.emit_python(lowered), arg_specs(lowered))], chip="v5e"
     )
     assert results[0].ok, results[0].message
+
+
+EMBEDDING_BAG = """
+// out = F.embedding_bag(idx, emb, mode="sum") for idx: i32[NB, 4], emb: T[1000, 128]
+ta.kernel @bag(%idx: memref<NBx4xi32> {role = "prefetch"}, %emb: memref<1000x128xT> {role = "in"}, %out: memref<NBx128xT> {role = "out"}) {
+  ta.loop [NB, 128] reduce [4] (%b, %d, %k) {
+    %iv = ta.load %idx[affine_map<(d0, d1, d2) -> (d0, d2)>](%b, %d, %k) : memref<NBx4xi32>
+    %s = arith.index_cast %iv : i32 to index
+    %v = ta.load %emb[affine_map<(d0, d1, d2)[s0] -> (s0, d1)>](%b, %d, %k)[%s] {gather = "dma"} : memref<1000x128xT>
+    %r = ta.reduce <sum> %v : T
+    ta.store %r, %out[affine_map<(d0, d1) -> (d0, d1)>](%b, %d) : memref<NBx128xT>
+  }
+}
+func.func @forward(%idx: memref<NBx4xi32>, %emb: memref<1000x128xT>) -> memref<NBx128xT> {
+  %out = ta.alloc : memref<NBx128xT>
+  ta.launch @bag(%idx, %emb, %out) : memref<NBx4xi32>, memref<1000x128xT>, memref<NBx128xT>
+  func.return %out : memref<NBx128xT>
+}
+"""
+
+
+def _bag(bags: int, dtype: str) -> str:
+    return (
+        EMBEDDING_BAG.replace("NB", str(bags))
+        .replace("xT", f"x{dtype}")
+        .replace(": T", f": {dtype}")
+    )
+
+
+@pytest.mark.parametrize("bags", [8, 10, 64])
+def test_embedding_bags_take_8_bags_a_step(bags: int) -> None:
+    """Consecutive bags read consecutive indices, so 8 bags (a sublane tile of the
+    output) take one grid step: 32 row DMAs, summed per bag, and the (bags, 128) output
+    is stored as it is (one bag a step would need its (bags, 1, 128) view, a relayout).
+    10 bags: a ragged last step, its extra lookups clamped to the last index."""
+    text = _bag(bags, "f32")
+    source, lowered = pallas_ir.parse(text), pallas_ir.parse(text)
+    pallas_ir.run_passes(lowered, PIPELINE)
+    (call,) = [op for op in lowered.walk() if op.name == "pallas.call"]
+    assert call.grid.get_values()[0] == -(-bags // 8)  # type: ignore[attr-defined]
+    assert "8x4x128" in str(call)  # the 32 rows, as 8 bags of 4
+    report = pallas_ir.cost_report(lowered)
+    # The only host copy: the (bags, 4) indices flattened for SMEM (2 x 4 B a lookup).
+    assert report.wrapper_copy_bytes == 2 * bags * 4 * 4, report.format()
+    assert report.ratio < 1.05, report.format()
+    assert_interpret_matches(source, lowered, seed=bags)
+    results = aot_compile_many(
+        [(pallas_ir.emit_python(lowered), arg_specs(lowered))], chip="v5e"
+    )
+    assert results[0].ok, results[0].message
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "i8"])
+def test_packed_rows_are_gathered_a_sublane_at_a_time(dtype: str) -> None:
+    """Rows of 16- and 8-bit data share 32-bit sublanes, so Mosaic cannot DMA one row.
+    A bf16 embedding bag copies, per lookup, the two rows of its row's sublane into a
+    (rows, 2, 128) buffer and keeps one of each pair (twice the gathered bytes); int8
+    would copy four rows a lookup, more than an XLA gather's extra pass, so its gather
+    runs on XLA. Both match the reference and compile for TPU."""
+    text = _bag(16, dtype)
+    source, lowered = pallas_ir.parse(text), pallas_ir.parse(text)
+    pallas_ir.run_passes(lowered, PIPELINE)
+    starts = [op for op in lowered.walk() if op.name == "pallas.dma_start"]
+    if dtype == "bf16":
+        assert starts and all(op.row_count == 2 for op in starts)  # type: ignore[attr-defined]
+        (call,) = pallas_ir.cost_report(lowered).calls
+        emb = next(o for o in call.operands if o.name.startswith("%emb"))
+        assert emb.bytes == 2 * emb.minimum == 2 * 16 * 4 * 128 * 2
+    else:
+        assert not starts
+        assert [x.kind for x in pallas_ir.cost_report(lowered).xla_calls] == ["gather"]
+    inputs = example_inputs(lowered, seed=2)
+    want = run_forward(source, *inputs)
+    forward = exec_source(pallas_ir.emit_python(lowered))["forward"]
+    (got,) = (forward(*map(jnp.asarray, inputs), interpret=True),)
+    # bf16 sums of 4 terms round once per add in the reference, in f32 in the kernel.
+    np.testing.assert_allclose(
+        np.asarray(got, dtype=np.float32),
+        want[0].astype(np.float32).reshape(np.shape(got)),
+        rtol=2e-2,
+        atol=2e-2,
+    )
+    results = aot_compile_many(
+        [(pallas_ir.emit_python(lowered), arg_specs(lowered))], chip="v5e"
+    )
+    assert results[0].ok, results[0].message
+
+
+def _gather_program(shape: tuple[int, ...], n: int, names: list[str]) -> str:
+    """out[i, ...] = x[idx_0[i], ..., idx_{g-1}[i], ...]: the first g dims of x picked by
+    the index buffers `names` (a name may repeat: `x[idx, idx]`), the rest whole."""
+    rest = shape[len(names) :]
+    loop = ", ".join(["%i", *(f"%r{k}" for k in range(len(rest)))])
+    dims = ", ".join(f"d{k}" for k in range(len(rest) + 1))
+    unique = list(dict.fromkeys(names))
+    xs, os_ = "x".join(map(str, shape)), "x".join(map(str, (n, *rest)))
+    reads = "".join(
+        f"    %a{k} = ta.load %{s}[affine_map<({dims}) -> (d0)>]({loop}) : memref<{n}xi32>\n"
+        f"    %s{k} = arith.index_cast %a{k} : i32 to index\n"
+        for k, s in enumerate(unique)
+    )
+    picked = [f"s{unique.index(s)}" for s in names]
+    picked += [f"d{k + 1}" for k in range(len(rest))]
+    syms = ", ".join(f"s{k}" for k in range(len(unique)))
+    idx_types = ", ".join(f"memref<{n}xi32>" for _ in unique)
+    return f"""
+ta.kernel @k({"".join(f'%{s}: memref<{n}xi32> {{role = "in"}}, ' for s in unique)}%x: memref<{xs}xf32> {{role = "in"}}, %out: memref<{os_}xf32> {{role = "out"}}) {{
+  ta.loop [{", ".join(map(str, (n, *rest)))}] ({loop}) {{
+{reads}    %v = ta.load %x[affine_map<({dims})[{syms}] -> ({", ".join(picked)})>]({loop})[{", ".join("%s" + str(k) for k in range(len(unique)))}] : memref<{xs}xf32>
+    ta.store %v, %out[affine_map<({dims}) -> ({dims})>]({loop}) : memref<{os_}xf32>
+  }}
+}}
+func.func @forward({", ".join(f"%{s}: memref<{n}xi32>" for s in unique)}, %x: memref<{xs}xf32>) -> memref<{os_}xf32> {{
+  %out = ta.alloc : memref<{os_}xf32>
+  ta.launch @k({", ".join("%" + s for s in unique)}, %x, %out) : {idx_types}, memref<{xs}xf32>, memref<{os_}xf32>
+  func.return %out : memref<{os_}xf32>
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    "shape,n,names",
+    [
+        ((100, 50, 256), 64, ["i0", "i1"]),  # x[i0, i1]
+        ((20, 30, 40, 128), 37, ["i0", "i1", "i2"]),  # three dims, a ragged last step
+        ((64, 64, 128), 10, ["i0", "i0"]),  # x[idx, idx]
+    ],
+    ids=["two", "three_ragged", "same_twice"],
+)
+def test_several_gathered_dims_take_rows_by_dma(shape, n, names) -> None:
+    """Gathers that pick several leading dims of a big table: one row DMA per lookup at
+    `x.at[i0, i1, pl.ds(i2, 1)]` (all indices prefetched), exact traffic, no relayout."""
+    text = _gather_program(shape, n, names)
+    source, lowered = pallas_ir.parse(text), pallas_ir.parse(text)
+    pallas_ir.run_passes(lowered, PIPELINE)
+    starts = [op for op in lowered.walk() if op.name == "pallas.dma_start"]
+    assert starts and all(len(op.src_lead) == len(names) - 1 for op in starts)  # type: ignore[attr-defined]
+    report = pallas_ir.cost_report(lowered)
+    assert not report.xla_calls and report.ratio == 1.0, report.format()
+    assert_interpret_matches(source, lowered, seed=n)
+    results = aot_compile_many(
+        [(pallas_ir.emit_python(lowered), arg_specs(lowered))], chip="v5e"
+    )
+    assert results[0].ok, results[0].message
+
+
+INT8_BINARY = """
+// out = x OP y for x, y: i8[64, 256] (wrapping, as torch's int8 arithmetic)
+ta.kernel @k(%x: memref<64x256xi8> {role = "in"}, %y: memref<64x256xi8> {role = "in"}, %out: memref<64x256xi8> {role = "out"}) {
+  ta.loop [64, 256] (%i, %j) {
+    %a = ta.load %x[affine_map<(d0, d1) -> (d0, d1)>](%i, %j) : memref<64x256xi8>
+    %b = ta.load %y[affine_map<(d0, d1) -> (d0, d1)>](%i, %j) : memref<64x256xi8>
+    %m = arith.OP %a, %b : i8
+    ta.store %m, %out[affine_map<(d0, d1) -> (d0, d1)>](%i, %j) : memref<64x256xi8>
+  }
+}
+func.func @forward(%x: memref<64x256xi8>, %y: memref<64x256xi8>) -> memref<64x256xi8> {
+  %out = ta.alloc : memref<64x256xi8>
+  ta.launch @k(%x, %y, %out) : memref<64x256xi8>, memref<64x256xi8>, memref<64x256xi8>
+  func.return %out : memref<64x256xi8>
+}
+"""
+
+
+def test_int8_arithmetic_runs_on_int32_in_the_kernel() -> None:
+    """Mosaic has no 8-bit vector multiply (nor add on every chip): `tl-to-pallas` runs
+    i8 tile arithmetic on sign-extended i32 and narrows the result, whose low 8 bits
+    are the i8 wrapping result. Products of values in [-8, 8) stay in range; 127 * 2
+    wraps to -2 in both."""
+    items = []
+    for op in ("muli", "addi", "subi", "maxsi", "minsi"):
+        text = INT8_BINARY.replace("OP", op)
+        source, lowered = pallas_ir.parse(text), pallas_ir.parse(text)
+        pallas_ir.run_passes(lowered, PIPELINE)
+        (call,) = [o for o in lowered.walk() if o.name == "pallas.call"]
+        widened = [o for o in call.walk() if o.name == "pallas.convert"]
+        assert len(widened) == 3, op  # both operands up, the result down
+        assert_interpret_matches(source, lowered, seed=7)
+        items.append((pallas_ir.emit_python(lowered), arg_specs(lowered)))
+    forward = exec_source(items[0][0])["forward"]  # muli
+    x = np.full((64, 256), 127, np.int8)
+    y = np.full((64, 256), 2, np.int8)
+    np.testing.assert_array_equal(np.asarray(forward(x, y, interpret=True)), x * y)
+    results = aot_compile_many(items, chip="v5e")
+    assert all(r.ok for r in results), [r.message for r in results]

@@ -50,10 +50,12 @@ def test_every_pass_input_lowers(outcomes) -> None:
 
 def test_xla_covers_only_what_pallas_cannot(outcomes) -> None:
     """XLA gathers, scatters and whole kernels are for the accesses the ta passes leave
-    alone (26 inputs), and for two gathers that scalar prefetch could only do by
-    relaying out the whole table. For five gathers of whole rows, XLA only computes the
-    row indices and the rows come by row DMA: four whose row is computed (`emb[idx + 1]`,
-    torch's negative-index wrap, `emb[perm[idx]]`) and one on a middle dim."""
+    alone (25 inputs), and for a gather that scalar prefetch could only do by relaying
+    out the whole table. For five gathers of whole rows, XLA only computes the row
+    indices and the rows come by row DMA: four whose row is computed (`emb[idx + 1]`,
+    torch's negative-index wrap, `emb[perm[idx]]`) and one on a middle dim. An
+    element-wise kernel whose static access no idiom covers runs whole on XLA (one
+    fusion); two gathered dims (`x[i0, i1]`) are row DMAs by two index buffers."""
     kinds = {
         n: {
             getattr(k.attributes.get("xla_access"), "data", "kernel")
@@ -74,22 +76,30 @@ def test_xla_covers_only_what_pallas_cannot(outcomes) -> None:
             "indirect-load-to-scalar-prefetch/not-applied.mlir#11",  # emb[idx + 1], N-D
         ]
     ), index_only
-    # Gathers the pass marked that scalar prefetch could only do by relaying out the
-    # whole table: rows at computed indices (x[:, idx, :]), or, where the table cannot
-    # be viewed as rows for free (two gathered dims of 100 x 50 x 256), an XLA gather.
-    instead_of_relayout = {
-        "indirect-load-to-scalar-prefetch/gathers.mlir#5": {"index"},
-        "indirect-load-to-scalar-prefetch/gathers.mlir#13": {"gather"},
-        "indirect-load-to-scalar-prefetch/two-dims.mlir#0": {"gather"},
-    }
+    # A gather the pass marked that scalar prefetch could only do by relaying out the
+    # whole table: rows at computed indices (x[:, idx, :]).
+    instead_of_relayout = {"indirect-load-to-scalar-prefetch/gathers.mlir#5": {"index"}}
+    # Two gathered dims of 100 x 50 x 256: one row DMA per lookup at x[i0, i1], all Pallas.
+    assert not kinds["indirect-load-to-scalar-prefetch/gathers.mlir#13"]
+    assert not kinds["indirect-load-to-scalar-prefetch/two-dims.mlir#0"]
+    # Element-wise kernels with a static access no idiom covers (flips, overlapping or
+    # wrapping views, steps that do not divide, a diagonal, a lane-strided store): one
+    # XLA fusion each, with no Pallas part.
+    fused = sorted(n for n, ks in kinds.items() if ks == {"kernel"})
+    assert fused == sorted(
+        [f"canonicalize-permutation/not-applied.mlir#{k}" for k in (0, 1, 2, 4, 5)]
+        + [f"stride-to-reshape/not-applied.mlir#{k}" for k in (0, 1, 4, 5, 6, 7)]
+        + ["stride-to-reshape/strides.mlir#9"]
+        + ["indirect-load-to-scalar-prefetch/not-applied.mlir#8"]  # 64-bit data
+    ), fused
     for n, expected in instead_of_relayout.items():
         assert kinds[n] == expected, (n, kinds[n])
     refused_by_passes = [n for n in with_xla if n not in instead_of_relayout]
-    assert len(refused_by_passes) == 26, refused_by_passes
+    assert len(refused_by_passes) == 25, refused_by_passes
     for n in refused_by_passes:
         assert "not-applied" in n or n in {
             "stride-to-reshape/remarks.mlir#2",  # the remark test's refused access
-            "stride-to-reshape/strides.mlir#9",  # a strided store: an XLA scatter
+            "stride-to-reshape/strides.mlir#9",  # a lane-strided store: one XLA fusion
         }, n
     # An embedding bag (a gather along a reduction dim) is all Pallas: each step copies
     # a bag's rows by DMA and sums them.

@@ -24,7 +24,6 @@ from hypothesis import strategies as st
 from xdsl.ir.affine import AffineExpr
 
 import pallas_ir
-from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.affine_analysis import (
     LinearExpr,
     Reinterpretation,
@@ -32,6 +31,7 @@ from pallas_ir.affine_analysis import (
     linearize,
     simplify,
 )
+from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.passes.stride_to_reshape import is_canonical_access
 from pallas_ir.reference.ta import run_kernel
 

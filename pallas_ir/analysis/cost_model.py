@@ -12,11 +12,14 @@ bound) and says so.
 The minimum is each input element the kernel actually reads (its loads' indexers select
 within the block) read once, and each output element written once.
 
-A `pallas.xla_call` (an access or kernel the tiler handed to XLA) is a full read of
-every element its loads take (a gather reads one element per loop point) and a full
-write of what its stores write. An XLA gather or scatter adds nothing to the minimum
-(the Pallas kernel beside it already counts the elements the program needs); a whole
-kernel on XLA counts its own traffic as its minimum.
+A `pallas.xla_call` (an access or kernel the tiler handed to XLA) reads every element
+its loads take (a gather one element per loop point) and writes what its stores write.
+An XLA gather or scatter adds nothing to the minimum (the Pallas kernel beside it
+already counts the elements the program needs). A whole kernel on XLA is one fusion:
+its minimum is the distinct elements it reads and writes, and it moves, for each access
+with a static index, the whole 128-lane groups of the array's last dim those elements
+lie in (HBM moves a row's lanes in groups of 128, or the whole row when it is shorter),
+so an irregular or strided lane-dim access shows the lane floor.
 """
 
 from __future__ import annotations
@@ -88,6 +91,8 @@ class XlaCost:
     the tiler moved to XLA) or `kernel` (all of it)."""
     read: int
     written: int
+    needed: int = 0
+    """A whole kernel's distinct elements read and written, in bytes."""
 
     @property
     def modelled(self) -> int:
@@ -95,13 +100,54 @@ class XlaCost:
 
     @property
     def minimum(self) -> int:
-        return self.modelled if self.kind == "kernel" else 0
+        return self.needed if self.kind == "kernel" else 0
+
+
+LANE_GROUP = 128
+_MAX_ENUMERATED_POINTS = 1 << 24
+
+
+def _static_positions(
+    op: ta.LoadOp | ta.StoreOp, extents: Sequence[int]
+) -> np.ndarray | None:
+    """The distinct row-major positions a static access touches over its loop (None
+    when it has too many points to enumerate)."""
+    t = op.buffer.type
+    assert isinstance(t, MemRefType)
+    used = sorted({op.dims[p].index for p in op.map.data.used_dims()})  # type: ignore[attr-defined]
+    points = math.prod(extents[d] for d in used)
+    if points > _MAX_ENUMERATED_POINTS:
+        return None
+    grids = np.meshgrid(
+        *(np.arange(extents[d], dtype=np.int64) for d in used), indexing="ij"
+    )
+    at = {d: g.reshape(-1) for d, g in zip(used, grids)}
+    dims = [at.get(d.index, np.int64(0)) for d in op.dims]  # type: ignore[attr-defined]
+    index = tuple(
+        np.broadcast_to(eval_affine(e, dims, []), (points,)) for e in op.map.data.results
+    )
+    return np.unique(
+        np.ravel_multi_index(index, t.get_shape()) if index else np.zeros(1, np.int64)
+    )
+
+
+def _lane_group_elements(positions: np.ndarray, shape: Sequence[int]) -> int:
+    """Elements in the 128-lane groups of the last dim (a whole row when it is shorter)
+    that `positions` lie in."""
+    lanes = shape[-1] if shape else 1
+    per_row = -(-lanes // LANE_GROUP)
+    groups = np.unique(positions // lanes * per_row + positions % lanes // LANE_GROUP)
+    return int(np.minimum(LANE_GROUP, lanes - groups % per_row * LANE_GROUP).sum())
 
 
 def xla_cost(call: pallas.XlaCallOp) -> XlaCost:
     kernel = call.kernel()
     assert kernel is not None  # the verifier checks it
-    read = written = 0
+    kind_attr = kernel.attributes.get("xla_access")
+    kind = kind_attr.data if isinstance(kind_attr, StringAttr) else "kernel"
+    moved = {True: 0, False: 0}  # by "is a load"
+    needed = 0
+    touched: dict[tuple[SSAValue, bool], list[np.ndarray]] = {}
     for loop in kernel.body.block.ops:
         if not isinstance(loop, ta.LoopOp):
             continue
@@ -112,22 +158,27 @@ def xla_cost(call: pallas.XlaCallOp) -> XlaCost:
             t = op.buffer.type
             assert isinstance(t, MemRefType)
             size = numpy_dtype(t.element_type).itemsize
-            if isinstance(op, ta.LoadOp) and op.symbols:
-                points = math.prod(extents)  # a gather: one element per point
+            is_load = isinstance(op, ta.LoadOp)
+            if is_load and op.symbols:  # a gather: one element per point
+                points = math.prod(extents)
+            elif kind == "kernel" and (at := _static_positions(op, extents)) is not None:
+                # Views in a kernel are contiguous reshapes: the same row-major
+                # positions as the argument they view.
+                touched.setdefault((ta.root_buffer(op.buffer), is_load), []).append(at)
+                continue
             else:
                 used = {op.dims[p].index for p in op.map.data.used_dims()}  # type: ignore[attr-defined]
                 points = min(math.prod(extents[d] for d in used), t.element_count())
-            if isinstance(op, ta.LoadOp):
-                read += points * size
-            else:
-                written += points * size
-    kind = kernel.attributes.get("xla_access")
-    return XlaCost(
-        kernel.sym_name.data,
-        kind.data if isinstance(kind, StringAttr) else "kernel",
-        read,
-        written,
-    )
+            moved[is_load] += points * size
+            needed += points * size
+    for (buffer, is_load), parts in touched.items():
+        t = buffer.type
+        assert isinstance(t, MemRefType)
+        size = numpy_dtype(t.element_type).itemsize
+        positions = np.unique(np.concatenate(parts))
+        needed += len(positions) * size
+        moved[is_load] += _lane_group_elements(positions, t.get_shape()) * size
+    return XlaCost(kernel.sym_name.data, kind, moved[True], moved[False], needed)
 
 
 @dataclass(frozen=True)
@@ -229,12 +280,17 @@ def _block_indices(
 
 
 def _window_bytes(
-    blocks: np.ndarray, block: Sequence[int], shape: Sequence[int], item: int
+    blocks: np.ndarray,
+    block: Sequence[int],
+    shape: Sequence[int],
+    item: int,
+    element: bool = False,
 ) -> np.ndarray:
-    """In-bounds bytes of each block (edge blocks are clipped)."""
+    """In-bounds bytes of each block (edge blocks are clipped); `element`: the indices
+    are element offsets."""
     sizes = np.ones(len(blocks), dtype=np.int64)
     for k, (b, n) in enumerate(zip(block, shape)):
-        start = blocks[:, k] * b
+        start = blocks[:, k] if element else blocks[:, k] * b
         sizes *= np.clip(np.minimum(start + b, n) - start, 0, None)
     return sizes * item
 
@@ -262,7 +318,7 @@ def _touched_elements(
     for idx in np.unique(blocks, axis=0):
         dst, src = [], []
         for k, (b, n) in enumerate(zip(full, shape)):
-            start = int(idx[k]) * b
+            start = int(idx[k]) if spec.element else int(idx[k]) * b
             stop = min(start + b, n)
             dst.append(slice(start, stop))
             src.append(slice(0, max(stop - start, 0)))
@@ -293,17 +349,20 @@ def _operand_traffic(
             # Row DMAs: each start moves one row, every grid step. When the rows come from
             # prefetched indices, which rows (and so the minimum, the distinct ones)
             # depends on data: a bound. Computed rows (a strided read) are distinct.
+            packed = dmas[0].row_count
             row = math.prod(shape[1 + len(dmas[0].src_lead) :]) * item
-            moved = len(points) * len(dmas) * row
+            moved = len(points) * len(dmas) * row * packed
             by_data = any(isinstance(d.src_row.owner, pallas.ReadOp) for d in dmas)
             # Of the rows, the kernel may keep only some lanes (a lane step compacts
-            # them): the minimum is what its loads of the row buffer select.
+            # them): the minimum is what its loads of the row buffer select. Of a slab
+            # of packed rows it keeps one.
             dst = dmas[0].dst
             loads = [
                 u.operation for u in dst.uses if isinstance(u.operation, pallas.LoadOp)
             ]
             dst_shape = dst.type.get_shape()  # type: ignore[attr-defined]
             kept = _selected(loads, dst_shape).sum() / max(math.prod(dst_shape), 1)
+            kept /= packed
             return OperandTraffic(
                 name,
                 role,
@@ -325,8 +384,13 @@ def _operand_traffic(
         # at most the whole table, which of them depends on data: a bound.
         changed = np.ones(len(blocks), dtype=bool)
         changed[1:] = np.any(blocks[1:] != blocks[:-1], axis=1)
-        moved = int(_window_bytes(blocks[changed], full, shape, item).sum())
-        lookups = len(points) * len(local) * math.prod(shape[1:]) * item
+        moved = int(_window_bytes(blocks[changed], full, shape, item, spec.element).sum())
+        lookups = (
+            len(points)
+            * len(local)
+            * math.prod(shape[1 + len(local[0].src_lead) :])
+            * item
+        )
         return OperandTraffic(
             name, role, moved, min(moved, lookups), int(changed.sum()), bound=True
         )
@@ -348,7 +412,7 @@ def _operand_traffic(
     changed = np.ones(len(blocks), dtype=bool)
     if len(blocks) > 1:
         changed[1:] = np.any(blocks[1:] != blocks[:-1], axis=1)
-    moved = _window_bytes(blocks[changed], full, shape, item)
+    moved = _window_bytes(blocks[changed], full, shape, item, spec.element)
     uses = [
         u.operation
         for u in ref.uses

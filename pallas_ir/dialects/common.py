@@ -224,9 +224,13 @@ class ParsedAccess:
     symbols: list[UnresolvedOperand]
 
 
-def parse_access(parser: Parser) -> ParsedAccess:
-    """Parse `%buf[affine_map<...>](%d...)[%s...]` (the symbol list is optional)."""
-    buffer = parser.parse_unresolved_operand()
+def parse_access(
+    parser: Parser, buffer: UnresolvedOperand | None = None
+) -> ParsedAccess:
+    """Parse `%buf[affine_map<...>](%d...)[%s...]` (the symbol list is optional); with
+    `buffer`, the part after it (already parsed)."""
+    if buffer is None:
+        buffer = parser.parse_unresolved_operand()
     parser.parse_punctuation("[")
     pos = parser.pos
     attr = parser.parse_attribute()

@@ -50,6 +50,7 @@ from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_attr_def,
     opt_prop_def,
     prop_def,
     region_def,
@@ -189,6 +190,7 @@ class BlockSpecAttr(ParametrizedAttribute):
     #pallas.block_spec<[128, 512], (d0, d1) -> (d0, d1)>
     #pallas.block_spec<[squeezed, 1, 256], (d0)[s0] -> (s0, 0, 0), s0 = prefetch0[(d0) -> (d0)]>
     #pallas.block_spec<[8, 128], (d0) -> (d0, 0), smem>
+    #pallas.block_spec<[1, 3, 4, 8], (d0) -> (d0, 1, 0, 0), element>
     #pallas.block_spec<any>
     ```
 
@@ -196,6 +198,9 @@ class BlockSpecAttr(ParametrizedAttribute):
     block dim. Each symbol is bound to an element of a scalar-prefetch operand, read at
     an affine index of the grid indices. `squeezed` dims have size 1 and are dropped
     from the kernel's ref. `any` leaves the whole operand in HBM for manual DMA.
+    `element` makes the index map return *element* offsets instead, on every dim
+    (`pl.Element` block dims): a window that starts anywhere, as a leading-dim slice
+    `x[:, 1:4]` needs; it has no squeezed dims and no prefetched symbols.
     """
 
     name = "pallas.block_spec"
@@ -205,6 +210,8 @@ class BlockSpecAttr(ParametrizedAttribute):
     memory_space: StringAttr
     prefetch_operands: DenseArrayBase
     prefetch_maps: ArrayAttr[AffineMapAttr]
+    indexing: StringAttr
+    """`blocked` (block indices) or `element` (element offsets)."""
 
     def __init__(
         self,
@@ -212,6 +219,7 @@ class BlockSpecAttr(ParametrizedAttribute):
         index_map: AffineMap,
         memory_space: MemorySpace | str = MemorySpace.VMEM,
         prefetch: Sequence[tuple[int, AffineMap]] = (),
+        element: bool = False,
     ):
         super().__init__(
             DenseArrayBase.from_list(
@@ -221,7 +229,19 @@ class BlockSpecAttr(ParametrizedAttribute):
             StringAttr(MemorySpace(memory_space).value),
             DenseArrayBase.from_list(i64, [p for p, _ in prefetch]),
             ArrayAttr([AffineMapAttr(m) for _, m in prefetch]),
+            StringAttr("element" if element else "blocked"),
         )
+
+    @property
+    def element(self) -> bool:
+        """Whether the index map returns element offsets (`pl.Element` dims)."""
+        return self.indexing.data == "element"
+
+    def starts(self, indices: Sequence[int]) -> list[int]:
+        """The element where the block starts along each dim, from the map's results."""
+        if self.element:
+            return list(indices)
+        return [i * (1 if b is None else b) for i, b in zip(indices, self.shape)]
 
     @staticmethod
     def any() -> BlockSpecAttr:
@@ -271,7 +291,11 @@ class BlockSpecAttr(ParametrizedAttribute):
                 index_map = parser.parse_affine_map()
                 space = MemorySpace.VMEM
                 prefetch: list[tuple[int, AffineMap]] = []
+                element = False
                 while parser.parse_optional_punctuation(",") is not None:
+                    if parser.parse_optional_keyword("element") is not None:
+                        element = True
+                        continue
                     if (
                         s := parser.parse_optional_keyword_in(
                             [m.value for m in MemorySpace]
@@ -303,6 +327,7 @@ class BlockSpecAttr(ParametrizedAttribute):
                     index_map,
                     space,
                     prefetch,
+                    element,
                 )
         return spec.parameters
 
@@ -322,10 +347,19 @@ class BlockSpecAttr(ParametrizedAttribute):
                 printer.print_string(f", s{k} = prefetch{p}[{m}]")
             if self.space != MemorySpace.VMEM:
                 printer.print_string(f", {self.space.value}")
+            if self.element:
+                printer.print_string(", element")
 
     def verify(self) -> None:
         if self.memory_space.data not in {m.value for m in MemorySpace}:
             raise VerifyException(f"unknown memory space '{self.memory_space.data}'")
+        if self.indexing.data not in ("blocked", "element"):
+            raise VerifyException(f"unknown block indexing '{self.indexing.data}'")
+        if self.element and (SQUEEZED in self.block_shape.get_values() or self.prefetch):
+            raise VerifyException(
+                "an element-indexed block spec has no squeezed dims and no prefetched "
+                "symbols"
+            )
         if self.memory_space.data == MemorySpace.SEMAPHORE:
             raise VerifyException("a block spec cannot be in memory space semaphore")
         if any(b != SQUEEZED and b <= 0 for b in self.block_shape.get_values()):
@@ -832,6 +866,14 @@ class CallOp(IRDLOperation):
         for k, (b, size, n) in enumerate(
             zip(map_bounds(spec.map, grid, symbols), spec.shape, t.get_shape())
         ):
+            if spec.element:
+                # Element offsets: every window lies inside the array.
+                if b is not None and (b[0] < 0 or b[1] + (size or 1) > n):
+                    raise VerifyException(
+                        f"{what}: element offset {k} ranges over [{b[0]}, {b[1]}] but "
+                        f"windows of {size} must fit in the dim of {n}"
+                    )
+                continue
             blocks = -(-n // (size or 1))
             if b is not None and (b[0] < 0 or b[1] >= blocks):
                 raise VerifyException(
@@ -1352,7 +1394,11 @@ class DmaOpBase(IRDLOperation):
     to row `dst_row` of `dst` (VMEM), signalling `sem`:
     `pltpu.make_async_copy(src.at[pl.ds(row, 1)], dst.at[pl.ds(r, 1)], sem)`. With
     leading indices (`%src at [%b, %c] [%row]`), the row is one of `src[b, c]`:
-    `src.at[b, c, pl.ds(row, 1)]`."""
+    `src.at[b, c, pl.ds(row, 1)]`. With `{rows = P}`, P consecutive rows from `row`
+    land in slab `dst_row` of a `(R, P, ...)` destination:
+    `make_async_copy(src.at[pl.ds(row, P)], dst.at[r], sem)` (the packed rows of 8- or
+    16-bit data, which one-row slices cannot address, move a 32-bit sublane at a time).
+    """
 
     src = operand_def(RefType)
     src_lead = var_operand_def(i32)
@@ -1360,6 +1406,7 @@ class DmaOpBase(IRDLOperation):
     dst = operand_def(RefType)
     sem = operand_def(RefType)
     dst_row = prop_def(IntegerAttr[I64])
+    rows = opt_attr_def(IntegerAttr[I64])
 
     traits = traits_def(HasAncestor(CallOp))
     assembly_format = (
@@ -1375,11 +1422,18 @@ class DmaOpBase(IRDLOperation):
         dst_row: int,
         sem: SSAValue,
         src_lead: Sequence[SSAValue] = (),
+        rows: int = 1,
     ):
         super().__init__(
             operands=[src, src_lead, src_row, dst, sem],
             properties={"dst_row": IntegerAttr(dst_row, i64)},
+            attributes={"rows": IntegerAttr(rows, i64)} if rows > 1 else {},
         )
+
+    @property
+    def row_count(self) -> int:
+        """Rows one copy moves (1, or P for a slab of packed rows)."""
+        return 1 if self.rows is None else self.rows.value.data
 
     def verify_(self) -> None:
         src, dst, sem = self.src.type, self.dst.type, self.sem.type
@@ -1403,8 +1457,16 @@ class DmaOpBase(IRDLOperation):
                 f"a row DMA copies rows: {src} needs a dim after its {lead} leading "
                 "indices, and the destination rank >= 1"
             )
+        trailing = list(dst.get_shape()[1:])
+        if self.row_count > 1:
+            if trailing[:1] != [self.row_count]:
+                raise VerifyException(
+                    f"a copy of {self.row_count} rows lands in a slab of a "
+                    f"(R, {self.row_count}, ...) destination, not {dst}"
+                )
+            trailing = trailing[1:]
         if (
-            src.get_shape()[lead + 1 :] != dst.get_shape()[1:]
+            list(src.get_shape()[lead + 1 :]) != trailing
             or src.element_type != dst.element_type
         ):
             raise VerifyException(

@@ -79,7 +79,6 @@ from pallas_ir.dialects.common import (
     verify_same_elements,
 )
 
-
 XLA_TARGET = StringAttr("xla")
 """The `target` of a `ta.kernel` that runs as XLA, not as a Pallas kernel."""
 

@@ -708,6 +708,14 @@ class GatherOp(IRDLOperation):
         : memref<1000x256xf32>, memref<64xi32> -> tensor<8x256xf32>
     ```
 
+    With several index buffers, each picks one of the table's leading dims, all read at
+    the same positions: row r is `table[i0[m + r], i1[m + r]]` (`x[i0, i1]` in torch).
+
+    ```mlir
+    %rows = tl.gather %x, %i0, %i1[affine_map<(d0) -> (d0 * 8)>](%i)
+        : memref<100x50x256xf32>, memref<64xi32>, memref<64xi32> -> tensor<8x256xf32>
+    ```
+
     The tile's other dims are the table's (whole rows). `tl-to-pallas` turns it into one
     manual row DMA per row from the table left in HBM (the G3 idiom): exactly the rows
     used move, and the table is never relaid out. A `prefetch` index buffer is read
@@ -719,23 +727,24 @@ class GatherOp(IRDLOperation):
     name = "tl.gather"
 
     table = operand_def(MemRefType)
-    index = operand_def(MemRefType)
+    indices = var_operand_def(MemRefType)
     dims = var_operand_def(IndexType)
     map = prop_def(AffineMapAttr)
     result = result_def(TensorType)
 
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = traits_def(HasAncestor(GridOp), MemoryReadEffect())
 
     def __init__(
         self,
         table: SSAValue,
-        index: SSAValue,
+        indices: Sequence[SSAValue],
         map: AffineMapAttr,
         dims: Sequence[SSAValue],
         tile_type: TensorType,
     ):
         super().__init__(
-            operands=[table, index, dims],
+            operands=[table, indices, dims],
             properties={"map": map},
             result_types=[tile_type],
         )
@@ -744,7 +753,10 @@ class GatherOp(IRDLOperation):
     def parse(cls, parser: Parser) -> GatherOp:
         table = parser.parse_unresolved_operand()
         parser.parse_punctuation(",")
-        access = parse_access(parser)
+        indices = [parser.parse_unresolved_operand()]
+        while parser.parse_optional_punctuation(","):
+            indices.append(parser.parse_unresolved_operand())
+        access = parse_access(parser, indices[-1])
         if access.symbols:
             parser.raise_error(
                 "tl.gather takes no symbols: its index is the map's offset"
@@ -753,15 +765,17 @@ class GatherOp(IRDLOperation):
         parser.parse_punctuation(":")
         pos = parser.pos
         ttype = parser.parse_type()
-        parser.parse_punctuation(",")
-        itype = parser.parse_type()
+        itypes = []
+        for _ in indices:
+            parser.parse_punctuation(",")
+            itypes.append(parser.parse_type())
         parser.parse_punctuation("->")
         rtype = parser.parse_type()
         if not isinstance(rtype, TensorType):
-            parser.raise_error("expected `memref, memref -> tensor`", pos, parser.pos)
+            parser.raise_error("expected `memref, memref... -> tensor`", pos, parser.pos)
         op = cls(
             parser.resolve_operand(table, ttype),
-            parser.resolve_operand(access.buffer, itype),
+            [parser.resolve_operand(i, t) for i, t in zip(indices, itypes)],
             AffineMapAttr(access.map),
             resolve_indices(parser, access.dims),
             rtype,
@@ -773,39 +787,51 @@ class GatherOp(IRDLOperation):
         printer.print_string(" ")
         printer.print_operand(self.table)
         printer.print_string(", ")
-        print_access(printer, self.index, self.map, self.dims, ())
+        printer.print_list(self.indices[:-1], printer.print_operand)
+        if len(self.indices) > 1:
+            printer.print_string(", ")
+        print_access(printer, self.indices[-1], self.map, self.dims, ())
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
-        printer.print_list([self.table.type, self.index.type], printer.print_attribute)
+        printer.print_list(
+            [self.table.type, *(i.type for i in self.indices)], printer.print_attribute
+        )
         printer.print_string(" -> ")
         printer.print_attribute(self.result.type)
 
     def verify_(self) -> None:
-        table, index, tile = self.table.type, self.index.type, self.result.type
-        assert isinstance(table, MemRefType) and isinstance(index, MemRefType)
-        assert isinstance(tile, TensorType)
-        if not isinstance(index.element_type, IntegerType):
-            raise VerifyException("tl.gather reads an integer index buffer")
+        table, tile = self.table.type, self.result.type
+        assert isinstance(table, MemRefType) and isinstance(tile, TensorType)
+        if not self.indices:
+            raise VerifyException("tl.gather needs an index buffer")
         verify_map_arity(self.map.data, len(self.dims), 0, 1, "gather")
         for i, d in enumerate(self.dims):
             if _grid_extent(d) is None:
                 raise VerifyException(
                     f"gather dim operand #{i} must be an index of the enclosing tl.grid"
                 )
-        if tile.get_num_dims() != table.get_num_dims() or list(
+        picked = len(self.indices)
+        if tile.get_num_dims() != table.get_num_dims() - picked + 1 or list(
             tile.get_shape()[1:]
-        ) != list(table.get_shape()[1:]):
-            raise VerifyException(f"a gather of whole rows of {table} cannot be {tile}")
+        ) != list(table.get_shape()[picked:]):
+            by = f" by {picked} index buffers" if picked > 1 else ""
+            raise VerifyException(
+                f"a gather of whole rows of {table}{by} cannot be {tile}"
+            )
         if tile.element_type != table.element_type:
             raise VerifyException("a gather keeps the table's element type")
         (b,) = map_bounds(self.map.data, loop_bounds_of(self.dims, _grid_extent), [])
-        rows = tile.get_shape()[0]
-        if b is not None and (b[0] < 0 or b[1] >= index.element_count()):
-            raise VerifyException(
-                f"the gather's first index positions [{b[0]}, {b[1]}] leave the "
-                f"{index.element_count()} indices"
-            )
-        _kernel_arg(self.index, frozenset({ArgRole.PREFETCH, ArgRole.IN}), "gather index")
+        for index in self.indices:
+            t = index.type
+            assert isinstance(t, MemRefType)
+            if not isinstance(t.element_type, IntegerType):
+                raise VerifyException("tl.gather reads an integer index buffer")
+            if b is not None and (b[0] < 0 or b[1] >= t.element_count()):
+                raise VerifyException(
+                    f"the gather's first index positions [{b[0]}, {b[1]}] leave the "
+                    f"{t.element_count()} indices"
+                )
+            _kernel_arg(index, frozenset({ArgRole.PREFETCH, ArgRole.IN}), "gather index")
         _kernel_arg(self.table, READABLE_ROLES - {ArgRole.PREFETCH}, "gathered")
 
 

@@ -191,7 +191,10 @@ def emit_block_spec(
 ) -> str:
     if spec.space == pallas.MemorySpace.ANY:
         return "pl.BlockSpec(memory_space=pl.ANY)"
-    shape = ", ".join("None" if b is None else str(b) for b in spec.shape)
+    shape = ", ".join(
+        "None" if b is None else f"pl.Element({b})" if spec.element else str(b)
+        for b in spec.shape
+    )
     shape = f"({shape}{',' if len(spec.shape) == 1 else ''})"
     text = f"pl.BlockSpec({shape}, {emit_index_map(spec, grid_rank, prefetch_names)}"
     if spec.space == pallas.MemorySpace.SMEM:
@@ -402,9 +405,11 @@ class KernelEmitter:
             row, r = n[op.src_row], op.dst_row.value.data
             lead = "".join(f"{n[v]}, " for v in op.src_lead)
             phase = "start" if isinstance(op, pallas.DmaStartOp) else "wait"
+            p = op.row_count
+            dst = f"{n[op.dst]}.at[{r}]" if p > 1 else f"{n[op.dst]}.at[pl.ds({r}, 1)]"
             self.lines.append(
-                f"pltpu.make_async_copy({n[op.src]}.at[{lead}pl.ds({row}, 1)], "
-                f"{n[op.dst]}.at[pl.ds({r}, 1)], {n[op.sem]}).{phase}()"
+                f"pltpu.make_async_copy({n[op.src]}.at[{lead}pl.ds({row}, {p})], "
+                f"{dst}, {n[op.sem]}).{phase}()"
             )
             return
         if isinstance(op, pallas.StoreOp):

@@ -11,8 +11,12 @@ The policy is deterministic:
    marked by indirect-load-to-scalar-prefetch read their indices with `tl.scalar_load`
    and take one row per grid step along the dims those indices depend on (the
    scalar-prefetch idiom); buffers that then take one row of a second-minor dim are
-   viewed as `(..., A, 1, B)`. Any other access (and a kernel with 64-bit data) is
-   moved to XLA by `xla_fallback`, with a remark saying why, and the rest is tiled.
+   viewed as `(..., A, 1, B)`; gathers marked `dma`/`vmem` take whole rows by row DMA
+   (one index buffer per gathered leading dim). Any other access goes to XLA through
+   `xla_fallback`, with a remark saying why: with a static index in a kernel that has
+   no matrix product and no gather, the whole kernel runs on XLA as one fusion;
+   otherwise the access moves to an XLA kernel and the rest is tiled. A kernel with
+   64-bit data runs on XLA whole.
 2. Legality. A loop dim's tile must be legal for every buffer dim it walks: on a lane
    (last) dim a multiple of 128, on a sublane dim a multiple of the dtype's rows (8 for
    32-bit, 16 for 16-bit, 32 for 8-bit), on a rank-1 buffer a multiple of 1024 or a
@@ -94,7 +98,13 @@ from pallas_ir.lowering.xla_fallback import (
     outline_store,
     run_on_xla,
 )
-from pallas_ir.tpu_rules import CHIPS, LANES, MAX_ELEMENT_BITS, min_sublanes
+from pallas_ir.tpu_rules import (
+    CHIPS,
+    LANES,
+    MAX_ELEMENT_BITS,
+    min_sublanes,
+    reshape_is_free,
+)
 
 LANE_TARGET = 512
 SUBLANE_TARGET = 256
@@ -130,6 +140,10 @@ class _Access:
     of host storage)."""
     gathers: tuple[tuple[int, ta.LoadOp], ...] = ()
     """(buffer dim, the load of the index buffer) for each dim a prefetched index picks."""
+    merged_into: SSAValue | None = None
+    """For a store through a view that splits its argument's last dim in two: the
+    argument, which the kernel stores with the tile's last two dims merged (see
+    `_merge_lane_split_stores`)."""
 
     @property
     def is_store(self) -> bool:
@@ -220,13 +234,15 @@ def _lookup_dims(index: ta.LoadOp) -> tuple[int, dict[int, int], int] | None:
 
 def _row_gather(
     a: _Access, extents: Sequence[int], n_parallel: int
-) -> tuple[int, list[int], list[int]] | None:
-    """(lookup loop dim, the rows per grid step to try, best first, the other loop dims
-    the index depends on, which take one point per step) when a gather can be done by
+) -> tuple[int, list[int], dict[int, list[int]]] | None:
+    """(lookup loop dim, the rows per grid step to try, best first, the tiles to try for
+    the other loop dims the index depends on: one point per step, but for the bag dim of
+    an embedding bag, below) when a gather can be done by
     row DMAs: it asks for `dma` (or `vmem`, `dma_chunked`), picks rows of the table's
-    first dim with a rank-1 index read at consecutive positions along one parallel loop
-    dim (`idx[i + c]`, or `idx[16 * b + t]` for an index of rank 2 stored flat), and
-    takes whole rows."""
+    leading dims (one index buffer each, `x[i0, i1]`) with indices read at consecutive
+    positions along one loop dim (`idx[i + c]`, or `idx[16 * b + t]` for an index of
+    rank 2 stored flat), the same positions for every index buffer, and takes whole
+    rows."""
     strategy = a.op.attributes.get("gather")
     if not isinstance(strategy, StringAttr) or strategy.data not in (
         "dma",
@@ -234,32 +250,58 @@ def _row_gather(
         "dma_chunked",
     ):
         return None
-    if [b for b, _ in a.gathers] != [0]:
+    if not _rows_by_dma(a.bits):
         return None
-    ((_, index),) = a.gathers
-    found = _lookup_dims(index)
-    if found is None:
+    picked = len(a.gathers)
+    if [b for b, _ in a.gathers] != list(range(picked)):
         return None
+    found = _lookup_dims(a.gathers[0][1])
+    if found is None or any(_lookup_dims(i) != found for _, i in a.gathers[1:]):
+        return None  # several index buffers must be read at the same positions
     lookup, coefficients, _ = found
     if any(l >= n_parallel for l in coefficients if l != lookup):
         return None
     if lookup >= n_parallel and extents[lookup] > MAX_UNROLLED_ROWS:
         return None  # an embedding bag's rows come whole, one DMA each, per step
-    for b, (l, c) in enumerate(a.dims[1:], start=1):
+    for b, (l, c) in enumerate(a.dims[picked:], start=picked):
         if l is None or c != 0 or extents[l] != a.shape[b]:
             return None
     e = extents[lookup]
-    # 8 rows fill a sublane tile (a ragged last step repeats the last lookup into the
-    # tile's padding). When another access walks the lookup dim along its lanes (a
-    # rank-1 output), only the whole dim is a legal block; its DMAs are unrolled, so
-    # that is bounded.
-    preferred = 8 if e >= 8 else 1
+    # 8 rows fill a sublane tile (16 for 16-bit data; a ragged last step repeats the
+    # last lookup into the tile's padding). When another access walks the lookup dim
+    # along its lanes (a rank-1 output), only the whole dim is a legal block; its DMAs
+    # are unrolled, so that is bounded.
+    sublanes = _block_rows(a.bits)
+    preferred = sublanes if e >= sublanes else 1
     rows = [preferred] + ([e] if preferred < e <= MAX_UNROLLED_ROWS else [])
+    others = {l: [1] for l in coefficients if l != lookup}
     if lookup >= n_parallel:
         # Along a reduction dim (an embedding bag: each bag sums rows idx[4 * b + k]):
-        # all of a bag's rows in one step, reduced in the kernel.
+        # all of a bag's rows in one step, reduced in the kernel. When consecutive bags
+        # read consecutive indices (the bag dim's coefficient is the bag size), 8 bags
+        # (a sublane tile of the output) take one step: their rows are consecutive too.
         rows = [e]
-    return lookup, rows, [l for l in coefficients if l != lookup]
+        bags = [l for l, c in coefficients.items() if l != lookup and c == e]
+        if len(others) == 1 and bags:
+            (bag,) = bags
+            sizes = [t for t in (8, 16, 32) if t * e <= MAX_UNROLLED_ROWS]
+            whole = [extents[bag]] if extents[bag] * e <= MAX_UNROLLED_ROWS else []
+            others[bag] = [t for t in sizes if t < extents[bag]] + whole + [1]
+    return lookup, rows, others
+
+
+def _block_rows(bits: int) -> int:
+    """The rows a tiled second-minor dim takes: the TPU minimum (8, 32 for 8-bit data),
+    16 for 16-bit data (a whole packed tile, the tiler's choice)."""
+    return max(min_sublanes(bits), 16 if bits == 16 else 0)
+
+
+def _rows_by_dma(bits: int) -> bool:
+    """Whether gathered rows of this width come by row DMA. Rows of 16-bit data pack
+    two to a 32-bit sublane, which a DMA cannot split: each lookup copies the pair (2x
+    the bytes). Of 8-bit data four rows share a sublane: 4x the bytes, more than an XLA
+    gather's extra pass (written and read again: 3x), so those go to XLA."""
+    return bits >= 16
 
 
 def _element_type(a: _Access) -> Attribute:
@@ -494,8 +536,7 @@ def _legal(access: _Access, b: int, tile: int, extent: int) -> bool:
     if b == rank - 1:
         return tile % LANES == 0
     if b == rank - 2:
-        rows = max(min_sublanes(access.bits), 16 if access.bits == 16 else 0)
-        return tile % rows == 0
+        return tile % _block_rows(access.bits) == 0
     return True
 
 
@@ -606,6 +647,50 @@ def _choose_tiles(
     split = [l for l in range(n_par, len(extents)) if tiles[l] < extents[l]]
     grid += [extents[l] // tiles[l] for l in split]
     return _Plan(tiles, grid or [1], len(split))
+
+
+def _merge_lane_split_stores(
+    accesses: dict[Operation, _Access], plan: _Plan, extents: Sequence[int]
+) -> None:
+    """A store through a view `(..., a, b)` of an argument `(..., a * b)` (a channels-last
+    permute written flat: canonicalize-permutation splits the lane dim) would make the
+    host relayout the view back into the argument after the kernel. When the tile holds
+    the view's last two dims whole and its rows are a legal block of the argument, the
+    kernel merges them in registers (a `tl.reshape` Mosaic does) and stores the
+    argument itself."""
+    for op, a in list(accesses.items()):
+        view = a.buffer
+        if not a.is_store or not isinstance(view, SSAValue):
+            continue
+        reshape = view.owner
+        if not isinstance(reshape, ta.ReshapeOp) or not isinstance(
+            reshape.source, BlockArgument
+        ):
+            continue
+        arg = reshape.source
+        shape, whole = a.shape, arg.type.get_shape()  # type: ignore[attr-defined]
+        if (
+            len(shape) != len(whole) + 1
+            or len(shape) < 3
+            or list(shape[:-2]) != list(whole[:-1])
+            or shape[-2] * shape[-1] != whole[-1]
+            or reshape_is_free(whole, shape, a.bits)
+        ):
+            continue
+        split = a.dims[-2:]
+        if any(
+            l is None or c != 0 or plan.tiles[l] < extents[l] or extents[l] != n
+            for (l, c), n in zip(split, shape[-2:])
+        ):
+            continue  # the tile must hold the split dims whole
+        merged = replace(a, shape=tuple(whole), dims=(*a.dims[:-2], (None, 0)))
+        l, _ = a.dims[-3]
+        rows = 1 if l is None else plan.tiles[l]
+        if (l is None and whole[-2] != 1) or (
+            l is not None and not _legal(merged, len(whole) - 2, rows, extents[l])
+        ):
+            continue
+        accesses[op] = replace(a, merged_into=arg)
 
 
 def _block_elements(a: _Access, tiles: Sequence[int], extents: Sequence[int]) -> int:
@@ -726,11 +811,17 @@ class _Emitter:
     def gather_rows(self, access: _Access) -> SSAValue:
         """A gather by row DMAs: `tl.gather` of the rows the lookups of this grid step
         name (see `_row_gather`), then into loop space like any tile."""
-        ((_, index),) = access.gathers
-        found = _lookup_dims(index)
+        indices = [index for _, index in access.gathers]
+        found = _lookup_dims(indices[0])
         assert found is not None  # _row_gather checked
         lookup, coefficients, constant = found
         rows = self.plan.tiles[lookup]
+        # Bags taken several per step (see _row_gather): their rows follow each other.
+        bags = [l for l in coefficients if l != lookup and self.plan.tiles[l] > 1]
+        for l in bags:
+            assert coefficients[l] == rows  # _row_gather checked: consecutive bags
+        per_bag = rows
+        rows *= math.prod(self.plan.tiles[l] for l in bags)
         # The step's first lookup: grid index times tile along each dim (1 but for the
         # lookup dim's `rows`), times the dim's coefficient.
         first: AffineExpr = AffineConstantExpr(constant)
@@ -741,11 +832,13 @@ class _Emitter:
         start = AffineMap(len(self.plan.grid), 0, (first,))
         op = access.op
         assert isinstance(op, ta.LoadOp)
-        tile = TensorType(op.result.type, [rows, *access.shape[1:]])
+        picked = len(indices)
+        tile = TensorType(op.result.type, [rows, *access.shape[picked:]])
         v = self.add(
             tl.GatherOp(
                 self.buffers[access.buffer],
-                self.buffers[ta.root_buffer(index.buffer)],  # flat (see _lookup_dims)
+                # read flat (see _lookup_dims)
+                [self.buffers[ta.root_buffer(i.buffer)] for i in indices],
                 AffineMapAttr(start),
                 self.grid_ivs(),
                 tile,
@@ -753,7 +846,17 @@ class _Emitter:
         )
         if op in self.resident:
             v.owner.attributes["table"] = StringAttr("vmem")  # type: ignore[union-attr]
-        walked = replace(access, dims=((lookup, 0), *access.dims[1:]), gathers=())
+        lead = [(l, 0) for l in bags] + [(lookup, 0)]
+        lead_shape = [self.plan.tiles[l] for l in bags] + [per_bag]
+        if bags:
+            v = self.reshape(v, [*lead_shape, *access.shape[picked:]])
+            tile = TensorType(op.result.type, [*lead_shape, *access.shape[picked:]])
+        walked = replace(
+            access,
+            shape=(*lead_shape, *access.shape[picked:]),
+            dims=(*lead, *access.dims[picked:]),
+            gathers=(),
+        )
         return self.to_loop_space(v, walked, tile)
 
     def to_loop_space(self, v: SSAValue, access: _Access, tile: TensorType) -> SSAValue:
@@ -802,20 +905,24 @@ class _Emitter:
             v = self.reshape(v, [self.loop_shape(access)[l] for l in loop_order])
             v = self.add(tl.TransposeOp(v, perm))
         v = self.reshape(v, self.tile_shape(access))
+        offsets = self.offsets(access)
+        if access.merged_into is None:
+            buffer = self.buffers[access.buffer]
+        else:
+            # The whole (a, b) of the view's last two dims is the argument's a * b.
+            *lead, a, b = self.tile_shape(access)
+            v = self.reshape(v, [*lead, a * b])
+            buffer = self.buffers[access.merged_into]
+            m = offsets.data
+            offsets = AffineMapAttr(
+                AffineMap(m.num_dims, m.num_symbols, (*m.results[:-2], m.results[-1]))
+            )
         # A reduction split over sequential grid dims stores partial results that
         # the store combines (the value is a ta.reduce result: _splittable checked).
         accumulate = None
         if self.plan.sequential and isinstance(op.value.owner, ta.ReduceOp):
             accumulate = ReductionKind(op.value.owner.kind.data)
-        self.add(
-            tl.StoreOp(
-                v,
-                self.buffers[access.buffer],
-                self.offsets(access),
-                self.grid_ivs(),
-                accumulate=accumulate,
-            )
-        )
+        self.add(tl.StoreOp(v, buffer, offsets, self.grid_ivs(), accumulate=accumulate))
 
     def iota(self, l: int) -> SSAValue:
         """Loop index `l` as an i32 tile: the indices this grid step covers along it."""
@@ -1120,6 +1227,21 @@ def _gathered_bytes(op: ta.LoadOp) -> int:
     return math.prod(loop.extents) * numpy_dtype(op.result.type).itemsize
 
 
+def _fuses_on_xla(access: ta.LoadOp | ta.StoreOp) -> bool:
+    """Whether a kernel with an access no Pallas idiom covers runs whole on XLA: when
+    the access has a static index and nothing else in the loop needs Pallas (a matrix
+    product for the MXU, a gather's row DMAs), XLA's one fusion is the loop a Pallas
+    kernel would be, without the extra HBM pass of an outlined access."""
+    if isinstance(access, ta.LoadOp) and access.symbols:
+        return False
+    loop = access.parent_op()
+    assert isinstance(loop, ta.LoopOp)
+    return not any(
+        (isinstance(o, ta.LoadOp) and o.symbols) or _contraction(o) is not None
+        for o in loop.body.block.ops
+    )
+
+
 class _GatherNeedsRelayout(PassError):
     """A scalar-prefetch gather (G1) that would relayout its table on the host."""
 
@@ -1203,7 +1325,12 @@ class TilePass(ModulePass):
                     if (t := _host_storage(module, kernel, a.index)) is not None
                 }
                 name = kernel.sym_name.data
-                main = outline_index(module, kernel, gather, storage)
+                # (The computed-row form copies rows by DMA: not for 8-bit rows.)
+                main = (
+                    outline_index(module, kernel, gather, storage)
+                    if _rows_by_dma(8 * numpy_dtype(gather.result.type).itemsize)
+                    else None
+                )
                 how = "the row indices are computed on XLA and the rows come by row DMA"
                 if main is None and _gathered_bytes(gather) < _buffer_bytes(gather):
                     # An XLA gather reads and writes what is gathered; the relayout
@@ -1228,13 +1355,26 @@ class TilePass(ModulePass):
                 ):
                     raise
                 name = kernel.sym_name.data
+                if _fuses_on_xla(access):
+                    emit_remark(
+                        access,
+                        f"{e.message}; @{name} runs on XLA as one fusion (moving only "
+                        "the access to XLA would write and read it once more)",
+                    )
+                    count(self.name, "kernels run on XLA")
+                    run_on_xla(kernel)
+                    return
                 if isinstance(access, ta.LoadOp):
                     storage = {
                         a.index: t
                         for a in kernel.body.block.args
                         if (t := _host_storage(module, kernel, a.index)) is not None
                     }
-                    main = outline_index(module, kernel, access, storage)
+                    main = (
+                        outline_index(module, kernel, access, storage)
+                        if _rows_by_dma(8 * numpy_dtype(access.result.type).itemsize)
+                        else None
+                    )
                     how = "an XLA computation of the row indices before"
                     if main is None:
                         main = outline_load(module, kernel, access)
@@ -1297,11 +1437,12 @@ class TilePass(ModulePass):
             forced,
             _splittable(loop),
         )
+        _merge_lane_split_stores(accesses, plan, loop.extents)
         # Kernel arguments: the original ones, then one per in-kernel view (reshape) and
         # one per argument read as host storage; both become launch operands.
         args = list(kernel.body.block.args)
         views = [o for o in kernel.body.block.ops if isinstance(o, ta.ReshapeOp)]
-        used = {a.buffer for a in [*accesses.values(), *dma.values()]}
+        used = {a.merged_into or a.buffer for a in [*accesses.values(), *dma.values()]}
         used |= {index.buffer for a in accesses.values() for _, index in a.gathers}
         views = [v for v in views if v.result in used]
         stored = sorted(
@@ -1343,8 +1484,7 @@ class TilePass(ModulePass):
             f"{list(loop.extents)}, grid {plan.grid}",
         )
         for op, a in dma.items():
-            ((_, index),) = a.gathers
-            found = _lookup_dims(index)
+            found = _lookup_dims(a.gathers[0][1])
             assert found is not None
             rows = plan.tiles[found[0]]
             strategy = a.op.attributes["gather"]
@@ -1367,9 +1507,9 @@ class TilePass(ModulePass):
             if isinstance(strategy, StringAttr) and strategy.data != "prefetch":
                 emit_remark(
                     a.op,
-                    f"tile: gather asks for the {strategy.data} idiom, which needs a rank-1 "
-                    "index read one lookup at a time and whole rows of the table's first "
-                    "dim; tiled with scalar prefetch (one row per grid step)",
+                    f"tile: gather asks for the {strategy.data} idiom, which needs "
+                    "indices read one lookup at a time and whole rows of the table's "
+                    "leading dims; tiled with scalar prefetch (one row per grid step)",
                 )
         module.body.block.insert_op_after(new_kernel, kernel)
         self.relaunch(module, kernel, views, stored)
@@ -1404,7 +1544,21 @@ class TilePass(ModulePass):
                 dma[op] = a
                 accesses.pop(op)
                 forced[lookup] = rows
-                forced.update((l, [1]) for l in others)
+                for l, sizes in others.items():
+                    # The first size every other access walking `l` allows (1 last:
+                    # the view below makes it legal).
+                    walks = [
+                        (b, o)
+                        for b in accesses.values()
+                        for o_l, o in b.loop_to_buffer().items()
+                        if o_l == l
+                    ]
+                    fits = [
+                        t
+                        for t in sizes
+                        if all(_legal(b, o, t, extents[l]) for b, o in walks)
+                    ]
+                    forced[l] = fits[:1] or [1]
                 for l, _ in a.dims[1:]:
                     if l is not None:
                         forced[l] = [extents[l]]  # whole rows

@@ -32,13 +32,16 @@ from dataclasses import dataclass, field
 from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
     Float32Type,
+    IntAttr,
     IntegerAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
     StringAttr,
     TensorType,
+    i1,
     i32,
 )
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
@@ -138,6 +141,8 @@ class _KernelConverter:
                 )
             bindings.append(self.scalar_loads[s])
         dims: list[_DimBlock] = []
+        rank = len(buffer_shape)
+        unaligned: list[int] = []  # leading dims whose tile offsets are not aligned
         for k, (e, t, st, n) in enumerate(
             zip(offsets.results, tile.get_shape(), strides, buffer_shape, strict=True)
         ):
@@ -147,13 +152,33 @@ class _KernelConverter:
                     op,
                     f"tl-to-pallas: the offset {e} of dim {k} is not linear in the grid",
                 )
-            dims.append(
-                _DimBlock.aligned(lin, t, st, n)
-                or _DimBlock.whole(lin, t, st, n, e, k, op)
+            aligned = _DimBlock.aligned(lin, t, st, n)
+            if aligned is None and k < rank - 2 and t < n and st == 1:
+                unaligned.append(k)
+                aligned = _DimBlock(t, lin, pallas.SliceAttr(0, t, 1), False)
+            dims.append(aligned or _DimBlock.whole(lin, t, st, n, e, k, op))
+        bits = numpy_dtype(tile.element_type).itemsize * 8
+        if (
+            unaligned
+            and not bindings
+            and all(st == 1 for st in strides)
+            and all(d.size == t for d, t in zip(dims, tile.get_shape()))
+            and block_shape_error(list(tile.get_shape()), buffer_shape, bits) is None
+        ):
+            # A leading-dim tile at offsets its size does not divide (x[:, 1:4], three
+            # rows a step): element offsets (`pl.Element` dims) move exactly the
+            # window, where block indices would widen it to the whole dim.
+            spec = pallas.BlockSpecAttr(
+                list(tile.get_shape()), offsets, pallas.MemorySpace.VMEM, element=True
             )
+            return _Access(spec, [])
+        for k in unaligned:  # no element window: the whole dim, sliced in the kernel
+            lin = linearize(offsets.results[k])
+            assert lin is not None
+            t, n = tile.get_shape()[k], buffer_shape[k]
+            dims[k] = _DimBlock.whole(lin, t, strides[k], n, offsets.results[k], k, op)
         # A block that breaks the TPU rules (a short second-minor or lane dim) is widened
         # to the whole dim when its offset is constant; the kernel slices what it needs.
-        bits = numpy_dtype(tile.element_type).itemsize * 8
         for k in _minor_dims(len(dims)):
             if block_shape_error([d.size for d in dims], buffer_shape, bits) is None:
                 break
@@ -414,12 +439,18 @@ class TlToPallasPass(ModulePass):
         chunked: list[BlockArgument] = []
         for o in body_ops:
             if isinstance(o, tl.GatherOp):
-                index = o.index
-                assert isinstance(index, BlockArgument)
-                streamed = kernel.role_of(index) != ArgRole.PREFETCH
-                group = chunked if streamed else conv.prefetch
-                if index not in group:
-                    group.append(index)
+                for index in o.indices:
+                    assert isinstance(index, BlockArgument)
+                    streamed = kernel.role_of(index) != ArgRole.PREFETCH
+                    if streamed and len(o.indices) > 1:
+                        raise PassError(
+                            o,
+                            "tl-to-pallas: a gather by several index buffers reads them "
+                            "whole from SMEM (prefetch); streaming them is not done",
+                        )
+                    group = chunked if streamed else conv.prefetch
+                    if index not in group:
+                        group.append(index)
             if isinstance(o, tl.ScalarLoadOp):
                 arg = o.buffer
                 assert isinstance(arg, BlockArgument)
@@ -550,7 +581,9 @@ class TlToPallasPass(ModulePass):
             assert isinstance(t, TensorType)
             # Rows land in a (rows, lanes) buffer; a strided load's leading dims are 1.
             if isinstance(g, tl.GatherOp):
-                shape = t.get_shape()
+                shape = list(t.get_shape())
+                if (packed := _packed_rows(g)) > 1:  # one slab of packed rows a lookup
+                    shape.insert(1, packed)
             else:  # whole rows of the array (a lane step compacts them after)
                 shape = [t.get_shape()[-2], g.buffer.type.get_shape()[-1]]  # type: ignore[attr-defined]
             scratch.append(pallas.RefType(shape, t.element_type))
@@ -615,14 +648,14 @@ class TlToPallasPass(ModulePass):
                 table_ref, rows_ref, sem = gather_refs[o]
                 start = conv.grid_map(o.map.data, o.dims, o).results[0]
                 chunk = None
-                if o.index in chunk_refs:
+                if o.indices[0] in chunk_refs:
                     # The step's lookups are at `start mod C` of its SMEM chunk.
-                    index_ref = chunk_refs[o.index]  # type: ignore[index]
-                    chunk = index_ref.type.get_shape()[0]  # type: ignore[attr-defined]
+                    index_refs = [chunk_refs[o.indices[0]]]  # type: ignore[index]
+                    chunk = index_refs[0].type.get_shape()[0]  # type: ignore[attr-defined]
                 else:
-                    index_ref = refs[conv.prefetch.index(o.index)]  # type: ignore[arg-type]
+                    index_refs = [refs[conv.prefetch.index(i)] for i in o.indices]  # type: ignore[arg-type]
                 *prologue, new = _gather_rows(
-                    start, index_ref, table_ref, rows_ref, sem, o, chunk
+                    start, index_refs, table_ref, rows_ref, sem, o, chunk
                 )
                 for p in prologue:
                     p.location = o.location
@@ -677,7 +710,9 @@ class TlToPallasPass(ModulePass):
                         raise PassError(
                             o, "tl-to-pallas: tile compute may use only tile values"
                         )
-                new = o.clone(value_mapper=dict(values))
+                new = _widened_8bit_arith(o, values, body) or o.clone(
+                    value_mapper=dict(values)
+                )
                 elements = _elements(o)
                 if o.dialect_name() == "math":
                     transcendentals += elements
@@ -717,6 +752,40 @@ class TlToPallasPass(ModulePass):
         for s, r in zip(stores, call.outs):
             host.write(launch.args[s.buffer.index], r)  # type: ignore[attr-defined]
         return call
+
+
+_8BIT_ARITH = (
+    arith.AddiOp,
+    arith.SubiOp,
+    arith.MuliOp,
+    arith.DivSIOp,
+    arith.RemSIOp,
+    arith.MaxSIOp,
+    arith.MinSIOp,
+)
+
+
+def _widened_8bit_arith(
+    o: Operation, values: dict[SSAValue, SSAValue], body: Block
+) -> Operation | None:
+    """Mosaic has no 8-bit integer vector arithmetic: an `i8` tile op runs on `i32`
+    (sign-extended) and is narrowed back; the low 8 bits are what `i8` wrapping gives.
+    Returns the narrowing op (the result), its inputs already added to `body`."""
+    t = o.results[0].type if o.results else None
+    if not isinstance(o, _8BIT_ARITH) or not isinstance(t, TensorType):
+        return None
+    element = t.element_type
+    if not isinstance(element, IntegerType) or element.width.data != 8:
+        return None
+    wide = TensorType(i32, t.get_shape())
+    operands = []
+    for v in o.operands:
+        widen = pallas.ConvertOp(values[v], wide)
+        body.add_op(widen)
+        operands.append(widen.result)
+    op = type(o)(*operands, result_type=wide)  # type: ignore[call-arg]
+    body.add_op(op)
+    return pallas.ConvertOp(op.results[0], t)
 
 
 def _widened_for_compare(value: SSAValue, body: Block) -> SSAValue:
@@ -785,7 +854,9 @@ def _index_chunk_spec(
     """The SMEM block spec that streams a gather's index buffer in chunks: chunk
     `start floordiv C` holds the lookups of the grid step whose first lookup is
     `start` (tile requires the rows of a step to stay within one chunk)."""
-    (gather,) = [g for g in gathers if isinstance(g, tl.GatherOp) and g.index is index]
+    (gather,) = [
+        g for g in gathers if isinstance(g, tl.GatherOp) and g.indices[0] is index
+    ]
     n = index.type.element_count()  # type: ignore[attr-defined]
     n_grid = len(conv.grid.extents)
     if n <= INDEX_CHUNK:
@@ -811,6 +882,13 @@ def _index_chunk_spec(
         AffineMap(n_grid, 0, (start // INDEX_CHUNK,)),
         pallas.MemorySpace.SMEM,
     )
+
+
+def _packed_rows(op: tl.GatherOp) -> int:
+    """Rows of the table's element type per 32-bit sublane: 1, or 2 for 16-bit and 4
+    for 8-bit data, whose single rows a DMA cannot address."""
+    bits = numpy_dtype(op.result.type.element_type).itemsize * 8  # type: ignore[attr-defined]
+    return max(1, 32 // bits)
 
 
 def _resident(op: tl.GatherOp | tl.LoadOp) -> bool:
@@ -875,43 +953,116 @@ def _strided_rows(
 
 def _gather_rows(
     start: AffineExpr,
-    index_ref: SSAValue,
+    index_refs: Sequence[SSAValue],
     table_ref: SSAValue,
     rows_ref: SSAValue,
     sem: SSAValue,
     gather: tl.GatherOp,
     chunk: int | None = None,
 ) -> list[Operation]:
-    """The G3 idiom: read each row's index from SMEM, start one row DMA per row into the
-    VMEM buffer, wait for all, then load the rows as a tile. Index positions past the
-    end of the index buffer (a ragged last step) read the last index: those rows land
-    in the padded part of the tile, which the store drops. With `chunk`, the indices
-    are a streamed SMEM block of that many lookups, so a position is taken modulo it
-    (G3c; the clamped last position is in the last chunk)."""
+    """The G3 idiom: read each row's indices from SMEM, start one row DMA per row into
+    the VMEM buffer (`table.at[i0, pl.ds(i1, 1)]` for two index buffers), wait for all,
+    then load the rows as a tile. Index positions past the end of an index buffer (a
+    ragged last step) read its last index: those rows land in the padded part of the
+    tile, which the store drops. With `chunk`, the indices are a streamed SMEM block of
+    that many lookups, so a position is taken modulo it (G3c; the clamped last position
+    is in the last chunk)."""
     ops, base = _grid_scalar(start, gather)
-    last = arith.ConstantOp(IntegerAttr(gather.index.type.element_count() - 1, i32))  # type: ignore[attr-defined]
+    counts = [i.type.element_count() for i in gather.indices]  # type: ignore[attr-defined]
+    last_of = {
+        n: arith.ConstantOp(IntegerAttr(n - 1, i32)) for n in dict.fromkeys(counts)
+    }
+    lasts = [last_of[n] for n in counts]
     size = arith.ConstantOp(IntegerAttr(chunk or 1, i32))
-    ops += [last, size]
+    ops += [*last_of.values(), size]
     t = gather.result.type
     assert isinstance(t, TensorType)
-    rows: list[SSAValue] = []
+    packed = _packed_rows(gather)
+    pack = arith.ConstantOp(IntegerAttr(packed, i32))
+    if packed > 1:
+        ops.append(pack)
+    picks: list[list[SSAValue]] = []
+    selectors: list[SSAValue] = []
     for r in range(t.get_shape()[0]):
         offset = arith.ConstantOp(IntegerAttr(r, i32))
         at = arith.AddiOp(base, offset.result)
-        clamped = arith.MinSIOp(at.result, last.result)
-        ops += [offset, at, clamped]
-        position = clamped.result
-        if chunk is not None:
-            local = arith.RemSIOp(position, size.result)
-            ops.append(local)
-            position = local.result
-        row = pallas.ReadOp(index_ref, [position])
-        ops += [row, pallas.DmaStartOp(table_ref, row.result, rows_ref, r, sem)]
-        rows.append(row.result)
+        ops += [offset, at]
+        pick: list[SSAValue] = []
+        for index_ref, last in zip(index_refs, lasts):
+            clamped = arith.MinSIOp(at.result, last.result)
+            ops.append(clamped)
+            position = clamped.result
+            if chunk is not None:
+                local = arith.RemSIOp(position, size.result)
+                ops.append(local)
+                position = local.result
+            read = pallas.ReadOp(index_ref, [position])
+            ops.append(read)
+            pick.append(read.result)
+        *lead, row = pick
+        if packed > 1:
+            # The 32-bit sublane that holds the row: rows P * (row / P) ... + P - 1.
+            group = arith.DivSIOp(row, pack.result)
+            first = arith.MuliOp(group.result, pack.result)
+            ops += [group, first]
+            row = first.result
+        ops.append(pallas.DmaStartOp(table_ref, row, rows_ref, r, sem, lead, packed))
+        picks.append([*lead, row])
+        selectors.append(pick[-1])
     ops += [
-        pallas.DmaWaitOp(table_ref, row, rows_ref, r, sem) for r, row in enumerate(rows)
+        pallas.DmaWaitOp(table_ref, pick[-1], rows_ref, r, sem, pick[:-1], packed)
+        for r, pick in enumerate(picks)
     ]
-    ops.append(pallas.LoadOp(rows_ref, t))
+    if packed == 1:
+        ops.append(pallas.LoadOp(rows_ref, t))
+    else:
+        ops += _pick_packed_rows(rows_ref, selectors, pack.result, t)
+    return ops
+
+
+def _pick_packed_rows(
+    rows_ref: SSAValue, indices: Sequence[SSAValue], pack: SSAValue, t: TensorType
+) -> list[Operation]:
+    """Of the slab of P packed rows each lookup copied (`rows_ref`: R x P x ...), keep
+    row `index mod P`: a column `which` of those positions, built from the SMEM
+    indices with scalar-predicate selects, picks between the P slabs' rows."""
+    R, *rest = t.get_shape()
+    packed = rows_ref.type.get_shape()[1]  # type: ignore[attr-defined]
+    col = TensorType(i32, [R, 1])
+
+    def splat(value: int, ty: TensorType = col) -> arith.ConstantOp:
+        return arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(ty, [value]))
+
+    zero, offset = splat(0), arith.ConstantOp(IntegerAttr(0, i32))
+    iota = pallas.IotaOp(offset.result, 0, col)
+    ops: list[Operation] = [zero, offset, iota]
+    which: SSAValue = zero.result
+    for r, index in enumerate(indices):
+        at_r = splat(r)
+        is_r = pallas.CompareOp("eq", iota.result, at_r.result)
+        ops += [at_r, is_r]
+        part = arith.RemSIOp(index, pack)
+        ops.append(part)
+        for q in range(1, packed):
+            q_col, q_int = splat(q), arith.ConstantOp(IntegerAttr(q, i32))
+            here = pallas.SelectOp(is_r.result, q_col.result, zero.result)
+            hit = arith.CmpiOp(part.result, q_int.result, "eq")
+            add = arith.SelectOp(hit.result, here.result, zero.result)
+            total = arith.AddiOp(which, add.result)
+            ops += [q_col, q_int, here, hit, add, total]
+            which = total.result
+    full = [pallas.SliceAttr(0, n, 1) for n in rest]
+    out = pallas.LoadOp(rows_ref, t, [pallas.SliceAttr(0, R, 1), IntAttr(0), *full])
+    ops.append(out)
+    value: SSAValue = out.result
+    for q in range(1, packed):
+        q_col = splat(q)
+        is_q = pallas.CompareOp("eq", which, q_col.result)
+        wide = pallas.BroadcastOp(is_q.result, TensorType(i1, t.get_shape()))
+        slab = pallas.LoadOp(rows_ref, t, [pallas.SliceAttr(0, R, 1), IntAttr(q), *full])
+        pick = pallas.SelectOp(wide.result, slab.result, value)
+        ops += [q_col, is_q, wide, slab, pick]
+        value = pick.result
     return ops
 
 

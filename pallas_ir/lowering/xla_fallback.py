@@ -18,7 +18,9 @@ scatter on TPU):
   fresh buffer; the kernel then reads that buffer at those dims, a plain tiled access;
 - a store: the kernel stores into a fresh buffer at the store's loop dims; a new loop
   after the kernel's copies it to the store's real place;
-- a kernel with 64-bit data (TPU kernels have none) runs wholly on XLA.
+- a kernel with 64-bit data (TPU kernels have none) runs wholly on XLA, and so does an
+  element-wise kernel whose odd access has a static index (`tile` decides: one XLA
+  fusion moves less than an outlined access plus a Pallas kernel).
 
 The new loop goes into the same kernel, which `split_kernel` then cuts into one kernel
 per loop with the roles each needs, so the buffer the parts share is allocated on the
@@ -36,10 +38,10 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     IndexType,
     IntegerAttr,
-    i32,
     MemRefType,
     ModuleOp,
     StringAttr,
+    i32,
 )
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap

@@ -324,11 +324,6 @@ def _analyse(load: LoadOp) -> _Gather:
                 f"table index #{k} is {e}: it combines a symbol with other terms",
                 "gathered index is not a bare symbol",
             )
-        if any(results[g] == e for g in gathered):
-            raise _Rejected(
-                f"symbol s{e.position} indexes several table dims",
-                "gathered index is not a bare symbol",
-            )
         gathered.append(k)
     if not gathered:
         raise _Rejected(

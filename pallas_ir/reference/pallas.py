@@ -67,9 +67,13 @@ def _run_ops(
             n_lead = len(op.src_lead)
             src = args[0][tuple(int(v) for v in args[1 : 1 + n_lead])]
             row, dst = int(args[1 + n_lead]), args[2 + n_lead]
-            if not 0 <= row < src.shape[0]:
-                raise ReferenceError(f"a row DMA reads row {row} of {src.shape[0]}")
-            dst[op.dst_row.value.data] = src[row]  # lands at once; waits are no-ops
+            p = op.row_count
+            if not 0 <= row <= src.shape[0] - p:
+                raise ReferenceError(
+                    f"a row DMA reads rows {row} to {row + p - 1} of {src.shape[0]}"
+                )
+            # Lands at once; waits are no-ops.
+            dst[op.dst_row.value.data] = src[row : row + p] if p > 1 else src[row]
             continue
         if isinstance(op, pallas.DmaWaitOp):
             continue
@@ -104,9 +108,10 @@ def _block_window(
     symbols = [int(prefetch[p][tuple(m.eval(grid_pos, ()))]) for p, m in spec.prefetch]
     block_idx = spec.map.eval(grid_pos, symbols)
     out: list[tuple[int, int, bool]] = []
-    for b, i, n in zip(spec.shape, block_idx, shape, strict=True):
+    for b, i, start, n in zip(
+        spec.shape, block_idx, spec.starts(block_idx), shape, strict=True
+    ):
         size = 1 if b is None else b
-        start = i * size
         if not 0 <= start < n:
             raise ReferenceError(
                 f"block index {i} starts at element {start} outside a dim of {n}"

@@ -107,17 +107,26 @@ def run_kernel(kernel: tl.KernelOp, buffers: Sequence[np.ndarray]) -> None:
                 offset = int(eval_affine(op.map.data.results[0], args, []))
                 local[op.result] = _iota(op.result.type, op.dim.value.data, offset)  # type: ignore[arg-type]
             elif isinstance(op, tl.GatherOp):
-                table, index = local[op.table], local[op.index]
-                start = int(eval_affine(op.map.data.results[0], args[2:], []))
-                rows = op.result.type.get_shape()[0]  # type: ignore[attr-defined]
-                flat = index.reshape(-1)
-                positions = np.minimum(np.arange(start, start + rows), flat.size - 1)
-                picked = flat[positions].astype(np.int64)
-                if picked.min() < 0 or picked.max() >= table.shape[0]:
-                    raise ReferenceError(
-                        f"'tl.gather': an index leaves the table's {table.shape[0]} rows"
+                table = local[op.table]
+                n_dims = len(op.dims)
+                start = int(
+                    eval_affine(
+                        op.map.data.results[0], args[-n_dims:] if n_dims else [], []
                     )
-                local[op.result] = table[picked]
+                )
+                rows = op.result.type.get_shape()[0]  # type: ignore[attr-defined]
+                picked = []
+                for k, index in enumerate(op.indices):
+                    flat = local[index].reshape(-1)
+                    positions = np.minimum(np.arange(start, start + rows), flat.size - 1)
+                    at = flat[positions].astype(np.int64)
+                    if at.min() < 0 or at.max() >= table.shape[k]:
+                        raise ReferenceError(
+                            f"'tl.gather': an index leaves the table's dim {k} of "
+                            f"{table.shape[k]}"
+                        )
+                    picked.append(at)
+                local[op.result] = table[tuple(picked)]
             elif isinstance(op, tl.ScalarLoadOp):
                 buf = local[op.buffer]
                 idx = tuple(

@@ -1045,3 +1045,50 @@ func.func @forward(%x: tensor<64xf32>) -> tensor<64xf32> {
   %o = pallas.xla_call @k(%x, %x) : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
   func.return %o : tensor<64xf32>
 }
+
+// -----
+
+// An element-indexed window must lie inside the array: rows 2 to 4 of a dim of 4.
+func.func @forward(%x: tensor<2x4x16x128xf32>) -> tensor<2x3x16x128xf32> {
+  // expected-error@+1 {{in_specs[0]: element offset 1 ranges over [2, 2] but windows of 3 must fit in the dim of 4}}
+  %out = pallas.call @leading_slice(%x) grid [2]
+      in [#pallas.block_spec<[1, 3, 16, 128], (d0) -> (d0, 2, 0, 0), element>]
+      out [#pallas.block_spec<[1, 3, 16, 128], (d0) -> (d0, 0, 0, 0)>]
+      semantics [parallel]
+      : (tensor<2x4x16x128xf32>) -> tensor<2x3x16x128xf32>
+      kernel(%x_ref: !pallas.ref<1x3x16x128xf32, vmem>, %o_ref: !pallas.ref<1x3x16x128xf32, vmem>) {
+  }
+  func.return %out : tensor<2x3x16x128xf32>
+}
+
+// -----
+
+// Element offsets name every dim: an element-indexed spec has no squeezed dims.
+func.func @forward(%x: tensor<2x4x16x128xf32>) -> tensor<2x3x16x128xf32> {
+  // expected-error@+2 {{an element-indexed block spec has no squeezed dims and no prefetched symbols}}
+  %out = pallas.call @leading_slice(%x) grid [2]
+      in [#pallas.block_spec<[squeezed, 3, 16, 128], (d0) -> (d0, 1, 0, 0), element>]
+      out [#pallas.block_spec<[1, 3, 16, 128], (d0) -> (d0, 0, 0, 0)>]
+      semantics [parallel]
+      : (tensor<2x4x16x128xf32>) -> tensor<2x3x16x128xf32>
+      kernel(%x_ref: !pallas.ref<3x16x128xf32, vmem>, %o_ref: !pallas.ref<1x3x16x128xf32, vmem>) {
+  }
+  func.return %out : tensor<2x3x16x128xf32>
+}
+
+// -----
+
+// A copy of P packed rows lands in a slab of a (R, P, ...) destination.
+func.func @forward(%t: tensor<1000x256xbf16>) -> tensor<8x256xbf16> {
+  %o = pallas.call @k(%t) grid [1]
+      in [#pallas.block_spec<any>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (0, 0)>]
+      semantics [arbitrary] scratch [!pallas.ref<8x256xbf16, vmem>, !pallas.ref<i32, semaphore>]
+      : (tensor<1000x256xbf16>) -> tensor<8x256xbf16>
+      kernel(%t_ref: !pallas.ref<1000x256xbf16, any>, %o_ref: !pallas.ref<8x256xbf16, vmem>, %rows: !pallas.ref<8x256xbf16, vmem>, %sem: !pallas.ref<i32, semaphore>) {
+    %r = arith.constant 6 : i32
+    // expected-error@+1 {{a copy of 2 rows lands in a slab of a (R, 2, ...) destination, not !pallas.ref<8x256xbf16, vmem>}}
+    pallas.dma_start %t_ref[%r], %rows[0], %sem {rows = 2 : i64} : !pallas.ref<1000x256xbf16, any>, !pallas.ref<8x256xbf16, vmem>, !pallas.ref<i32, semaphore>
+  }
+  func.return %o : tensor<8x256xbf16>
+}

@@ -652,3 +652,30 @@ func.func @forward(%x: tensor<4x16x128xf32>) -> tensor<4x2x128xf32> {
   }
   func.return %o : tensor<4x2x128xf32>
 }
+
+// -----
+
+// A copy of a sublane of packed bf16 rows: rows 6 and 7 of t (the pair holding row 7)
+// land in slab 0 of a (2, 2, 256) buffer; `{rows = 2}` is the slab height. An
+// element-indexed output spec writes the slab to out[1].
+// CHECK-LABEL: func.func @forward(%t: tensor<1000x256xbf16>)
+// CHECK:         out [#pallas.block_spec<[1, 2, 256], (d0) -> (1, 0, 0), element>]
+// CHECK:         pallas.dma_start %t_ref[%r], %rows[0], %sem {rows = 2 : i64} : !pallas.ref<1000x256xbf16, any>, !pallas.ref<2x2x256xbf16, vmem>, !pallas.ref<i32, semaphore>
+// CHECK-NEXT:    pallas.dma_wait %t_ref[%r], %rows[0], %sem {rows = 2 : i64}
+// CHECK-GENERIC: "pallas.dma_start"(%t_ref, %r, %rows, %sem) <{dst_row = 0 : i64}> {rows = 2 : i64}
+func.func @forward(%t: tensor<1000x256xbf16>) -> tensor<4x2x256xbf16> {
+  %o = pallas.call @pairs(%t) grid [1]
+      in [#pallas.block_spec<any>]
+      out [#pallas.block_spec<[1, 2, 256], (d0) -> (1, 0, 0), element>]
+      semantics [arbitrary] scratch [!pallas.ref<2x2x256xbf16, vmem>, !pallas.ref<i32, semaphore>]
+      : (tensor<1000x256xbf16>) -> tensor<4x2x256xbf16>
+      kernel(%t_ref: !pallas.ref<1000x256xbf16, any>, %o_ref: !pallas.ref<1x2x256xbf16, vmem>, %rows: !pallas.ref<2x2x256xbf16, vmem>, %sem: !pallas.ref<i32, semaphore>) {
+    %r = arith.constant 6 : i32
+    pallas.dma_start %t_ref[%r], %rows[0], %sem {rows = 2 : i64} : !pallas.ref<1000x256xbf16, any>, !pallas.ref<2x2x256xbf16, vmem>, !pallas.ref<i32, semaphore>
+    pallas.dma_wait %t_ref[%r], %rows[0], %sem {rows = 2 : i64} : !pallas.ref<1000x256xbf16, any>, !pallas.ref<2x2x256xbf16, vmem>, !pallas.ref<i32, semaphore>
+    %v = pallas.load %rows[0, :, :] : !pallas.ref<2x2x256xbf16, vmem> -> tensor<2x256xbf16>
+    %w = pallas.reshape %v : tensor<2x256xbf16> to tensor<1x2x256xbf16>
+    pallas.store %w, %o_ref[...] : tensor<1x2x256xbf16>, !pallas.ref<1x2x256xbf16, vmem>
+  }
+  func.return %o : tensor<4x2x256xbf16>
+}

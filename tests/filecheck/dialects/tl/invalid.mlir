@@ -520,6 +520,16 @@ tl.kernel @k(%idx: memref<64xi32> {role = "prefetch"}, %table: memref<1000x256xf
 
 // -----
 
+// Two index buffers pick the first two dims: the tile is (rows, 256), not (rows, 50, 256).
+tl.kernel @k(%i0: memref<64xi32> {role = "prefetch"}, %i1: memref<64xi32> {role = "prefetch"}, %x: memref<100x50x256xf32> {role = "in"}, %out: memref<64x256xf32> {role = "out"}) {
+  tl.grid [8] (parallel) (%i) {
+    // expected-error@+1 {{a gather of whole rows of memref<100x50x256xf32> by 2 index buffers cannot be tensor<8x50x256xf32>}}
+    %rows = tl.gather %x, %i0, %i1[affine_map<(d0) -> (d0 * 8)>](%i) : memref<100x50x256xf32>, memref<64xi32>, memref<64xi32> -> tensor<8x50x256xf32>
+  }
+}
+
+// -----
+
 tl.kernel @k(%idx: memref<64xi32> {role = "prefetch"}, %table: memref<1000x256xf32> {role = "in"}, %out: memref<64x256xf32> {role = "out"}) {
   tl.grid [8] (parallel) (%i) {
     // expected-error@+1 {{a gather keeps the table's element type}}

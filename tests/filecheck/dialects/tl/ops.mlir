@@ -298,9 +298,26 @@ tl.kernel @embedding_rows3(%idx: memref<32xi32> {role = "prefetch"}, %table: mem
 
 // The generic gather: operands table, index buffer, then the dim operands.
 // CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "embedding_rows", roles = ["prefetch", "in", "out"]}> ({
-// CHECK-GENERIC:           %rows = "tl.gather"(%table, %idx, %i) <{map = affine_map<(d0) -> ((d0 * 8))>}> : (memref<1000x256xf32>, memref<64xi32>, index) -> tensor<8x256xf32>
+// CHECK-GENERIC:           %rows = "tl.gather"(%table, %idx, %i) <{map = affine_map<(d0) -> ((d0 * 8))>, operandSegmentSizes = array<i32: 1, 1, 1>}> : (memref<1000x256xf32>, memref<64xi32>, index) -> tensor<8x256xf32>
 // CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "embedding_rows3", roles = ["prefetch", "in", "out"]}> ({
-// CHECK-GENERIC:           %rows = "tl.gather"(%table, %idx, %i, %j) <{map = affine_map<(d0, d1) -> (((d0 * 8) + (d1 * 4)))>}> {note = "half"} : (memref<500x1x128xbf16>, memref<32xi32>, index, index) -> tensor<4x1x128xbf16>
+// CHECK-GENERIC:           %rows = "tl.gather"(%table, %idx, %i, %j) <{map = affine_map<(d0, d1) -> (((d0 * 8) + (d1 * 4)))>, operandSegmentSizes = array<i32: 1, 1, 2>}> {note = "half"} : (memref<500x1x128xbf16>, memref<32xi32>, index, index) -> tensor<4x1x128xbf16>
+
+// -----
+
+// x[i0, i1] for x: f32[100, 50, 256]: two index buffers, each picking one leading dim
+// of the table, both read at the map's positions; the tile keeps the remaining dim.
+tl.kernel @two_index_rows(%i0: memref<64xi32> {role = "prefetch"}, %i1: memref<64xi32> {role = "prefetch"}, %x: memref<100x50x256xf32> {role = "in"}, %out: memref<64x256xf32> {role = "out"}) {
+  tl.grid [8] (parallel) (%i) {
+    %rows = tl.gather %x, %i0, %i1[affine_map<(d0) -> (d0 * 8)>](%i) : memref<100x50x256xf32>, memref<64xi32>, memref<64xi32> -> tensor<8x256xf32>
+    tl.store %rows, %out[affine_map<(d0) -> (d0 * 8, 0)>](%i) : tensor<8x256xf32>, memref<64x256xf32>
+  }
+}
+
+// CHECK-LABEL: tl.kernel @two_index_rows
+// CHECK-NEXT:    tl.grid [8] (parallel) (%i) {
+// CHECK-NEXT:      %rows = tl.gather %x, %i0, %i1[affine_map<(d0) -> ((d0 * 8))>](%i) : memref<100x50x256xf32>, memref<64xi32>, memref<64xi32> -> tensor<8x256xf32>
+// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "two_index_rows"
+// CHECK-GENERIC:           %rows = "tl.gather"(%x, %i0, %i1, %i) <{map = affine_map<(d0) -> ((d0 * 8))>, operandSegmentSizes = array<i32: 1, 2, 1>}> : (memref<100x50x256xf32>, memref<64xi32>, memref<64xi32>, index) -> tensor<8x256xf32>
 
 // -----
 

@@ -4,19 +4,20 @@
 // RUN: pallas-opt %s --split-input-file -p tile,tl-to-pallas | filecheck %s --check-prefix=PALLAS
 // RUN: pallas-opt %s --split-input-file -p tile,tl-to-pallas --cost-report 2>&1 >/dev/null | filecheck %s --check-prefix=COST
 
-// The tiler's fallback: an access no Pallas idiom covers moves to a `ta.kernel
-// {target = "xla"}` that @forward calls (an XLA gather before the Pallas kernel, or an
-// XLA scatter after it); the rest is tiled as usual. A kernel with 64-bit data runs on
-// XLA whole; a gather of whole rows at a computed row moves only its row indices to
-// XLA. --verify-semantics runs every case through the ta reference and the
+// The tiler's fallback: a kernel with an access no Pallas idiom covers runs whole on
+// XLA as one fusion when nothing else in it needs Pallas; beside a matrix product or a
+// gather's row DMAs, only the access moves to a `ta.kernel {target = "xla"}` that
+// @forward calls (an XLA gather before the Pallas kernel, or an XLA scatter after it)
+// and the rest is tiled as usual. A kernel with 64-bit data runs on XLA whole; a
+// gather of whole rows at a computed row moves only its row indices to XLA. --verify-semantics runs every case through the ta reference and the
 // pallas reference (which runs XLA kernels with the ta reference).
 
-// A diagonal read, out = x.diagonal(): one loop dim walks two buffer dims. The gather
-// reads x[i, i] into a 64-element buffer; the Pallas kernel reads that.
+// A diagonal read, out = x.diagonal() * 3: one loop dim walks two buffer dims, which no
+// Pallas idiom covers. The rest of the kernel is element-wise, so it runs whole on XLA
+// as one fusion (outlining the read would write and read the diagonal once more).
 ta.kernel @diag(%x: memref<64x64xf32> {role = "in"}, %out: memref<64xf32> {role = "out"}) {
-  // expected-remark@+1 {{tile: @diag_1: tiles [64] over loop [64], grid [1]}}
   ta.loop [64] (%i) {
-    // expected-remark@+1 {{tile: loop dim 0 indexes two dims of one buffer; done by an XLA gather before the Pallas kernel @diag}}
+    // expected-remark@+1 {{tile: loop dim 0 indexes two dims of one buffer; @diag runs on XLA as one fusion (moving only the access to XLA would write and read it once more)}}
     %v = ta.load %x[affine_map<(d0) -> (d0, d0)>](%i) : memref<64x64xf32>
     %c = arith.constant 3.0 : f32
     %m = arith.mulf %v, %c : f32
@@ -29,66 +30,134 @@ func.func @forward(%x: memref<64x64xf32>) -> memref<64xf32> {
   func.return %out : memref<64xf32>
 }
 
-// CHECK-LABEL: ta.kernel @diag_0(
-// CHECK-SAME:      %x: memref<64x64xf32> {role = "in"}, %xla: memref<64xf32> {role = "out"}) attributes {target = "xla", xla_access = "gather"}
-// CHECK-NEXT:    ta.loop [64] (%x0) {
-// CHECK-NEXT:      %v = ta.load %x[affine_map<(d0) -> (d0, d0)>](%x0) : memref<64x64xf32>
-// CHECK-NEXT:      ta.store %v, %xla[affine_map<(d0) -> (d0)>](%x0) : memref<64xf32>
-// CHECK:       tl.kernel @diag_1(%out: memref<64xf32> {role = "out"}, %xla: memref<64xf32> {role = "in"})
-// CHECK:         %v = tl.load %xla
-// CHECK:         arith.mulf
-// CHECK:       func.func @forward(%x: memref<64x64xf32>)
-// CHECK-NEXT:    %out = ta.alloc : memref<64xf32>
-// CHECK-NEXT:    %xla = ta.alloc : memref<64xf32>
-// CHECK-NEXT:    ta.launch @diag_0(%x, %xla)
-// CHECK-NEXT:    ta.launch @diag_1(%out, %xla)
+// CHECK-LABEL: ta.kernel @diag(
+// CHECK-SAME:      attributes {target = "xla"} {
+// CHECK-NEXT:    ta.loop [64] (%i) {
+// CHECK-NEXT:      %v = ta.load %x[affine_map<(d0) -> (d0, d0)>](%i) : memref<64x64xf32>
+// CHECK:           arith.mulf
+// CHECK-NOT:   tl.kernel
 
-// PALLAS-LABEL: ta.kernel @diag_0(
 // PALLAS:       func.func @forward(%x: tensor<64x64xf32>) -> tensor<64xf32> {
-// PALLAS-NEXT:    %xla = pallas.xla_call @diag_0(%x) : (tensor<64x64xf32>) -> tensor<64xf32>
-// PALLAS-NEXT:    %out = pallas.call @diag_1(%xla)
+// PALLAS-NEXT:    %out = pallas.xla_call @diag(%x) : (tensor<64x64xf32>) -> tensor<64xf32>
+// PALLAS-NOT:     pallas.call
 
-// The gather reads 64 floats and writes 64 (512 B); the kernel reads and writes 256 B
-// each; the minimum is the kernel's: the 64 elements of x it needs and the 64 it writes.
-// COST:      pallas.call @diag_1
-// COST:      pallas.xla_call @diag_0  (XLA gather)
-// COST-NEXT:   HBM read 256 B, written 256 B, modelled 512 B, minimum 0 B
-// COST:      total: modelled 1024 B, minimum 512 B, ratio 2.000
+// It needs the 64 diagonal floats and writes 64 (512 B), but each x[i, i] lies in a
+// different row of 64 lanes, and HBM moves a row's lanes whole: all of x (16384 B).
+// COST:      pallas.xla_call @diag  (XLA kernel)
+// COST-NEXT:   HBM read 16384 B, written 256 B, modelled 16640 B, minimum 512 B
+// COST:      total: modelled 16640 B, minimum 512 B, ratio 32.500
 
 // -----
 
-// out[:, ::2] = x for out: f32[64, 256], x: f32[64, 128]: the store writes every other
-// lane, part of every block (there are no masked stores). The kernel writes x * 2 to a
-// dense buffer; an XLA scatter puts it in place, keeping the other lanes of out.
-ta.kernel @strided_store(%x: memref<64x128xf32> {role = "in"}, %out: memref<64x128x2xf32> {role = "inout"}) {
-  // expected-remark@+1 {{tile: @strided_store_0: tiles [64, 128] over loop [64, 128], grid [1, 1]}}
-  ta.loop [64, 128] (%i, %j) {
-    %v = ta.load %x[affine_map<(d0, d1) -> (d0, d1)>](%i, %j) : memref<64x128xf32>
-    %two = arith.constant 2.0 : f32
-    %m = arith.mulf %v, %two : f32
-    // expected-remark@+1 {{tile: the store writes one element of dim 2 (2 elements) where a block must hold the whole dim; masked stores are not supported; done by an XLA scatter after the Pallas kernel @strided_store}}
-    ta.store %m, %out[affine_map<(d0, d1) -> (d0, d1, 0)>](%i, %j) : memref<64x128x2xf32>
+
+// out = x.flip(0) @ w for x: f32[64, 128], w: f32[128, 128]: the flipped read (a
+// negative row step) has no Pallas idiom, but the matrix product wants the MXU: an XLA
+// gather writes the flipped rows to a dense buffer, and the Pallas kernel multiplies.
+ta.kernel @flip_matmul(%x: memref<64x128xf32> {role = "in"}, %w: memref<128x128xf32> {role = "in"}, %out: memref<64x128xf32> {role = "out"}) {
+  // expected-remark@+1 {{tile: @flip_matmul_1: tiles [64, 128, 128] over loop [64, 128, 128], grid [1, 1]}}
+  ta.loop [64, 128] reduce [128] (%i, %j, %k) {
+    // expected-remark@+1 {{tile: index 0 (((d0 * -1) + 63)) is not a loop dim plus a constant; run stride-to-reshape and canonicalize-permutation first; done by an XLA gather before the Pallas kernel @flip_matmul}}
+    %a = ta.load %x[affine_map<(d0, d1, d2) -> (63 - d0, d2)>](%i, %j, %k) : memref<64x128xf32>
+    %b = ta.load %w[affine_map<(d0, d1, d2) -> (d2, d1)>](%i, %j, %k) : memref<128x128xf32>
+    %p = arith.mulf %a, %b : f32
+    %s = ta.reduce <sum> %p : f32
+    ta.store %s, %out[affine_map<(d0, d1) -> (d0, d1)>](%i, %j) : memref<64x128xf32>
   }
 }
-func.func @forward(%x: memref<64x128xf32>, %out: memref<64x128x2xf32>) -> memref<64x128x2xf32> {
-  ta.launch @strided_store(%x, %out) : memref<64x128xf32>, memref<64x128x2xf32>
+func.func @forward(%x: memref<64x128xf32>, %w: memref<128x128xf32>) -> memref<64x128xf32> {
+  %out = ta.alloc : memref<64x128xf32>
+  ta.launch @flip_matmul(%x, %w, %out) : memref<64x128xf32>, memref<128x128xf32>, memref<64x128xf32>
+  func.return %out : memref<64x128xf32>
+}
+
+// CHECK-LABEL: ta.kernel @flip_matmul_0(
+// CHECK-SAME:      %x: memref<64x128xf32> {role = "in"}, %xla: memref<64x128xf32> {role = "out"}) attributes {target = "xla", xla_access = "gather"}
+// CHECK-NEXT:    ta.loop [64, 128] (%x0, %x1) {
+// CHECK-NEXT:      %a = ta.load %x[affine_map<(d0, d1) -> (((d0 * -1) + 63), d1)>](%x0, %x1) : memref<64x128xf32>
+// CHECK-NEXT:      ta.store %a, %xla[affine_map<(d0, d1) -> (d0, d1)>](%x0, %x1) : memref<64x128xf32>
+// CHECK:       tl.kernel @flip_matmul_1(%w: memref<128x128xf32> {role = "in"}, %out: memref<64x128xf32> {role = "out"}, %xla: memref<64x128xf32> {role = "in"})
+// CHECK:         %0 = tl.load %xla
+// CHECK:         tl.dot %0, %1
+// CHECK:       func.func @forward
+// CHECK:         %xla = ta.alloc : memref<64x128xf32>
+// CHECK-NEXT:    ta.launch @flip_matmul_0(%x, %xla)
+// CHECK-NEXT:    ta.launch @flip_matmul_1(%w, %out, %xla)
+
+// PALLAS:       func.func @forward
+// PALLAS-NEXT:    %xla = pallas.xla_call @flip_matmul_0(%x) : (tensor<64x128xf32>) -> tensor<64x128xf32>
+// PALLAS-NEXT:    %out = pallas.call @flip_matmul_1(%xla, %w)
+
+// The gather reads the 64 rows and writes them flipped (2 x 32768 B), an extra pass;
+// the matmul reads x's rows (from the gathered buffer) and w, and writes out.
+// COST:      pallas.call @flip_matmul_1
+// COST-NEXT:   HBM read 98304 B, written 32768 B, modelled 131072 B, minimum 131072 B, ratio 1.000
+// COST:      pallas.xla_call @flip_matmul_0  (XLA gather)
+// COST-NEXT:   HBM read 32768 B, written 32768 B, modelled 65536 B, minimum 0 B
+// COST:      total: modelled 196608 B, minimum 131072 B, ratio 1.500
+
+// -----
+
+
+// out[:, ::2] = x @ w for out: f32[64, 256] (inout), x: f32[64, 128], w: f32[128, 128]:
+// the store writes every other lane, part of every block (there are no masked stores).
+// The Pallas kernel writes the product to a dense buffer; an XLA scatter puts it in
+// place, keeping the other lanes of out.
+ta.kernel @strided_store(%x: memref<64x128xf32> {role = "in"}, %w: memref<128x128xf32> {role = "in"}, %out: memref<64x128x2xf32> {role = "inout"}) {
+  // expected-remark@+1 {{tile: @strided_store_0: tiles [64, 128, 128] over loop [64, 128, 128], grid [1, 1]}}
+  ta.loop [64, 128] reduce [128] (%i, %j, %k) {
+    %a = ta.load %x[affine_map<(d0, d1, d2) -> (d0, d2)>](%i, %j, %k) : memref<64x128xf32>
+    %b = ta.load %w[affine_map<(d0, d1, d2) -> (d2, d1)>](%i, %j, %k) : memref<128x128xf32>
+    %p = arith.mulf %a, %b : f32
+    %s = ta.reduce <sum> %p : f32
+    // expected-remark@+1 {{tile: the store writes one element of dim 2 (2 elements) where a block must hold the whole dim; masked stores are not supported; done by an XLA scatter after the Pallas kernel @strided_store}}
+    ta.store %s, %out[affine_map<(d0, d1) -> (d0, d1, 0)>](%i, %j) : memref<64x128x2xf32>
+  }
+}
+func.func @forward(%x: memref<64x128xf32>, %w: memref<128x128xf32>, %out: memref<64x128x2xf32>) -> memref<64x128x2xf32> {
+  ta.launch @strided_store(%x, %w, %out) : memref<64x128xf32>, memref<128x128xf32>, memref<64x128x2xf32>
   func.return %out : memref<64x128x2xf32>
 }
 
-// CHECK-LABEL: tl.kernel @strided_store_0(%x: memref<64x128xf32> {role = "in"}, %xla: memref<64x128xf32> {role = "out"})
+// CHECK-LABEL: tl.kernel @strided_store_0(%x: memref<64x128xf32> {role = "in"}, %w: memref<128x128xf32> {role = "in"}, %xla: memref<64x128xf32> {role = "out"})
+// CHECK:         tl.dot
+// CHECK:         tl.store %2, %xla
 // CHECK:       ta.kernel @strided_store_1(
 // CHECK-SAME:      %out: memref<64x128x2xf32> {role = "inout"}, %xla: memref<64x128xf32> {role = "in"}) attributes {target = "xla", xla_access = "scatter"}
 // CHECK-NEXT:    ta.loop [64, 128] (%x0, %x1) {
-// CHECK-NEXT:      %m = ta.load %xla[affine_map<(d0, d1) -> (d0, d1)>](%x0, %x1) : memref<64x128xf32>
-// CHECK-NEXT:      ta.store %m, %out[affine_map<(d0, d1) -> (d0, d1, 0)>](%x0, %x1) : memref<64x128x2xf32>
+// CHECK-NEXT:      %s = ta.load %xla[affine_map<(d0, d1) -> (d0, d1)>](%x0, %x1) : memref<64x128xf32>
+// CHECK-NEXT:      ta.store %s, %out[affine_map<(d0, d1) -> (d0, d1, 0)>](%x0, %x1) : memref<64x128x2xf32>
 // CHECK:       func.func @forward
-// CHECK:         ta.launch @strided_store_0(%x, %xla)
+// CHECK:         ta.launch @strided_store_0(%x, %w, %xla)
 // CHECK-NEXT:    ta.launch @strided_store_1(%out, %xla)
 
 // PALLAS:       func.func @forward
-// PALLAS:         %xla = pallas.call @strided_store_0(%x)
+// PALLAS:         %xla = pallas.call @strided_store_0(%x, %w)
 // PALLAS:         %out_1 = pallas.xla_call @strided_store_1(%out, %xla) : (tensor<64x128x2xf32>, tensor<64x128xf32>) -> tensor<64x128x2xf32>
 // PALLAS-NEXT:    func.return %out_1
+
+// -----
+
+// A store that reads back its own buffer, out[i, 0] = out[i, 1] + 1 for out: f32[64, 2]
+// (inout): the store writes part of every block. The kernel is element-wise, so it
+// runs whole on XLA, where the read and the write keep their order.
+ta.kernel @read_back(%out: memref<64x2xf32> {role = "inout"}) {
+  ta.loop [64] (%i) {
+    %v = ta.load %out[affine_map<(d0) -> (d0, 1)>](%i) : memref<64x2xf32>
+    %one = arith.constant 1.0 : f32
+    %w = arith.addf %v, %one : f32
+    // expected-remark@+1 {{tile: the store writes one element of dim 1 (2 elements) where a block must hold the whole dim; masked stores are not supported; @read_back runs on XLA as one fusion (moving only the access to XLA would write and read it once more)}}
+    ta.store %w, %out[affine_map<(d0) -> (d0, 0)>](%i) : memref<64x2xf32>
+  }
+}
+func.func @forward(%out: memref<64x2xf32>) -> memref<64x2xf32> {
+  ta.launch @read_back(%out) : memref<64x2xf32>
+  func.return %out : memref<64x2xf32>
+}
+
+// CHECK-LABEL: ta.kernel @read_back(%out: memref<64x2xf32> {role = "inout"}) attributes {target = "xla"}
+
+// PALLAS:       func.func @forward(%out: tensor<64x2xf32>) -> tensor<64x2xf32> {
+// PALLAS-NEXT:    %out_1 = pallas.xla_call @read_back(%out)
 
 // -----
 

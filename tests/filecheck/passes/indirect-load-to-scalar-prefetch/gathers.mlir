@@ -307,3 +307,22 @@ ta.kernel @two_dims_nd(%i0: memref<64xi64> {role = "in"}, %i1: memref<64xi64> {r
 // CHECK-SAME:      %i0: memref<64xi64> {role = "prefetch"}, %i1: memref<64xi64> {role = "prefetch"}
 // CHECK-NOT:     ta.reshape
 // CHECK:         %v = ta.load %x[affine_map<(d0, d1)[s0, s1] -> (s0, s1, d1)>](%i, %j)[%sa, %sb] {gather = "dma"} : memref<100x50x256xf32>
+
+// -----
+
+// out = x[idx, idx] for x: f32[100, 100, 128], idx: i64[64], with the index load shared
+// (one symbol for both dims): a diagonal pick, row x[idx[r], idx[r]] for lookup r. The
+// same index buffer picks both leading dims (tile reads it once per dim).
+ta.kernel @same_symbol_twice(%idx: memref<64xi64> {role = "in"}, %x: memref<100x100x128xf32> {role = "in"}, %out: memref<64x128xf32> {role = "out"}) {
+  ta.loop [64, 128] (%i, %j) {
+    %iv = ta.load %idx[affine_map<(d0, d1) -> (d0)>](%i, %j) : memref<64xi64>
+    %s = arith.index_cast %iv : i64 to index
+    // expected-remark@+1 {{applied to %x: gather = "dma", table 100x100x128xf32 gathered on dims 0, 1 by %idx; indices in SMEM (256 B as i32); auto picked the fewest modelled HBM bytes: prefetch 10272768 (32768 + 10240000 to relayout the table to 100x100x1x128), dma 32768, vmem n/a (table 5120000 B, double-buffered, exceeds vmem-budget 8388608)}}
+    %v = ta.load %x[affine_map<(d0, d1)[s0] -> (s0, s0, d1)>](%i, %j)[%s] : memref<100x100x128xf32>
+    ta.store %v, %out[affine_map<(d0, d1) -> (d0, d1)>](%i, %j) : memref<64x128xf32>
+  }
+}
+
+// CHECK-LABEL: ta.kernel @same_symbol_twice(
+// CHECK-SAME:      %idx: memref<64xi64> {role = "prefetch"}
+// CHECK:         %v = ta.load %x[affine_map<(d0, d1)[s0] -> (s0, s0, d1)>](%i, %j)[%s] {gather = "dma"} : memref<100x100x128xf32>

@@ -8,11 +8,11 @@
 // --pass-statistics counts every indirect load once, by the reason it was left.
 
 // STATS:      indirect-load-to-scalar-prefetch
-// STATS-NEXT:   16 accesses seen
+// STATS-NEXT:   15 accesses seen
 // STATS-NEXT:    1 rejected: element-wise gather
 // STATS-NEXT:    1 rejected: flat index not separable
 // STATS-NEXT:    5 rejected: gather on the lane dim
-// STATS-NEXT:    3 rejected: gathered index is not a bare symbol
+// STATS-NEXT:    2 rejected: gathered index is not a bare symbol
 // STATS-NEXT:    3 rejected: index buffer has other uses
 // STATS-NEXT:    1 rejected: index load is itself indirect
 // STATS-NEXT:    1 rejected: symbol not loaded from an index buffer
@@ -258,25 +258,6 @@ ta.kernel @offset_nd(%idx: memref<64xi64> {role = "in"}, %emb: memref<1001x256xf
 }
 
 // CHECK-LABEL: ta.kernel @offset_nd(
-// CHECK-SAME:      %idx: memref<64xi64> {role = "in"}
-// CHECK-NOT:     gather
-// CHECK:         ta.store
-
-// -----
-
-// out = x[idx, idx] for x: f32[100, 100, 128], idx: i64[64], with the index load shared
-// (one symbol for both dims): a diagonal pick, not one row per gathered dim.
-ta.kernel @same_symbol_twice(%idx: memref<64xi64> {role = "in"}, %x: memref<100x100x128xf32> {role = "in"}, %out: memref<64x128xf32> {role = "out"}) {
-  ta.loop [64, 128] (%i, %j) {
-    %iv = ta.load %idx[affine_map<(d0, d1) -> (d0)>](%i, %j) : memref<64xi64>
-    %s = arith.index_cast %iv : i64 to index
-    // expected-remark@+1 {{not applied to %x: symbol s0 indexes several table dims}}
-    %v = ta.load %x[affine_map<(d0, d1)[s0] -> (s0, s0, d1)>](%i, %j)[%s] : memref<100x100x128xf32>
-    ta.store %v, %out[affine_map<(d0, d1) -> (d0, d1)>](%i, %j) : memref<64x128xf32>
-  }
-}
-
-// CHECK-LABEL: ta.kernel @same_symbol_twice(
 // CHECK-SAME:      %idx: memref<64xi64> {role = "in"}
 // CHECK-NOT:     gather
 // CHECK:         ta.store
