@@ -224,9 +224,7 @@ class ParsedAccess:
     symbols: list[UnresolvedOperand]
 
 
-def parse_access(
-    parser: Parser, buffer: UnresolvedOperand | None = None
-) -> ParsedAccess:
+def parse_access(parser: Parser, buffer: UnresolvedOperand | None = None) -> ParsedAccess:
     """Parse `%buf[affine_map<...>](%d...)[%s...]` (the symbol list is optional); with
     `buffer`, the part after it (already parsed)."""
     if buffer is None:
