@@ -1505,11 +1505,17 @@ class TilePass(ModulePass):
         for a in accesses.values():
             strategy = a.op.attributes.get("gather")
             if isinstance(strategy, StringAttr) and strategy.data != "prefetch":
+                why = (
+                    "which needs indices read one lookup at a time and whole rows of "
+                    "the table's leading dims"
+                    if _rows_by_dma(a.bits)
+                    else "but rows of 8-bit data pack four to a 32-bit sublane, so a "
+                    "row DMA would move four rows a lookup"
+                )
                 emit_remark(
                     a.op,
-                    f"tile: gather asks for the {strategy.data} idiom, which needs "
-                    "indices read one lookup at a time and whole rows of the table's "
-                    "leading dims; tiled with scalar prefetch (one row per grid step)",
+                    f"tile: gather asks for the {strategy.data} idiom, {why}; tiled "
+                    "with scalar prefetch (one row per grid step)",
                 )
         module.body.block.insert_op_after(new_kernel, kernel)
         self.relaunch(module, kernel, views, stored)

@@ -1030,8 +1030,8 @@ def _pick_packed_rows(
     packed = rows_ref.type.get_shape()[1]  # type: ignore[attr-defined]
     col = TensorType(i32, [R, 1])
 
-    def splat(value: int, ty: TensorType = col) -> arith.ConstantOp:
-        return arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(ty, [value]))
+    def splat(value: int) -> arith.ConstantOp:
+        return arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(col, [value]))
 
     zero, offset = splat(0), arith.ConstantOp(IntegerAttr(0, i32))
     iota = pallas.IotaOp(offset.result, 0, col)
