@@ -31,6 +31,8 @@ __version__ = "0.1.0"
 __all__ = [
     "Diagnostic",
     "IRError",
+    "UnsupportedError",
+    "compile",
     "cost_report",
     "emit_python",
     "make_context",
@@ -108,3 +110,18 @@ def cost_report(module: ModuleOp, inputs=None):
     from pallas_ir.analysis.cost_model import cost_report as _report
 
     return _report(module, inputs)
+
+
+def compile(fn, example_inputs, *, chip: str = "v5e", interpret: bool | None = None):  # noqa: A001
+    """A torch function as Pallas kernels (see `pallas_ir.compiler`); imports torch."""
+    from pallas_ir.compiler import compile as compile_torch
+
+    return compile_torch(fn, example_inputs, chip=chip, interpret=interpret)
+
+
+def __getattr__(name: str):
+    if name == "UnsupportedError":  # torch is imported only when it is asked for
+        from pallas_ir.frontend import UnsupportedError
+
+        return UnsupportedError
+    raise AttributeError(name)

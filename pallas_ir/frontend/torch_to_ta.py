@@ -1,0 +1,622 @@
+"""torch → ta: trace a function to ATen (make_fx with core-ATen decompositions), specialised
+on its example inputs' shapes, dtypes and strides, and emit a ta module.
+
+Every tensor of the graph is a `_Value`: a shape and a way to compute the element at any
+index, given as affine expressions of the loop dims of the kernel that reads it.
+
+- Inputs are storage: the element at index `i` is `load buf[offset + sum(stride_k *
+  i_k)]` on the flat storage buffer of the input (any strides, any storage offset).
+- Views (slice with any step, select, permute, expand, unsqueeze, squeeze, view/reshape,
+  alias, clone) only rewrite the index expressions, so they fold into the loads' maps;
+  a reshape of a non-contiguous value unravels through `floordiv`/`mod`, which
+  canonicalize-permutation splits.
+- Element-wise ops (arith and math, broadcasting, Python scalars) emit their scalar op
+  on the operands' values at the broadcast index, so a chain of them fuses into the
+  kernel that needs its result.
+- A reduction (sum, amax, amin; mean and softmax decompose to them) is materialised: its
+  own kernel (`ta.loop [kept] reduce [reduced]`, the element-wise prologue fused) writes
+  a `ta.alloc` buffer, which later values read as storage (the epilogue fuses into its
+  consumers).
+- Each graph output gets one kernel that stores it, contiguous, into its output buffer.
+
+`func.func @forward` takes the inputs (contiguous ones in their torch shape, others as
+the flat storage span they view) and runs the kernels in order.
+
+Anything else raises `UnsupportedError`, naming the ATen op and why.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import torch
+from torch._decomp import core_aten_decompositions, get_decompositions
+from torch.fx.experimental.proxy_tensor import make_fx
+
+aten = torch.ops.aten
+
+_DTYPES = {torch.float32: "f32"}
+
+
+class UnsupportedError(Exception):
+    """A torch program the frontend cannot compile: the ATen op, why, and where."""
+
+    def __init__(self, op: str, reason: str, where: str = ""):
+        self.op, self.reason, self.where = op, reason, where
+        at = f" (at {where})" if where else ""
+        super().__init__(f"{op}: {reason}{at}")
+
+
+@dataclass
+class _Buffer:
+    """A buffer of @forward: an input's storage, an intermediate, or an output."""
+
+    name: str
+    numel: int
+    host_shape: tuple[int, ...]
+    element: str = "f32"
+
+    @property
+    def flat(self) -> str:
+        return f"memref<{self.numel}x{self.element}>"
+
+    @property
+    def host(self) -> str:
+        dims = "x".join(map(str, self.host_shape))
+        return f"memref<{dims}x{self.element}>" if dims else f"memref<{self.element}>"
+
+
+class _Kernel:
+    """The text of one ta.kernel being emitted: its loop dims, body lines and buffers."""
+
+    def __init__(self, name: str, n_dims: int):
+        self.name = name
+        self.n_dims = n_dims
+        self.lines: list[str] = []
+        self.reads: list[_Buffer] = []
+        self.count = 0
+
+    def fresh(self) -> str:
+        self.count += 1
+        return f"%v{self.count}"
+
+    def dims(self) -> str:
+        return ", ".join(f"d{k}" for k in range(self.n_dims))
+
+    def ivs(self) -> str:
+        return ", ".join(f"%l{k}" for k in range(self.n_dims))
+
+    def load(self, buf: _Buffer, index: str) -> str:
+        if buf not in self.reads:
+            self.reads.append(buf)
+        v = self.fresh()
+        self.lines.append(
+            f"{v} = ta.load %{buf.name}[affine_map<({self.dims()}) -> ({index})>]"
+            f"({self.ivs()}) : {buf.flat}"
+        )
+        return v
+
+    def op(self, text: str) -> str:
+        v = self.fresh()
+        self.lines.append(f"{v} = {text}")
+        return v
+
+    def constant(self, value: float) -> str:
+        if not math.isfinite(value):  # MLIR spells these as bit patterns
+            bits = torch.tensor(float(value), dtype=torch.float32).view(torch.int32)
+            return self.op(f"arith.constant 0x{int(bits) & 0xFFFFFFFF:08X} : f32")
+        return self.op(f"arith.constant {float(value):.9e} : f32")
+
+
+Emit = Callable[[_Kernel, Sequence[str]], str]
+
+
+@dataclass
+class _Value:
+    shape: tuple[int, ...]
+    emit: Emit
+    """The element at an index (affine expressions of the kernel's loop dims)."""
+    storage: tuple[_Buffer, tuple[int, ...], int] | None = None
+    """(buffer, strides, offset) when the value is a view of stored data."""
+
+
+def _storage_value(buf: _Buffer, shape, strides, offset) -> _Value:
+    def emit(k: _Kernel, idx: Sequence[str]) -> str:
+        terms = [str(offset)] + [f"({e}) * {s}" for e, s in zip(idx, strides) if s]
+        return k.load(buf, " + ".join(terms))
+
+    return _Value(tuple(shape), emit, (buf, tuple(strides), offset))
+
+
+def _remap(v: _Value, shape, index: Callable[[Sequence[str]], list[str]]) -> _Value:
+    """A view of `v`: the element at `idx` is v's element at `index(idx)`."""
+    storage = None
+    return _Value(tuple(shape), lambda k, idx: v.emit(k, index(idx)), storage)
+
+
+def _contiguous_strides(shape: Sequence[int]) -> list[int]:
+    strides, acc = [], 1
+    for n in reversed(shape):
+        strides.append(acc)
+        acc *= n
+    return strides[::-1]
+
+
+def _broadcast_index(
+    v: _Value, out_shape: Sequence[int], idx: Sequence[str]
+) -> list[str]:
+    """The index into `v` (broadcast to `out_shape`) of output index `idx`."""
+    lead = len(out_shape) - len(v.shape)
+    return ["0" if n == 1 else idx[lead + k] for k, n in enumerate(v.shape)]
+
+
+_UNARY: dict[object, Callable[[_Kernel, str], str]] = {
+    aten.neg.default: lambda k, a: k.op(f"arith.negf {a} : f32"),
+    aten.exp.default: lambda k, a: k.op(f"math.exp {a} : f32"),
+    aten.log.default: lambda k, a: k.op(f"math.log {a} : f32"),
+    aten.tanh.default: lambda k, a: k.op(f"math.tanh {a} : f32"),
+    aten.sqrt.default: lambda k, a: k.op(f"math.sqrt {a} : f32"),
+    aten.rsqrt.default: lambda k, a: k.op(f"math.rsqrt {a} : f32"),
+    aten.abs.default: lambda k, a: k.op(f"math.absf {a} : f32"),
+    aten.sin.default: lambda k, a: k.op(f"math.sin {a} : f32"),
+    aten.cos.default: lambda k, a: k.op(f"math.cos {a} : f32"),
+    aten.erf.default: lambda k, a: k.op(f"math.erf {a} : f32"),
+    aten.relu.default: lambda k, a: k.op(f"arith.maximumf {a}, {k.constant(0.0)} : f32"),
+    aten.sigmoid.default: lambda k, a: k.op(
+        f"arith.divf {k.constant(1.0)}, "
+        + k.op(
+            f"arith.addf {k.constant(1.0)}, "
+            + k.op(f"math.exp {k.op(f'arith.negf {a} : f32')} : f32")
+            + " : f32"
+        )
+        + " : f32"
+    ),
+}
+
+_BINARY = {
+    aten.add.Tensor: "arith.addf",
+    aten.sub.Tensor: "arith.subf",
+    aten.mul.Tensor: "arith.mulf",
+    aten.div.Tensor: "arith.divf",
+    aten.maximum.default: "arith.maximumf",
+    aten.minimum.default: "arith.minimumf",
+}
+
+_REDUCE = {
+    aten.sum.dim_IntList: "sum",
+    aten.amax.default: "max",
+    aten.amin.default: "min",
+}
+
+_DECOMPOSE = [aten._softmax, aten._log_softmax]
+
+
+@dataclass
+class _Program:
+    kernels: list[str] = field(default_factory=list[str])
+    host: list[str] = field(default_factory=list[str])
+    count: int = 0
+
+    def fresh(self, stem: str) -> str:
+        self.count += 1
+        return f"{stem}{self.count}"
+
+    def kernel(
+        self, value: _Value, out: _Buffer, reduce: Sequence[int] = (), kind: str = ""
+    ) -> None:
+        """A kernel that computes `value` (reduced over its dims `reduce` by `kind`)
+        into the contiguous buffer `out`."""
+        kept = [d for d in range(len(value.shape)) if d not in reduce]
+        order = kept + list(reduce)
+        k = _Kernel(self.fresh("k"), len(value.shape))
+        # Loop dim j walks value dim order[j]: kept dims first, reductions last.
+        idx = [""] * len(value.shape)
+        for j, d in enumerate(order):
+            idx[d] = f"d{j}"
+        v = value.emit(k, idx)
+        if reduce:
+            v = k.op(f"ta.reduce <{kind}> {v} : f32")
+        kept_shape = [value.shape[d] for d in kept]
+        strides = _contiguous_strides(kept_shape)
+        flat = " + ".join([f"d{j} * {s}" for j, s in enumerate(strides)]) or "0"
+        pdims = ", ".join(f"d{j}" for j in range(len(kept)))
+        pivs = ", ".join(f"%l{j}" for j in range(len(kept)))
+        k.lines.append(
+            f"ta.store {v}, %{out.name}[affine_map<({pdims}) -> ({flat})>]({pivs}) : {out.flat}"
+        )
+        extents = ", ".join(str(value.shape[d]) for d in kept)
+        red = ", ".join(str(value.shape[d]) for d in reduce)
+        loop = f"ta.loop [{extents}]" + (f" reduce [{red}]" if reduce else "")
+        args = [f'%{b.name}: {b.flat} {{role = "in"}}' for b in k.reads]
+        args.append(f'%{out.name}: {out.flat} {{role = "out"}}')
+        body = "\n".join(f"    {line}" for line in k.lines)
+        self.kernels.append(
+            f"ta.kernel @{k.name}({', '.join(args)}) {{\n"
+            f"  {loop} ({k.ivs()}) {{\n{body}\n  }}\n}}"
+        )
+        operands = [*k.reads, out]
+        self.host.append(
+            f"ta.launch @{k.name}({', '.join('%' + b.name + '_flat' for b in operands)}) : "
+            + ", ".join(b.flat for b in operands)
+        )
+
+
+def _where(node) -> str:
+    trace = node.meta.get("stack_trace") or ""
+    lines = [
+        ln.strip() for ln in trace.strip().splitlines() if ln.strip().startswith("File")
+    ]
+    return lines[-1] if lines else f"graph node {node.name}"
+
+
+def _ints(x) -> list[int]:
+    return [int(v) for v in (x if isinstance(x, list | tuple) else [x])]
+
+
+def torch_to_ta(fn: Callable, example_inputs: Sequence[torch.Tensor]):
+    """The ta module text for `fn` on `example_inputs`, and how @forward takes each input:
+    a list of (host shape, flat storage span or None for a contiguous input)."""
+    for t in example_inputs:
+        if not isinstance(t, torch.Tensor) or t.dtype not in _DTYPES:
+            raise UnsupportedError(
+                "input",
+                f"only float32 tensors are supported yet, got {getattr(t, 'dtype', type(t))}",
+            )
+    decompositions = {**core_aten_decompositions(), **get_decompositions(_DECOMPOSE)}
+    graph = make_fx(fn, decomposition_table=decompositions, record_stack_traces=True)(
+        *example_inputs
+    )
+    prog = _Program()
+    env: dict[object, _Value | float | int] = {}
+    inputs: list[tuple[tuple[int, ...], int | None]] = []
+    buffers: list[_Buffer] = []
+    outputs: list[_Buffer] = []
+    placeholders = [n for n in graph.graph.nodes if n.op == "placeholder"]
+    # Parameters and constants the trace captured (get_attr) are inputs too: the
+    # compiled object passes them after the caller's tensors.
+    constants = [n for n in graph.graph.nodes if n.op == "get_attr"]
+    constant_values = [getattr(graph, n.target).detach() for n in constants]
+    for t in constant_values:
+        if t.dtype not in _DTYPES:
+            raise UnsupportedError("constant", f"dtype {t.dtype} is not supported yet")
+    for node, t in zip(
+        [*placeholders, *constants], [*example_inputs, *constant_values], strict=True
+    ):
+        name = f"in{len(buffers)}"
+        if t.is_contiguous():
+            buf = _Buffer(name, max(t.numel(), 1), tuple(t.shape))
+            inputs.append((tuple(t.shape), None))
+            offset = 0
+        else:
+            span = 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
+            buf = _Buffer(name, span, (span,))
+            inputs.append((tuple(t.shape), span))
+            offset = 0  # the call passes the span from the tensor's storage offset
+        buffers.append(buf)
+        env[node] = _storage_value(buf, t.shape, t.stride(), offset)
+
+    def arg(a):
+        return env[a] if isinstance(a, torch.fx.Node) else a
+
+    for node in graph.graph.nodes:
+        if node.op != "call_function":
+            continue
+        if node.target is operator.getitem:  # one result of a multi-result op
+            env[node] = env[node.args[0]][node.args[1]]  # type: ignore[index]
+            continue
+        target = node.target
+        args = [
+            [arg(b) for b in a] if isinstance(a, list | tuple) else arg(a)
+            for a in node.args
+        ]
+        val = node.meta.get("val")
+        shape = tuple(val.shape) if isinstance(val, torch.Tensor) else ()
+        if isinstance(val, list | tuple):
+            env[node] = _convert_multi(
+                prog, node, target, args, node.kwargs, val, buffers
+            )
+            continue
+        if isinstance(val, torch.Tensor) and val.dtype not in _DTYPES:
+            raise UnsupportedError(
+                str(target), f"dtype {val.dtype} is not supported yet", _where(node)
+            )
+        env[node] = _convert(prog, node, target, args, node.kwargs, shape, buffers)
+    (out_node,) = [n for n in graph.graph.nodes if n.op == "output"]
+    results = out_node.args[0]
+    results = list(results) if isinstance(results, list | tuple) else [results]
+    for r in results:
+        v = env[r]
+        if not isinstance(v, _Value):
+            raise UnsupportedError("output", "outputs must be tensors")
+        out = _Buffer(prog.fresh("out"), max(math.prod(v.shape), 1), v.shape)
+        buffers.append(out)
+        outputs.append(out)
+        prog.kernel(v, out)
+    text = _module_text(prog, buffers[: len(inputs)], buffers[len(inputs) :], outputs)
+    return text, inputs, constant_values
+
+
+def _convert(prog, node, target, args, kwargs, shape, buffers) -> _Value:
+    where = _where(node)
+    if target in _UNARY:
+        (a,) = args[:1]
+        f = _UNARY[target]
+        return _Value(a.shape, lambda k, idx: f(k, a.emit(k, idx)))
+    if target in _BINARY:
+        a, b = args[0], args[1]
+        alpha = kwargs.get("alpha", 1)
+        opname = _BINARY[target]
+
+        def operand(k, x, idx):
+            if isinstance(x, _Value):
+                return x.emit(k, _broadcast_index(x, shape, idx))
+            return k.constant(float(x))
+
+        def emit(k, idx):
+            lhs = operand(k, a, idx)
+            rhs = operand(k, b, idx)
+            if alpha != 1:
+                rhs = k.op(f"arith.mulf {rhs}, {k.constant(alpha)} : f32")
+            return k.op(f"{opname} {lhs}, {rhs} : f32")
+
+        return _Value(shape, emit)
+    if target in (aten.alias.default, aten.clone.default, aten.lift_fresh_copy.default):
+        return args[0]
+    if target is aten.permute.default:
+        a, perm = args[0], _ints(args[1])
+        inverse = [perm.index(d) for d in range(len(perm))]
+        return _remap(a, shape, lambda idx: [idx[inverse[d]] for d in range(len(perm))])
+    if target is aten.slice.Tensor:
+        a = args[0]
+        dim = int(args[1]) if len(args) > 1 else 0
+        dim %= len(a.shape)
+        start = args[2] if len(args) > 2 and args[2] is not None else 0
+        step = args[4] if len(args) > 4 else 1
+        start = max(0, start + a.shape[dim] if start < 0 else min(start, a.shape[dim]))
+
+        def index(idx, dim=dim, start=start, step=step):
+            out = list(idx)
+            out[dim] = f"{start} + ({idx[dim]}) * {step}"
+            return out
+
+        return _remap(a, shape, index)
+    if target is aten.select.int:
+        a, dim, i = args[0], int(args[1]) % len(args[0].shape), int(args[2])
+        i %= a.shape[dim]
+        return _remap(a, shape, lambda idx: [*idx[:dim], str(i), *idx[dim:]])
+    if target is aten.unsqueeze.default:
+        a, dim = args[0], int(args[1]) % (len(args[0].shape) + 1)
+        return _remap(a, shape, lambda idx: [*idx[:dim], *idx[dim + 1 :]])
+    if target in (aten.squeeze.dims, aten.squeeze.dim, aten.squeeze.default):
+        a = args[0]
+        dims = (
+            set(range(len(a.shape)))
+            if len(args) < 2
+            else {d % max(len(a.shape), 1) for d in _ints(args[1])}
+        )
+        dropped = [d for d in range(len(a.shape)) if d in dims and a.shape[d] == 1]
+
+        def index(idx):
+            it = iter(idx)
+            return ["0" if d in dropped else next(it) for d in range(len(a.shape))]
+
+        return _remap(a, shape, index)
+    if target is aten.expand.default:
+        a = args[0]
+        return _remap(a, shape, lambda idx: _broadcast_index(a, shape, idx))
+    if target in (aten.view.default, aten._unsafe_view.default, aten.reshape.default):
+        a = args[0]
+        out_strides = _contiguous_strides(shape)
+        in_strides = _contiguous_strides(a.shape)
+
+        def index(idx):
+            flat = " + ".join(f"({e}) * {s}" for e, s in zip(idx, out_strides)) or "0"
+            return [
+                f"(({flat}) floordiv {s}) mod {n}" for s, n in zip(in_strides, a.shape)
+            ]
+
+        return _remap(a, shape, index)
+    if target in (aten.mm.default, aten.bmm.default, aten.addmm.default):
+        if target is aten.addmm.default:
+            bias, a, b = args[0], args[1], args[2]
+        else:
+            (a, b), bias = args[:2], None
+        beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
+        return _matmul(prog, a, b, shape, buffers, bias, beta, alpha)
+    if target is aten.gelu.default:
+        a = args[0]
+        tanh_form = kwargs.get("approximate", "none") == "tanh"
+
+        def gelu(k, idx):
+            x = a.emit(k, idx)
+            if tanh_form:  # 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
+                x3 = k.op(
+                    f"arith.mulf {x}, " + k.op(f"arith.mulf {x}, {x} : f32") + " : f32"
+                )
+                inner = k.op(
+                    f"arith.addf {x}, "
+                    + k.op(f"arith.mulf {x3}, {k.constant(0.044715)} : f32")
+                    + " : f32"
+                )
+                t = k.op(
+                    "math.tanh "
+                    + k.op(
+                        f"arith.mulf {inner}, {k.constant(math.sqrt(2 / math.pi))} : f32"
+                    )
+                    + " : f32"
+                )
+            else:  # 0.5 x (1 + erf(x / sqrt(2)))
+                t = k.op(
+                    "math.erf "
+                    + k.op(f"arith.mulf {x}, {k.constant(1 / math.sqrt(2))} : f32")
+                    + " : f32"
+                )
+            one_plus = k.op(f"arith.addf {k.constant(1.0)}, {t} : f32")
+            half_x = k.op(f"arith.mulf {x}, {k.constant(0.5)} : f32")
+            return k.op(f"arith.mulf {half_x}, {one_plus} : f32")
+
+        return _Value(shape, gelu)
+    if target in (aten.mean.dim, aten.mean.default):
+        a = args[0]
+        dims = _ints(args[1]) if len(args) > 1 and args[1] else list(range(len(a.shape)))
+        n = math.prod(a.shape[d % len(a.shape)] for d in dims)
+        total = _convert(
+            prog, node, aten.sum.dim_IntList, [a, dims, *args[2:3]], {}, shape, buffers
+        )
+        return _Value(
+            shape,
+            lambda k, idx: k.op(
+                f"arith.mulf {total.emit(k, idx)}, {k.constant(1.0 / n)} : f32"
+            ),
+        )
+    if target in _REDUCE:
+        a = args[0]
+        dims = _ints(args[1]) if len(args) > 1 and args[1] else list(range(len(a.shape)))
+        dims = sorted({d % len(a.shape) for d in dims})
+        keep = bool(args[2]) if len(args) > 2 else False
+        kept = [n for d, n in enumerate(a.shape) if d not in dims]
+        buf = _Buffer(prog.fresh("t"), max(math.prod(kept), 1), tuple(kept))
+        buffers.append(buf)
+        prog.kernel(a, buf, dims, _REDUCE[target])
+        stored = _storage_value(buf, kept, _contiguous_strides(kept), 0)
+        if not keep:
+            return stored
+
+        def index(idx):
+            return [i for d, i in enumerate(idx) if d not in dims]
+
+        return _remap(stored, shape, index)
+    raise UnsupportedError(str(target), "no lowering to ta yet", where)
+
+
+def _matmul(prog, a: _Value, b: _Value, shape, buffers, bias, beta, alpha) -> _Value:
+    """`a @ b` (batched over leading dims) as a materialised sum over k of products: tile
+    makes it a `tl.dot` on the MXU. The bias of addmm is added by the consumers."""
+    k_len = a.shape[-1]
+    full = (*shape, k_len)
+
+    def product(k, idx):
+        *lead, i, j, kk = idx
+        lhs = a.emit(k, [*lead, i, kk])
+        rhs = b.emit(k, [*lead, kk, j])
+        return k.op(f"arith.mulf {lhs}, {rhs} : f32")
+
+    buf = _Buffer(prog.fresh("t"), max(math.prod(shape), 1), tuple(shape))
+    buffers.append(buf)
+    prog.kernel(_Value(full, product), buf, [len(shape)], "sum")
+    out = _storage_value(buf, shape, _contiguous_strides(shape), 0)
+    if bias is None and alpha == 1:
+        return out
+
+    def emit(k, idx):
+        v = out.emit(k, idx)
+        if alpha != 1:
+            v = k.op(f"arith.mulf {v}, {k.constant(alpha)} : f32")
+        if bias is not None:
+            c = bias.emit(k, _broadcast_index(bias, shape, idx))
+            if beta != 1:
+                c = k.op(f"arith.mulf {c}, {k.constant(beta)} : f32")
+            v = k.op(f"arith.addf {v}, {c} : f32")
+        return v
+
+    return _Value(tuple(shape), emit)
+
+
+def _convert_multi(prog, node, target, args, kwargs, vals, buffers) -> list:
+    """Ops with several results: split_with_sizes (views) and native_layer_norm."""
+    shapes = [tuple(v.shape) for v in vals]
+    if target in (aten.split_with_sizes.default, aten.split.Tensor):
+        a = args[0]
+        dim = int(args[2]) % len(a.shape) if len(args) > 2 else 0
+        out, start = [], 0
+        for shape in shapes:
+            out.append(
+                _convert(
+                    prog,
+                    node,
+                    aten.slice.Tensor,
+                    [a, dim, start, start + shape[dim], 1],
+                    {},
+                    shape,
+                    buffers,
+                )
+            )
+            start += shape[dim]
+        return out
+    if target is aten.native_layer_norm.default:
+        x, normalized, weight, bias, eps = args
+        dims = list(range(len(x.shape) - len(normalized), len(x.shape)))
+        n = math.prod(x.shape[d] for d in dims)
+        stat_shape = shapes[1]
+        mean = _convert(
+            prog, node, aten.mean.dim, [x, dims, True], {}, stat_shape, buffers
+        )
+
+        def centered(k, idx):
+            return k.op(
+                f"arith.subf {x.emit(k, idx)}, {mean.emit(k, _broadcast_index(mean, x.shape, idx))} : f32"
+            )
+
+        def square(k, idx):
+            c = centered(k, idx)
+            return k.op(f"arith.mulf {c}, {c} : f32")
+
+        var = _convert(
+            prog,
+            node,
+            aten.mean.dim,
+            [_Value(x.shape, square), dims, True],
+            {},
+            stat_shape,
+            buffers,
+        )
+
+        def rstd_at(k, idx):
+            v = k.op(f"arith.addf {var.emit(k, idx)}, {k.constant(float(eps))} : f32")
+            return k.op(f"math.rsqrt {v} : f32")
+
+        rstd = _Value(stat_shape, rstd_at)
+
+        def out(k, idx):
+            v = k.op(
+                f"arith.mulf {centered(k, idx)}, {rstd.emit(k, _broadcast_index(rstd, x.shape, idx))} : f32"
+            )
+            if weight is not None:
+                v = k.op(
+                    f"arith.mulf {v}, {weight.emit(k, _broadcast_index(weight, x.shape, idx))} : f32"
+                )
+            if bias is not None:
+                v = k.op(
+                    f"arith.addf {v}, {bias.emit(k, _broadcast_index(bias, x.shape, idx))} : f32"
+                )
+            return v
+
+        del n
+        return [_Value(x.shape, out), mean, rstd]
+    raise UnsupportedError(str(target), "no lowering to ta yet", _where(node))
+
+
+def _module_text(prog: _Program, inputs, temps, outputs) -> str:
+    params = ", ".join(f"%{b.name}: {b.host}" for b in inputs)
+    lines = []
+    for b in inputs:
+        if b.host != b.flat:
+            lines.append(f"%{b.name}_flat = ta.reshape %{b.name} : {b.host} to {b.flat}")
+        else:
+            lines.append(f"%{b.name}_flat = ta.reshape %{b.name} : {b.host} to {b.flat}")
+    for b in temps:
+        lines.append(f"%{b.name} = ta.alloc : {b.host}")
+        lines.append(f"%{b.name}_flat = ta.reshape %{b.name} : {b.host} to {b.flat}")
+    lines += prog.host
+    results = ", ".join(f"%{b.name}" for b in outputs)
+    types = ", ".join(b.host for b in outputs)
+    ret = f"({types})" if len(outputs) > 1 else types
+    body = "\n".join(f"  {line}" for line in lines)
+    forward = (
+        f"func.func @forward({params}) -> {ret} {{\n{body}\n"
+        f"  func.return {results} : {types}\n}}"
+    )
+    return "\n".join([*prog.kernels, forward]) + "\n"
