@@ -38,7 +38,9 @@ class CompiledFunction:
         chip: str = "v5e",
         interpret: bool | None = None,
     ):
-        text, self._inputs, self._constants = torch_to_ta(fn, example_inputs)
+        text, self._inputs, self._constants, self._out_dtypes = torch_to_ta(
+            fn, example_inputs
+        )
         self.ir: dict[str, str] = {"ta": text}
         module = pallas_ir.parse(text, getattr(fn, "__name__", "<fn>"))
         pallas_ir.verify(module)
@@ -60,6 +62,8 @@ class CompiledFunction:
                 "input", f"compiled for shape {list(shape)}, called with {list(t.shape)}"
             )
         t = t.detach()
+        if t.dtype in (torch.int64, torch.bool):  # kernels hold them as int32
+            t = t.to(torch.int32)
         if span is None:
             return jnp.asarray(t.contiguous().numpy())
         flat = torch.as_strided(t, (span,), (1,), t.storage_offset())
@@ -70,7 +74,10 @@ class CompiledFunction:
         args = [self._host(t, p) for t, p in zip(tensors, self._inputs, strict=True)]
         out = self._forward(*args, interpret=self.interpret)
         outs = out if isinstance(out, tuple | list) else (out,)
-        results = tuple(torch.from_dlpack(jax.block_until_ready(o)) for o in outs)
+        results = tuple(
+            torch.from_dlpack(jax.block_until_ready(o)).to(dtype)
+            for o, dtype in zip(outs, self._out_dtypes, strict=True)
+        )
         return results if self._n_outputs > 1 else results[0]
 
     def cost_report(self):

@@ -69,6 +69,47 @@ PROGRAMS = {
         ),
         lambda: [_randn(4, 64, 128), _randn(4, 128, 32), _randn(4, 32, 128)],
     ),
+    "compare_where_clamp": (
+        lambda x, y: torch.where(x > y, x.clamp(-0.5, 0.5), y * 2) + (x <= 0).float(),
+        lambda: [_randn(64, 128), _randn(64, 128)],
+    ),
+    "argmax_argmin_any_all": (
+        lambda x: (x.argmax(1), x.argmin(0), (x > 1).any(1), (x > -3).all(0)),
+        lambda: [_randn(64, 128)],
+    ),
+    "int32_arithmetic_and_casts": (
+        lambda a, x: (a * 3 - 1, (x * 10).to(torch.int32), a.float() / 2 + x),
+        lambda: [
+            torch.randint(-100, 100, (32, 128), dtype=torch.int32),
+            _randn(32, 128),
+        ],
+    ),
+    "full_reductions_prod": (
+        lambda x: (x.sum(), x.mean(), (x.abs() + 0.5).prod(1)),
+        lambda: [_randn(16, 128)],
+    ),
+    "embedding_and_index_select": (
+        lambda i, w: torch.nn.functional.embedding(i, w) * 2 + w.index_select(0, i),
+        lambda: [torch.randint(0, 1000, (64,)), _randn(1000, 128)],
+    ),
+    "advanced_index_and_gather": (
+        lambda x, i, y, j: (x[i], torch.gather(y, 1, j)),
+        lambda: [
+            _randn(500, 256),
+            torch.randint(-500, 500, (16,)),
+            _randn(64, 128),
+            torch.randint(0, 128, (64, 128)),
+        ],
+    ),
+    "silu_rmsnorm_log_softmax": (
+        lambda x, w: torch.log_softmax(
+            torch.nn.functional.silu(x)
+            * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+            * w,
+            dim=-1,
+        ),
+        lambda: [_randn(16, 128), _randn(128)],
+    ),
     "non_contiguous_inputs": (
         lambda x, y: x * 2 + y,
         lambda: [_randn(256, 64).t(), _randn(80, 300)[8:72, 44:300]],
@@ -128,8 +169,8 @@ def test_the_compiled_object_keeps_every_stage(compiled) -> None:
 def test_an_unsupported_op_names_itself() -> None:
     with pytest.raises(pallas_ir.UnsupportedError, match=r"aten\.cumsum"):
         pallas_ir.compile(lambda x: torch.cumsum(x, 0), [_randn(8, 128)])
-    with pytest.raises(pallas_ir.UnsupportedError, match="float32"):
-        pallas_ir.compile(lambda x: x + 1, [torch.ones(8, 128, dtype=torch.int64)])
+    with pytest.raises(pallas_ir.UnsupportedError, match="float64"):
+        pallas_ir.compile(lambda x: x + 1, [torch.ones(8, 128, dtype=torch.float64)])
 
 
 class _Block(torch.nn.Module):
@@ -167,3 +208,28 @@ def test_a_transformer_block_compiles_as_a_whole() -> None:
     assert result.ok, result.message
     (aot,) = aot_compile_many([(k.source, arg_specs(k.module))], chip="v5e")
     assert aot.ok, aot.message
+
+
+def test_torch_compile_backend() -> None:
+    """`torch.compile(fn, backend="pallas_ir")` finds the backend through its entry
+    point and matches eager."""
+    x, y = _randn(32, 64), _randn(64, 128)
+
+    def f(x, y):
+        return torch.softmax(x @ y, dim=-1) + 1
+
+    torch._dynamo.reset()
+    got = torch.compile(f, backend="pallas_ir")(x, y)
+    torch.testing.assert_close(got, f(x, y), rtol=1e-5, atol=1e-5)
+
+
+def test_torch_compile_falls_back_to_eager_with_one_warning() -> None:
+    x = _randn(32, 64)
+
+    def h(x):
+        return torch.cumsum(x, 0) * 2
+
+    torch._dynamo.reset()
+    with pytest.warns(UserWarning, match=r"pallas_ir: aten\.cumsum.*runs in eager"):
+        got = torch.compile(h, backend="pallas_ir")(x)
+    torch.testing.assert_close(got, h(x))

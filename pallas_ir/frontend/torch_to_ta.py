@@ -37,8 +37,11 @@ from torch._decomp import core_aten_decompositions, get_decompositions
 from torch.fx.experimental.proxy_tensor import make_fx
 
 aten = torch.ops.aten
+prims = torch.ops.prims
 
-_DTYPES = {torch.float32: "f32"}
+_DTYPES = {torch.float32: "f32", torch.int32: "i32", torch.int64: "i32", torch.bool: "i1"}
+"""Element types in kernels. int64 is narrowed to i32 (TPU kernels have no 64-bit types;
+the host converts at the boundary) and bool is i1 in registers, stored as i32."""
 
 
 class UnsupportedError(Exception):
@@ -58,6 +61,9 @@ class _Buffer:
     numel: int
     host_shape: tuple[int, ...]
     element: str = "f32"
+    """The stored element type (f32 or i32; bool is stored as i32)."""
+    boolean: bool = False
+    """Holds bool values (stored as i32 0/1)."""
 
     @property
     def flat(self) -> str:
@@ -78,6 +84,15 @@ class _Kernel:
         self.lines: list[str] = []
         self.reads: list[_Buffer] = []
         self.count = 0
+        self.symbols: dict[str, str] = {}  # token -> the index SSA value it stands for
+
+    def symbol(self, value: str) -> str:
+        """A token for a data-dependent index (an i32 SSA value) to use in an index
+        expression; each load turns its tokens into map symbols."""
+        as_index = self.op(f"arith.index_cast {value} : i32 to index")
+        token = f"S{len(self.symbols)}_"
+        self.symbols[token] = as_index
+        return token
 
     def fresh(self) -> str:
         self.count += 1
@@ -92,11 +107,18 @@ class _Kernel:
     def load(self, buf: _Buffer, index: str) -> str:
         if buf not in self.reads:
             self.reads.append(buf)
+        tokens = [t for t in self.symbols if t in index]
+        for j, t in enumerate(tokens):
+            index = index.replace(t, f"s{j}")
+        syms = f"[{', '.join(f's{j}' for j in range(len(tokens)))}]" if tokens else ""
+        operands = f"[{', '.join(self.symbols[t] for t in tokens)}]" if tokens else ""
         v = self.fresh()
         self.lines.append(
-            f"{v} = ta.load %{buf.name}[affine_map<({self.dims()}) -> ({index})>]"
-            f"({self.ivs()}) : {buf.flat}"
+            f"{v} = ta.load %{buf.name}[affine_map<({self.dims()}){syms} -> ({index})>]"
+            f"({self.ivs()}){operands} : {buf.flat}"
         )
+        if buf.boolean:
+            return self.op(f"arith.cmpi ne, {v}, {self.constant(0, 'i32')} : i32")
         return v
 
     def op(self, text: str) -> str:
@@ -104,11 +126,31 @@ class _Kernel:
         self.lines.append(f"{v} = {text}")
         return v
 
-    def constant(self, value: float) -> str:
+    def constant(self, value: float | int | bool, element: str = "f32") -> str:
+        if element == "i1":
+            return self.op(f"arith.constant {'true' if value else 'false'}")
+        if element == "i32":
+            return self.op(f"arith.constant {int(value)} : i32")
         if not math.isfinite(value):  # MLIR spells these as bit patterns
             bits = torch.tensor(float(value), dtype=torch.float32).view(torch.int32)
             return self.op(f"arith.constant 0x{int(bits) & 0xFFFFFFFF:08X} : f32")
         return self.op(f"arith.constant {float(value):.9e} : f32")
+
+    def cast(self, v: str, source: str, target: str) -> str:
+        """`v` of element type `source` as `target` (torch's conversion rules)."""
+        if source == target:
+            return v
+        if target == "i1":
+            zero = self.constant(0, source)
+            cmp = "arith.cmpf une" if source == "f32" else "arith.cmpi ne"
+            return self.op(f"{cmp}, {v}, {zero} : {source}")
+        ops = {
+            ("i1", "i32"): "arith.extui",
+            ("i1", "f32"): "arith.uitofp",
+            ("i32", "f32"): "arith.sitofp",
+            ("f32", "i32"): "arith.fptosi",
+        }
+        return self.op(f"{ops[source, target]} {v} : {source} to {target}")
 
 
 Emit = Callable[[_Kernel, Sequence[str]], str]
@@ -121,6 +163,7 @@ class _Value:
     """The element at an index (affine expressions of the kernel's loop dims)."""
     storage: tuple[_Buffer, tuple[int, ...], int] | None = None
     """(buffer, strides, offset) when the value is a view of stored data."""
+    element: str = "f32"
 
 
 def _storage_value(buf: _Buffer, shape, strides, offset) -> _Value:
@@ -128,13 +171,13 @@ def _storage_value(buf: _Buffer, shape, strides, offset) -> _Value:
         terms = [str(offset)] + [f"({e}) * {s}" for e, s in zip(idx, strides) if s]
         return k.load(buf, " + ".join(terms))
 
-    return _Value(tuple(shape), emit, (buf, tuple(strides), offset))
+    element = "i1" if buf.boolean else buf.element
+    return _Value(tuple(shape), emit, (buf, tuple(strides), offset), element)
 
 
 def _remap(v: _Value, shape, index: Callable[[Sequence[str]], list[str]]) -> _Value:
     """A view of `v`: the element at `idx` is v's element at `index(idx)`."""
-    storage = None
-    return _Value(tuple(shape), lambda k, idx: v.emit(k, index(idx)), storage)
+    return _Value(tuple(shape), lambda k, idx: v.emit(k, index(idx)), None, v.element)
 
 
 def _contiguous_strides(shape: Sequence[int]) -> list[int]:
@@ -153,42 +196,97 @@ def _broadcast_index(
     return ["0" if n == 1 else idx[lead + k] for k, n in enumerate(v.shape)]
 
 
-_UNARY: dict[object, Callable[[_Kernel, str], str]] = {
-    aten.neg.default: lambda k, a: k.op(f"arith.negf {a} : f32"),
-    aten.exp.default: lambda k, a: k.op(f"math.exp {a} : f32"),
-    aten.log.default: lambda k, a: k.op(f"math.log {a} : f32"),
-    aten.tanh.default: lambda k, a: k.op(f"math.tanh {a} : f32"),
-    aten.sqrt.default: lambda k, a: k.op(f"math.sqrt {a} : f32"),
-    aten.rsqrt.default: lambda k, a: k.op(f"math.rsqrt {a} : f32"),
-    aten.abs.default: lambda k, a: k.op(f"math.absf {a} : f32"),
-    aten.sin.default: lambda k, a: k.op(f"math.sin {a} : f32"),
-    aten.cos.default: lambda k, a: k.op(f"math.cos {a} : f32"),
-    aten.erf.default: lambda k, a: k.op(f"math.erf {a} : f32"),
-    aten.relu.default: lambda k, a: k.op(f"arith.maximumf {a}, {k.constant(0.0)} : f32"),
-    aten.sigmoid.default: lambda k, a: k.op(
-        f"arith.divf {k.constant(1.0)}, "
-        + k.op(
-            f"arith.addf {k.constant(1.0)}, "
-            + k.op(f"math.exp {k.op(f'arith.negf {a} : f32')} : f32")
+_FLOAT_UNARY = {
+    aten.exp.default: "math.exp",
+    aten.log.default: "math.log",
+    aten.tanh.default: "math.tanh",
+    aten.sqrt.default: "math.sqrt",
+    aten.rsqrt.default: "math.rsqrt",
+    aten.sin.default: "math.sin",
+    aten.cos.default: "math.cos",
+    aten.tan.default: "math.tan",
+    aten.erf.default: "math.erf",
+    aten.floor.default: "math.floor",
+    aten.ceil.default: "math.ceil",
+}
+
+
+def _unary(target, k: _Kernel, a: str, element: str) -> str | None:
+    """The scalar op of an element-wise unary ATen op on `a` (already of `element`)."""
+    if target in _FLOAT_UNARY:
+        return k.op(f"{_FLOAT_UNARY[target]} {a} : f32")
+    f = element == "f32"
+    if target is aten.neg.default:
+        return k.op(
+            f"arith.negf {a} : f32"
+            if f
+            else f"arith.subi {k.constant(0, element)}, {a} : {element}"
+        )
+    if target is aten.abs.default:
+        return k.op(f"math.absf {a} : f32" if f else f"math.absi {a} : {element}")
+    if target is aten.relu.default:
+        op = "arith.maximumf" if f else "arith.maxsi"
+        return k.op(f"{op} {a}, {k.constant(0, element)} : {element}")
+    if target is aten.sigmoid.default:  # 1 / (1 + exp(-a))
+        e = k.op("math.exp " + k.op(f"arith.negf {a} : f32") + " : f32")
+        return k.op(
+            f"arith.divf {k.constant(1.0)}, "
+            + k.op(f"arith.addf {k.constant(1.0)}, {e} : f32")
             + " : f32"
         )
-        + " : f32"
-    ),
+    if target is aten.logical_not.default:
+        return k.op(f"arith.xori {a}, {k.constant(True, 'i1')} : i1")
+    if target is aten.bitwise_not.default and element == "i1":
+        return k.op(f"arith.xori {a}, {k.constant(True, 'i1')} : i1")
+    return None
+
+
+_UNARY = {
+    *_FLOAT_UNARY,
+    aten.neg.default,
+    aten.abs.default,
+    aten.relu.default,
+    aten.sigmoid.default,
+    aten.logical_not.default,
+    aten.bitwise_not.default,
 }
 
 _BINARY = {
-    aten.add.Tensor: "arith.addf",
-    aten.sub.Tensor: "arith.subf",
-    aten.mul.Tensor: "arith.mulf",
-    aten.div.Tensor: "arith.divf",
-    aten.maximum.default: "arith.maximumf",
-    aten.minimum.default: "arith.minimumf",
+    # target: (float op, integer op, bool op)
+    aten.add.Tensor: ("arith.addf", "arith.addi", "arith.ori"),
+    aten.sub.Tensor: ("arith.subf", "arith.subi", None),
+    aten.mul.Tensor: ("arith.mulf", "arith.muli", "arith.andi"),
+    aten.div.Tensor: ("arith.divf", None, None),
+    aten.maximum.default: ("arith.maximumf", "arith.maxsi", "arith.ori"),
+    aten.minimum.default: ("arith.minimumf", "arith.minsi", "arith.andi"),
+    aten.pow.Tensor_Tensor: ("math.powf", None, None),
+    aten.pow.Tensor_Scalar: ("math.powf", None, None),
+    aten.logical_and.default: (None, None, "arith.andi"),
+    aten.logical_or.default: (None, None, "arith.ori"),
+    aten.bitwise_and.Tensor: (None, "arith.andi", "arith.andi"),
+    aten.bitwise_or.Tensor: (None, "arith.ori", "arith.ori"),
 }
+
+_COMPARE = {
+    # target: (cmpf predicate, cmpi predicate)
+    aten.gt.Tensor: ("ogt", "sgt"), aten.gt.Scalar: ("ogt", "sgt"),
+    aten.ge.Tensor: ("oge", "sge"), aten.ge.Scalar: ("oge", "sge"),
+    aten.lt.Tensor: ("olt", "slt"), aten.lt.Scalar: ("olt", "slt"),
+    aten.le.Tensor: ("ole", "sle"), aten.le.Scalar: ("ole", "sle"),
+    aten.eq.Tensor: ("oeq", "eq"), aten.eq.Scalar: ("oeq", "eq"),
+    aten.ne.Tensor: ("une", "ne"), aten.ne.Scalar: ("une", "ne"),
+}  # fmt: skip
 
 _REDUCE = {
     aten.sum.dim_IntList: "sum",
     aten.amax.default: "max",
     aten.amin.default: "min",
+    aten.prod.dim_int: "prod",
+    aten.argmax.default: "argmax",
+    aten.argmin.default: "argmin",
+    aten.any.dim: "max",
+    aten.any.dims: "max",
+    aten.all.dim: "min",
 }
 
 _DECOMPOSE = [aten._softmax, aten._log_softmax]
@@ -211,23 +309,33 @@ class _Program:
         into the contiguous buffer `out`."""
         kept = [d for d in range(len(value.shape)) if d not in reduce]
         order = kept + list(reduce)
-        k = _Kernel(self.fresh("k"), len(value.shape))
+        # A 0-d result (a full reduction) still loops: over one unit dim in front.
+        unit = 0 if kept else 1
+        k = _Kernel(self.fresh("k"), len(value.shape) + unit)
         # Loop dim j walks value dim order[j]: kept dims first, reductions last.
         idx = [""] * len(value.shape)
         for j, d in enumerate(order):
-            idx[d] = f"d{j}"
+            idx[d] = f"d{j + unit}"
         v = value.emit(k, idx)
+        element = value.element
         if reduce:
-            v = k.op(f"ta.reduce <{kind}> {v} : f32")
-        kept_shape = [value.shape[d] for d in kept]
+            if element == "i1":  # any / all: max / min of 0 and 1
+                v, element = k.cast(v, "i1", "i32"), "i32"
+            if kind in ("argmax", "argmin"):
+                v = k.op(f"ta.reduce <{kind}> {v} : {element} -> i32")
+                element = "i32"
+            else:
+                v = k.op(f"ta.reduce <{kind}> {v} : {element}")
+        v = k.cast(v, element, out.element)  # bool is stored as i32
+        kept_shape = [value.shape[d] for d in kept] or [1]
         strides = _contiguous_strides(kept_shape)
-        flat = " + ".join([f"d{j} * {s}" for j, s in enumerate(strides)]) or "0"
-        pdims = ", ".join(f"d{j}" for j in range(len(kept)))
-        pivs = ", ".join(f"%l{j}" for j in range(len(kept)))
+        flat = " + ".join([f"d{j} * {s}" for j, s in enumerate(strides)])
+        pdims = ", ".join(f"d{j}" for j in range(len(kept_shape)))
+        pivs = ", ".join(f"%l{j}" for j in range(len(kept_shape)))
         k.lines.append(
             f"ta.store {v}, %{out.name}[affine_map<({pdims}) -> ({flat})>]({pivs}) : {out.flat}"
         )
-        extents = ", ".join(str(value.shape[d]) for d in kept)
+        extents = ", ".join(str(n) for n in kept_shape)
         red = ", ".join(str(value.shape[d]) for d in reduce)
         loop = f"ta.loop [{extents}]" + (f" reduce [{red}]" if reduce else "")
         args = [f'%{b.name}: {b.flat} {{role = "in"}}' for b in k.reads]
@@ -252,6 +360,10 @@ def _where(node) -> str:
     return lines[-1] if lines else f"graph node {node.name}"
 
 
+def _scalar_element(x) -> str:
+    return "i1" if isinstance(x, bool) else "i32" if isinstance(x, int) else "f32"
+
+
 def _ints(x) -> list[int]:
     return [int(v) for v in (x if isinstance(x, list | tuple) else [x])]
 
@@ -263,7 +375,8 @@ def torch_to_ta(fn: Callable, example_inputs: Sequence[torch.Tensor]):
         if not isinstance(t, torch.Tensor) or t.dtype not in _DTYPES:
             raise UnsupportedError(
                 "input",
-                f"only float32 tensors are supported yet, got {getattr(t, 'dtype', type(t))}",
+                "inputs are float32, int32, int64 or bool tensors, got "
+                f"{getattr(t, 'dtype', type(t))}",
             )
     decompositions = {**core_aten_decompositions(), **get_decompositions(_DECOMPOSE)}
     graph = make_fx(fn, decomposition_table=decompositions, record_stack_traces=True)(
@@ -274,6 +387,7 @@ def torch_to_ta(fn: Callable, example_inputs: Sequence[torch.Tensor]):
     inputs: list[tuple[tuple[int, ...], int | None]] = []
     buffers: list[_Buffer] = []
     outputs: list[_Buffer] = []
+    output_dtypes: list[torch.dtype] = []
     placeholders = [n for n in graph.graph.nodes if n.op == "placeholder"]
     # Parameters and constants the trace captured (get_attr) are inputs too: the
     # compiled object passes them after the caller's tensors.
@@ -286,13 +400,16 @@ def torch_to_ta(fn: Callable, example_inputs: Sequence[torch.Tensor]):
         [*placeholders, *constants], [*example_inputs, *constant_values], strict=True
     ):
         name = f"in{len(buffers)}"
+        stored = {"i1": "i32"}.get(_DTYPES[t.dtype], _DTYPES[t.dtype])
         if t.is_contiguous():
-            buf = _Buffer(name, max(t.numel(), 1), tuple(t.shape))
+            buf = _Buffer(
+                name, max(t.numel(), 1), tuple(t.shape), stored, t.dtype == torch.bool
+            )
             inputs.append((tuple(t.shape), None))
             offset = 0
         else:
             span = 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
-            buf = _Buffer(name, span, (span,))
+            buf = _Buffer(name, span, (span,), stored, t.dtype == torch.bool)
             inputs.append((tuple(t.shape), span))
             offset = 0  # the call passes the span from the tensor's storage offset
         buffers.append(buf)
@@ -331,38 +448,120 @@ def torch_to_ta(fn: Callable, example_inputs: Sequence[torch.Tensor]):
         v = env[r]
         if not isinstance(v, _Value):
             raise UnsupportedError("output", "outputs must be tensors")
-        out = _Buffer(prog.fresh("out"), max(math.prod(v.shape), 1), v.shape)
+        out = _Buffer(
+            prog.fresh("out"),
+            max(math.prod(v.shape), 1),
+            v.shape,
+            "f32" if v.element == "f32" else "i32",
+            v.element == "i1",
+        )
         buffers.append(out)
         outputs.append(out)
+        output_dtypes.append(r.meta["val"].dtype)
         prog.kernel(v, out)
     text = _module_text(prog, buffers[: len(inputs)], buffers[len(inputs) :], outputs)
-    return text, inputs, constant_values
+    return text, inputs, constant_values, output_dtypes
 
 
 def _convert(prog, node, target, args, kwargs, shape, buffers) -> _Value:
     where = _where(node)
+    val = node.meta.get("val")
+    element = _DTYPES.get(val.dtype, "f32") if isinstance(val, torch.Tensor) else "f32"
     if target in _UNARY:
-        (a,) = args[:1]
-        f = _UNARY[target]
-        return _Value(a.shape, lambda k, idx: f(k, a.emit(k, idx)))
-    if target in _BINARY:
+        a = args[0]
+        # exp of an int tensor is float: the operand takes the result's type first.
+        source = (
+            element
+            if target in _FLOAT_UNARY or target is aten.sigmoid.default
+            else a.element
+        )
+
+        def unary(k, idx):
+            v = k.cast(a.emit(k, idx), a.element, source)
+            out = _unary(target, k, v, source)
+            if out is None:
+                raise UnsupportedError(str(target), f"not for {a.element} data", where)
+            return out
+
+        return _Value(shape, unary, None, element)
+    if target in _BINARY or target in _COMPARE:
         a, b = args[0], args[1]
         alpha = kwargs.get("alpha", 1)
-        opname = _BINARY[target]
+        compare = target in _COMPARE
+        # Operands meet in the result's type (a comparison's: the wider operand's).
+        widths = ["f32", "i32", "i1"]
+        kinds = [
+            x.element if isinstance(x, _Value) else _scalar_element(x) for x in (a, b)
+        ]
+        common = min(kinds, key=widths.index) if compare else element
 
         def operand(k, x, idx):
             if isinstance(x, _Value):
-                return x.emit(k, _broadcast_index(x, shape, idx))
-            return k.constant(float(x))
+                return k.cast(
+                    x.emit(k, _broadcast_index(x, shape, idx)), x.element, common
+                )
+            return k.constant(x, common)
 
-        def emit(k, idx):
-            lhs = operand(k, a, idx)
-            rhs = operand(k, b, idx)
+        def binary(k, idx):
+            lhs, rhs = operand(k, a, idx), operand(k, b, idx)
+            if compare:
+                fp, ip = _COMPARE[target]
+                cmp = f"arith.cmpf {fp}" if common == "f32" else f"arith.cmpi {ip}"
+                return k.op(f"{cmp}, {lhs}, {rhs} : {common}")
             if alpha != 1:
-                rhs = k.op(f"arith.mulf {rhs}, {k.constant(alpha)} : f32")
-            return k.op(f"{opname} {lhs}, {rhs} : f32")
+                mul = "arith.mulf" if common == "f32" else "arith.muli"
+                rhs = k.op(f"{mul} {rhs}, {k.constant(alpha, common)} : {common}")
+            op = dict(zip(["f32", "i32", "i1"], _BINARY[target]))[common]
+            if op is None:
+                raise UnsupportedError(str(target), f"not for {common} data", where)
+            return k.op(f"{op} {lhs}, {rhs} : {common}")
 
-        return _Value(shape, emit)
+        return _Value(shape, binary, None, element)
+    if target is aten.where.self:
+        cond, a, b = args
+
+        def pick(k, idx):
+            c = cond.emit(k, _broadcast_index(cond, shape, idx))
+            vals = [
+                k.cast(x.emit(k, _broadcast_index(x, shape, idx)), x.element, element)
+                if isinstance(x, _Value)
+                else k.constant(x, element)
+                for x in (a, b)
+            ]
+            return k.op(f"arith.select {c}, {vals[0]}, {vals[1]} : {element}")
+
+        return _Value(shape, pick, None, element)
+    if target in (aten.clamp.default, aten.clamp_min.default, aten.clamp_max.default):
+        a = args[0]
+        low = args[1] if target is not aten.clamp_max.default else None
+        high = (
+            args[2]
+            if target is aten.clamp.default and len(args) > 2
+            else (args[1] if target is aten.clamp_max.default else None)
+        )
+
+        def clamp(k, idx):
+            v = k.cast(a.emit(k, idx), a.element, element)
+            f = element == "f32"
+            if low is not None:
+                v = k.op(
+                    f"{'arith.maximumf' if f else 'arith.maxsi'} {v}, {k.constant(low, element)} : {element}"
+                )
+            if high is not None:
+                v = k.op(
+                    f"{'arith.minimumf' if f else 'arith.minsi'} {v}, {k.constant(high, element)} : {element}"
+                )
+            return v
+
+        return _Value(shape, clamp, None, element)
+    if target in (aten._to_copy.default, prims.convert_element_type.default):
+        a = args[0]
+        return _Value(
+            shape,
+            lambda k, idx: k.cast(a.emit(k, idx), a.element, element),
+            None,
+            element,
+        )
     if target in (aten.alias.default, aten.clone.default, aten.lift_fresh_copy.default):
         return args[0]
     if target is aten.permute.default:
@@ -459,9 +658,17 @@ def _convert(prog, node, target, args, kwargs, shape, buffers) -> _Value:
             return k.op(f"arith.mulf {half_x}, {one_plus} : f32")
 
         return _Value(shape, gelu)
+    if target in (
+        aten.embedding.default,
+        aten.index_select.default,
+        aten.index.Tensor,
+        aten.gather.default,
+    ):
+        return _indexing(node, target, args, shape, element, where)
     if target in (aten.mean.dim, aten.mean.default):
         a = args[0]
-        dims = _ints(args[1]) if len(args) > 1 and args[1] else list(range(len(a.shape)))
+        given = args[1] if len(args) > 1 else None
+        dims = list(range(len(a.shape))) if given is None or given == [] else _ints(given)
         n = math.prod(a.shape[d % len(a.shape)] for d in dims)
         total = _convert(
             prog, node, aten.sum.dim_IntList, [a, dims, *args[2:3]], {}, shape, buffers
@@ -474,11 +681,19 @@ def _convert(prog, node, target, args, kwargs, shape, buffers) -> _Value:
         )
     if target in _REDUCE:
         a = args[0]
-        dims = _ints(args[1]) if len(args) > 1 and args[1] else list(range(len(a.shape)))
+        given = args[1] if len(args) > 1 else None
+        dims = list(range(len(a.shape))) if given is None or given == [] else _ints(given)
         dims = sorted({d % len(a.shape) for d in dims})
         keep = bool(args[2]) if len(args) > 2 else False
         kept = [n for d, n in enumerate(a.shape) if d not in dims]
-        buf = _Buffer(prog.fresh("t"), max(math.prod(kept), 1), tuple(kept))
+        stored_el = "f32" if element == "f32" else "i32"
+        buf = _Buffer(
+            prog.fresh("t"),
+            max(math.prod(kept), 1),
+            tuple(kept),
+            stored_el,
+            element == "i1",
+        )
         buffers.append(buf)
         prog.kernel(a, buf, dims, _REDUCE[target])
         stored = _storage_value(buf, kept, _contiguous_strides(kept), 0)
@@ -490,6 +705,64 @@ def _convert(prog, node, target, args, kwargs, shape, buffers) -> _Value:
 
         return _remap(stored, shape, index)
     raise UnsupportedError(str(target), "no lowering to ta yet", where)
+
+
+def _row_of(k: _Kernel, index: _Value, at: Sequence[str], n: int, wrap: bool) -> str:
+    """A data-dependent index: the index tensor's value at `at`, as a symbol token
+    (torch's wrap of negative indices when `wrap`)."""
+    v = k.cast(index.emit(k, at), index.element, "i32")
+    if wrap:
+        negative = k.op(f"arith.cmpi slt, {v}, {k.constant(0, 'i32')} : i32")
+        up = k.op(f"arith.addi {v}, {k.constant(n, 'i32')} : i32")
+        v = k.op(f"arith.select {negative}, {up}, {v} : i32")
+    return k.symbol(v)
+
+
+def _indexing(node, target, args, shape, element, where) -> _Value:
+    """Gathers: the table is read at an index that is data (a map symbol), which
+    indirect-load-to-scalar-prefetch turns into row DMAs or scalar prefetch."""
+    if target is aten.embedding.default:
+        weight, index = args[0], args[1]
+        n = len(index.shape)
+
+        def emb(k, idx):
+            row = _row_of(k, index, idx[:n], weight.shape[0], False)
+            return weight.emit(k, [row, *idx[n:]])
+
+        return _Value(shape, emb, None, weight.element)
+    if target is aten.index_select.default:
+        x, dim, index = args[0], int(args[1]) % len(args[0].shape), args[2]
+
+        def select(k, idx):
+            row = _row_of(k, index, [idx[dim]], x.shape[dim], False)
+            return x.emit(k, [*idx[:dim], row, *idx[dim + 1 :]])
+
+        return _Value(shape, select, None, x.element)
+    if target is aten.gather.default:
+        x, dim, index = args[0], int(args[1]) % len(args[0].shape), args[2]
+
+        def gather(k, idx):
+            row = _row_of(k, index, list(idx), x.shape[dim], False)
+            return x.emit(k, [*idx[:dim], row, *idx[dim + 1 :]])
+
+        return _Value(shape, gather, None, x.element)
+    # x[i0, i1, ...]: index tensors for the leading dims, broadcast together.
+    x, indices = args[0], args[1]
+    if any(i is None for i in indices) or not all(isinstance(i, _Value) for i in indices):
+        raise UnsupportedError(
+            str(target), "only index tensors on the leading dims are supported yet", where
+        )
+    lead = len(shape) - (len(x.shape) - len(indices))
+    lead_shape = shape[:lead]
+
+    def index(k, idx):
+        rows = [
+            _row_of(k, i, _broadcast_index(i, lead_shape, idx[:lead]), x.shape[d], True)
+            for d, i in enumerate(indices)
+        ]
+        return x.emit(k, [*rows, *idx[lead:]])
+
+    return _Value(shape, index, None, x.element)
 
 
 def _matmul(prog, a: _Value, b: _Value, shape, buffers, bias, beta, alpha) -> _Value:

@@ -1247,7 +1247,8 @@ class _GatherNeedsRelayout(PassError):
 
 
 class _WideData(PassError):
-    """The kernel computes on 64-bit data, which TPU kernels do not have."""
+    """The kernel computes on 64-bit data, which TPU kernels do not have (or takes a
+    product reduction, which Mosaic does not lower)."""
 
 
 def _refuse_wide_data(loop: ta.LoopOp, skip: set[Operation]) -> None:
@@ -1262,6 +1263,10 @@ def _refuse_wide_data(loop: ta.LoopOp, skip: set[Operation]) -> None:
     for op in loop.body.block.ops:
         if op in skip or op not in live:
             continue
+        if isinstance(op, ta.ReduceOp) and op.kind.data == ReductionKind.PROD.value:
+            raise _WideData(
+                op, "tile: Mosaic has no product reduction ('ta.reduce <prod>')"
+            )
         types = [r.type for r in op.results]
         if isinstance(op, ta.LoadOp | ta.StoreOp):
             types.append(op.buffer.type.element_type)  # type: ignore[attr-defined]
