@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import torch
 
 import pallas_ir
+from pallas_ir.diagnostics import PassError
 from pallas_ir.dialects.common import find_forward
 from pallas_ir.frontend import UnsupportedError, torch_to_ta
 from pallas_ir.registry import default_pipeline
@@ -42,11 +43,17 @@ class CompiledFunction:
             fn, example_inputs
         )
         self.ir: dict[str, str] = {"ta": text}
-        module = pallas_ir.parse(text, getattr(fn, "__name__", "<fn>"))
-        pallas_ir.verify(module)
-        for stage in default_pipeline(chip).split(","):
-            pallas_ir.run_passes(module, stage)
-            self.ir[stage.split("{")[0]] = str(module)
+        stage = "ta"
+        try:
+            module = pallas_ir.parse(text, getattr(fn, "__name__", "<fn>"))
+            pallas_ir.verify(module)
+            for stage in default_pipeline(chip).split(","):
+                pallas_ir.run_passes(module, stage)
+                self.ir[stage.split("{")[0]] = str(module)
+        except (pallas_ir.IRError, PassError) as e:  # a compiler limit, said plainly
+            raise UnsupportedError(
+                f"pipeline stage {stage.split('{')[0]}", str(e).splitlines()[0]
+            ) from e
         self.module = module
         self.source = pallas_ir.emit_python(module)
         self.interpret = (not _on_tpu()) if interpret is None else interpret

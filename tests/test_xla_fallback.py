@@ -217,6 +217,6 @@ def test_lit_fallback_cases_match_and_compile(chip: str) -> None:
                 np.asarray(g).reshape(w.shape), w, rtol=1e-5, atol=1e-4
             )
         items.append((pallas_ir.emit_python(module), arg_specs(module)))
-    assert len(items) == 7
+    assert len(items) == 8
     results = aot_compile_many(items, chip=chip)
     assert all(r.ok for r in results), [r.message for r in results]

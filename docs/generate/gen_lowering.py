@@ -529,8 +529,9 @@ and writes; for each access with a static index it moves the 128-lane groups of 
 array's last dim (the whole row when shorter) those elements lie in, since HBM moves a
 row's lanes in groups: a flip or an overlapping view of whole rows costs its minimum,
 a lane-dim step or a diagonal shows the lane floor (`x[::3]` of 100 floats reads all
-400 B for 136). What stays refused: an index that needs a reduction of the same loop
-(`tests/filecheck/lowering/tile/errors.mlir`).
+400 B for 136). A kernel `tile` cannot tile at all (no legal tile size for a loop dim,
+a reduction that cannot be one block, an index that needs a reduction of the same loop)
+runs on XLA whole, with a remark saying why: nothing is refused.
 
 `tests/filecheck/lowering/tile/xla-fallback.mlir` has a diagonal read (one fusion), a
 flipped matmul operand (an XLA gather before the Pallas matmul), a lane-strided store

@@ -36,6 +36,8 @@ import torch
 from torch._decomp import core_aten_decompositions, get_decompositions
 from torch.fx.experimental.proxy_tensor import make_fx
 
+from pallas_ir.affine_analysis import row_major_strides
+
 aten = torch.ops.aten
 prims = torch.ops.prims
 
@@ -180,14 +182,6 @@ def _remap(v: _Value, shape, index: Callable[[Sequence[str]], list[str]]) -> _Va
     return _Value(tuple(shape), lambda k, idx: v.emit(k, index(idx)), None, v.element)
 
 
-def _contiguous_strides(shape: Sequence[int]) -> list[int]:
-    strides, acc = [], 1
-    for n in reversed(shape):
-        strides.append(acc)
-        acc *= n
-    return strides[::-1]
-
-
 def _broadcast_index(
     v: _Value, out_shape: Sequence[int], idx: Sequence[str]
 ) -> list[str]:
@@ -328,7 +322,7 @@ class _Program:
                 v = k.op(f"ta.reduce <{kind}> {v} : {element}")
         v = k.cast(v, element, out.element)  # bool is stored as i32
         kept_shape = [value.shape[d] for d in kept] or [1]
-        strides = _contiguous_strides(kept_shape)
+        strides = row_major_strides(kept_shape)
         flat = " + ".join([f"d{j} * {s}" for j, s in enumerate(strides)])
         pdims = ", ".join(f"d{j}" for j in range(len(kept_shape)))
         pivs = ", ".join(f"%l{j}" for j in range(len(kept_shape)))
@@ -608,8 +602,8 @@ def _convert(prog, node, target, args, kwargs, shape, buffers) -> _Value:
         return _remap(a, shape, lambda idx: _broadcast_index(a, shape, idx))
     if target in (aten.view.default, aten._unsafe_view.default, aten.reshape.default):
         a = args[0]
-        out_strides = _contiguous_strides(shape)
-        in_strides = _contiguous_strides(a.shape)
+        out_strides = row_major_strides(shape)
+        in_strides = row_major_strides(a.shape)
 
         def index(idx):
             flat = " + ".join(f"({e}) * {s}" for e, s in zip(idx, out_strides)) or "0"
@@ -696,7 +690,7 @@ def _convert(prog, node, target, args, kwargs, shape, buffers) -> _Value:
         )
         buffers.append(buf)
         prog.kernel(a, buf, dims, _REDUCE[target])
-        stored = _storage_value(buf, kept, _contiguous_strides(kept), 0)
+        stored = _storage_value(buf, kept, row_major_strides(kept), 0)
         if not keep:
             return stored
 
@@ -780,7 +774,7 @@ def _matmul(prog, a: _Value, b: _Value, shape, buffers, bias, beta, alpha) -> _V
     buf = _Buffer(prog.fresh("t"), max(math.prod(shape), 1), tuple(shape))
     buffers.append(buf)
     prog.kernel(_Value(full, product), buf, [len(shape)], "sum")
-    out = _storage_value(buf, shape, _contiguous_strides(shape), 0)
+    out = _storage_value(buf, shape, row_major_strides(shape), 0)
     if bias is None and alpha == 1:
         return out
 
@@ -822,7 +816,6 @@ def _convert_multi(prog, node, target, args, kwargs, vals, buffers) -> list:
     if target is aten.native_layer_norm.default:
         x, normalized, weight, bias, eps = args
         dims = list(range(len(x.shape) - len(normalized), len(x.shape)))
-        n = math.prod(x.shape[d] for d in dims)
         stat_shape = shapes[1]
         mean = _convert(
             prog, node, aten.mean.dim, [x, dims, True], {}, stat_shape, buffers
@@ -867,7 +860,6 @@ def _convert_multi(prog, node, target, args, kwargs, vals, buffers) -> list:
                 )
             return v
 
-        del n
         return [_Value(x.shape, out), mean, rstd]
     raise UnsupportedError(str(target), "no lowering to ta yet", _where(node))
 

@@ -16,7 +16,8 @@ The policy is deterministic:
    `xla_fallback`, with a remark saying why: with a static index in a kernel that has
    no matrix product and no gather, the whole kernel runs on XLA as one fusion;
    otherwise the access moves to an XLA kernel and the rest is tiled. A kernel with
-   64-bit data runs on XLA whole.
+   64-bit data or a product reduction (Mosaic has none), or one no tiling fits, runs on
+   XLA whole.
 2. Legality. A loop dim's tile must be legal for every buffer dim it walks: on a lane
    (last) dim a multiple of 128, on a sublane dim a multiple of the dtype's rows (8 for
    32-bit, 16 for 16-bit, 32 for 8-bit), on a rank-1 buffer a multiple of 1024 or a
@@ -1358,7 +1359,8 @@ class TilePass(ModulePass):
                     access.parent_op() is None
                     or access.parent_op().parent_op() is not kernel  # type: ignore[union-attr]
                 ):
-                    raise
+                    self.whole_kernel_on_xla(kernel, e)
+                    return
                 name = kernel.sym_name.data
                 if _fuses_on_xla(access):
                     emit_remark(
@@ -1388,12 +1390,22 @@ class TilePass(ModulePass):
                     main = outline_store(module, kernel, access)
                     how = "an XLA scatter after"
                 if main is None:
-                    raise
+                    self.whole_kernel_on_xla(kernel, e)
+                    return
                 emit_remark(
                     access, f"{e.message}; done by {how} the Pallas kernel @{name}"
                 )
                 count(self.name, "accesses moved to XLA")
                 kernel = main
+
+    def whole_kernel_on_xla(self, kernel: ta.KernelOp, e: PassError) -> None:
+        """No tiling for this kernel (no legal tile sizes, a reduction that cannot be
+        one block, an index that needs a reduction of the same loop...): it runs on XLA
+        whole, which computes what the ta reference does, and a remark says why."""
+        where = e.op if e.op is not None else kernel
+        emit_remark(where, f"{e.message}; @{kernel.sym_name.data} runs on XLA")
+        count(self.name, "kernels run on XLA")
+        run_on_xla(kernel)
 
     def tile_kernel(
         self,

@@ -268,3 +268,27 @@ func.func @forward(%idx: memref<64xi64>, %emb: memref<1000x256xf32>) -> memref<6
 // COST:      pallas.xla_call @wrapped_0  (XLA index)
 // COST-NEXT:   HBM read 512 B, written 256 B, modelled 768 B, minimum 0 B
 // COST:      total: modelled 132096 B, minimum 131328 B, ratio 1.006
+
+// -----
+
+// out[i] = y[x[i].argmax()] for x: f32[64, 128], y: f32[128]: the index needs a
+// reduction of the same loop, so no access can move out before the kernel and the
+// load is not a gather; the kernel runs on XLA whole, as the ta reference runs it.
+ta.kernel @by_argmax(%x: memref<64x128xf32> {role = "in"}, %y: memref<128xf32> {role = "in"}, %out: memref<64xf32> {role = "out"}) {
+  ta.loop [64] reduce [128] (%i, %k) {
+    %v = ta.load %x[affine_map<(d0, d1) -> (d0, d1)>](%i, %k) : memref<64x128xf32>
+    %a = ta.reduce <argmax> %v : f32 -> i32
+    %s = arith.index_cast %a : i32 to index
+    // expected-remark@+1 {{tile: the index depends on data and the load is not a gather (indirect-load-to-scalar-prefetch left it); @by_argmax runs on XLA}}
+    %w = ta.load %y[affine_map<(d0, d1)[s0] -> (s0)>](%i, %k)[%s] : memref<128xf32>
+    ta.store %w, %out[affine_map<(d0, d1) -> (d0)>](%i, %k) : memref<64xf32>
+  }
+}
+func.func @forward(%x: memref<64x128xf32>, %y: memref<128xf32>) -> memref<64xf32> {
+  %out = ta.alloc : memref<64xf32>
+  ta.launch @by_argmax(%x, %y, %out) : memref<64x128xf32>, memref<128xf32>, memref<64xf32>
+  func.return %out : memref<64xf32>
+}
+
+// CHECK-LABEL: ta.kernel @by_argmax(
+// CHECK-SAME:      attributes {target = "xla"}
