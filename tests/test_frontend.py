@@ -233,3 +233,29 @@ def test_torch_compile_falls_back_to_eager_with_one_warning() -> None:
     with pytest.warns(UserWarning, match=r"pallas_ir: aten\.cumsum.*runs in eager"):
         got = torch.compile(h, backend="pallas_ir")(x)
     torch.testing.assert_close(got, h(x))
+
+
+def test_frontend_cli_writes_ta_that_pallas_opt_accepts(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    script = tmp_path / "model.py"
+    script.write_text(
+        "import torch\n\ndef fn(x, b):\n    return torch.relu(x[:, ::2] + b)\n\n"
+        "def bad(x):\n    return torch.cumsum(x, 0)\n"
+    )
+    ta = subprocess.run(
+        [sys.executable, "-m", "pallas_ir.frontend", f"{script}:fn", "--shapes",
+         "f32[64,256]", "f32[128]"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert "ta.kernel" in ta and "func.func @forward" in ta
+    lowered = pallas_ir.parse(ta)
+    pallas_ir.run_passes(lowered, "stride-to-reshape")  # pallas-opt's passes take it
+    assert "ta.reshape" in str(lowered)
+    bad = subprocess.run(
+        [sys.executable, "-m", "pallas_ir.frontend", f"{script}:bad", "--shapes",
+         "f32[8,128]"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert bad.returncode == 1 and "error: aten.cumsum" in bad.stderr
