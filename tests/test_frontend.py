@@ -110,6 +110,14 @@ PROGRAMS = {
         ),
         lambda: [_randn(16, 128), _randn(128)],
     ),
+    "cat_stack_arange_full": (
+        lambda x, y: (
+            torch.cat([x, y * 2], 0),
+            torch.stack([x, -x], 0).sum(0) + torch.arange(128, dtype=torch.float32),
+            torch.where(x > 0, torch.zeros_like(x), torch.full_like(x, 3.0)),
+        ),
+        lambda: [_randn(16, 128), _randn(8, 128)],
+    ),
     "non_contiguous_inputs": (
         lambda x, y: x * 2 + y,
         lambda: [_randn(256, 64).t(), _randn(80, 300)[8:72, 44:300]],

@@ -291,10 +291,19 @@ class _Program:
     kernels: list[str] = field(default_factory=list[str])
     host: list[str] = field(default_factory=list[str])
     count: int = 0
+    iotas: dict[int, _Buffer] = field(default_factory=dict[int, _Buffer])
+    """Constant inputs 0 .. n-1 (i32): a position along a dim as a value, at any
+    index expression (`cat`, `arange`), by a load."""
 
     def fresh(self, stem: str) -> str:
         self.count += 1
         return f"{stem}{self.count}"
+
+    def position(self, k: _Kernel, index: str, n: int) -> str:
+        """The i32 value of the index expression `index` (in [0, n))."""
+        if n not in self.iotas:
+            self.iotas[n] = _Buffer(f"iota{n}", n, (n,), "i32")
+        return k.load(self.iotas[n], index)
 
     def kernel(
         self, value: _Value, out: _Buffer, reduce: Sequence[int] = (), kind: str = ""
@@ -453,7 +462,14 @@ def torch_to_ta(fn: Callable, example_inputs: Sequence[torch.Tensor]):
         outputs.append(out)
         output_dtypes.append(r.meta["val"].dtype)
         prog.kernel(v, out)
-    text = _module_text(prog, buffers[: len(inputs)], buffers[len(inputs) :], outputs)
+    host_inputs = buffers[: len(inputs)]
+    for n, buf in prog.iotas.items():  # passed after the captured constants
+        host_inputs.append(buf)
+        inputs.append(((n,), None))
+        constant_values.append(torch.arange(n, dtype=torch.int32))
+    text = _module_text(
+        prog, host_inputs, buffers[len(inputs) - len(prog.iotas) :], outputs
+    )
     return text, inputs, constant_values, output_dtypes
 
 
@@ -659,6 +675,52 @@ def _convert(prog, node, target, args, kwargs, shape, buffers) -> _Value:
         aten.gather.default,
     ):
         return _indexing(node, target, args, shape, element, where)
+    if target in (aten.full.default, aten.scalar_tensor.default, aten.full_like.default):
+        value = args[1] if target is not aten.scalar_tensor.default else args[0]
+        return _Value(shape, lambda k, idx: k.constant(value, element), None, element)
+    if target in (aten.zeros_like.default, aten.ones_like.default):
+        value = 1 if target is aten.ones_like.default else 0
+        return _Value(shape, lambda k, idx: k.constant(value, element), None, element)
+    if target in (aten.arange.start_step, aten.arange.default, aten.arange.start):
+        start = args[0] if target is not aten.arange.default else 0
+        step = args[2] if target is aten.arange.start_step and len(args) > 2 else 1
+        n = shape[0]
+
+        def arange(k, idx):
+            i = k.cast(prog.position(k, idx[0], n), "i32", element)
+            mul, add = (
+                ("arith.mulf", "arith.addf")
+                if element == "f32"
+                else ("arith.muli", "arith.addi")
+            )
+            v = k.op(f"{mul} {i}, {k.constant(step, element)} : {element}")
+            return k.op(f"{add} {v}, {k.constant(start, element)} : {element}")
+
+        return _Value(shape, arange, None, element)
+    if target is aten.cat.default:
+        parts = [p for p in args[0] if math.prod(p.shape) > 0]
+        dim = (int(args[1]) if len(args) > 1 else 0) % len(shape)
+        n = shape[dim]
+
+        def cat(k, idx):
+            # Every part is read in bounds at every point (its index taken mod its
+            # length) and the position along `dim` picks the part.
+            at = prog.position(k, idx[dim], n)
+            value, start = None, 0
+            for part in parts:
+                m = part.shape[dim]
+                local = list(idx)
+                local[dim] = f"({idx[dim]} - {start}) mod {m}"
+                v = k.cast(part.emit(k, local), part.element, element)
+                if value is None:
+                    value = v
+                else:
+                    here = k.op(f"arith.cmpi sge, {at}, {k.constant(start, 'i32')} : i32")
+                    value = k.op(f"arith.select {here}, {v}, {value} : {element}")
+                start += m
+            return value
+
+        return _Value(shape, cat, None, element)
     if target in (aten.mean.dim, aten.mean.default):
         a = args[0]
         given = args[1] if len(args) > 1 else None
