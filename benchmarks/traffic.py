@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from xdsl.dialects import arith
+from xdsl.ir import Operation
 
 import pallas_ir
 from pallas_ir.affine_analysis import linearize
@@ -132,9 +133,11 @@ def _floor(kinds: set[str]) -> str:
 def _symbol_dims(value, loop) -> set[int]:
     """The loop dims a gather symbol depends on: those of the index loads (and loop
     indices) it is computed from."""
-    owner = getattr(value, "owner", None)
-    if owner is None or owner is loop.body.block:
-        return {value.index} if owner is loop.body.block else set()
+    owner = value.owner
+    if owner is loop.body.block:  # a loop index
+        return {value.index}
+    if not isinstance(owner, Operation):  # an argument of another block
+        return set()
     if isinstance(owner, ta.LoadOp):
         found = {owner.dims[p].index for p in owner.map.data.used_dims()}
         for s in owner.symbols:

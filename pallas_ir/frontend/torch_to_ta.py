@@ -67,6 +67,15 @@ class _Buffer:
     boolean: bool = False
     """Holds bool values (stored as i32 0/1)."""
 
+    @staticmethod
+    def holding(name: str, shape: Sequence[int], element: str, numel: int = 0) -> _Buffer:
+        """A buffer for values of `element` (bool is stored as i32); `numel` defaults to
+        the shape's (at least 1)."""
+        stored = "f32" if element == "f32" else "i32"
+        return _Buffer(
+            name, numel or max(math.prod(shape), 1), tuple(shape), stored, element == "i1"
+        )
+
     @property
     def flat(self) -> str:
         return f"memref<{self.numel}x{self.element}>"
@@ -163,23 +172,23 @@ class _Value:
     shape: tuple[int, ...]
     emit: Emit
     """The element at an index (affine expressions of the kernel's loop dims)."""
-    storage: tuple[_Buffer, tuple[int, ...], int] | None = None
-    """(buffer, strides, offset) when the value is a view of stored data."""
     element: str = "f32"
 
 
-def _storage_value(buf: _Buffer, shape, strides, offset) -> _Value:
+def _storage_value(buf: _Buffer, shape, strides) -> _Value:
+    """Stored data viewed with `strides` from the start of `buf`."""
+
     def emit(k: _Kernel, idx: Sequence[str]) -> str:
-        terms = [str(offset)] + [f"({e}) * {s}" for e, s in zip(idx, strides) if s]
-        return k.load(buf, " + ".join(terms))
+        terms = [f"({e}) * {s}" for e, s in zip(idx, strides) if s]
+        return k.load(buf, " + ".join(terms) or "0")
 
     element = "i1" if buf.boolean else buf.element
-    return _Value(tuple(shape), emit, (buf, tuple(strides), offset), element)
+    return _Value(tuple(shape), emit, element)
 
 
 def _remap(v: _Value, shape, index: Callable[[Sequence[str]], list[str]]) -> _Value:
     """A view of `v`: the element at `idx` is v's element at `index(idx)`."""
-    return _Value(tuple(shape), lambda k, idx: v.emit(k, index(idx)), None, v.element)
+    return _Value(tuple(shape), lambda k, idx: v.emit(k, index(idx)), v.element)
 
 
 def _broadcast_index(
@@ -302,7 +311,7 @@ class _Program:
     def position(self, k: _Kernel, index: str, n: int) -> str:
         """The i32 value of the index expression `index` (in [0, n))."""
         if n not in self.iotas:
-            self.iotas[n] = _Buffer(f"iota{n}", n, (n,), "i32")
+            self.iotas[n] = _Buffer.holding(f"iota{n}", (n,), "i32")
         return k.load(self.iotas[n], index)
 
     def kernel(
@@ -403,20 +412,16 @@ def torch_to_ta(fn: Callable, example_inputs: Sequence[torch.Tensor]):
         [*placeholders, *constants], [*example_inputs, *constant_values], strict=True
     ):
         name = f"in{len(buffers)}"
-        stored = {"i1": "i32"}.get(_DTYPES[t.dtype], _DTYPES[t.dtype])
         if t.is_contiguous():
-            buf = _Buffer(
-                name, max(t.numel(), 1), tuple(t.shape), stored, t.dtype == torch.bool
-            )
+            buf = _Buffer.holding(name, t.shape, _DTYPES[t.dtype])
             inputs.append((tuple(t.shape), None))
-            offset = 0
         else:
+            # The call passes the span the tensor views, from its storage offset.
             span = 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
-            buf = _Buffer(name, span, (span,), stored, t.dtype == torch.bool)
+            buf = _Buffer.holding(name, (span,), _DTYPES[t.dtype])
             inputs.append((tuple(t.shape), span))
-            offset = 0  # the call passes the span from the tensor's storage offset
         buffers.append(buf)
-        env[node] = _storage_value(buf, t.shape, t.stride(), offset)
+        env[node] = _storage_value(buf, t.shape, t.stride())
 
     def arg(a):
         return env[a] if isinstance(a, torch.fx.Node) else a
@@ -451,13 +456,7 @@ def torch_to_ta(fn: Callable, example_inputs: Sequence[torch.Tensor]):
         v = env[r]
         if not isinstance(v, _Value):
             raise UnsupportedError("output", "outputs must be tensors")
-        out = _Buffer(
-            prog.fresh("out"),
-            max(math.prod(v.shape), 1),
-            v.shape,
-            "f32" if v.element == "f32" else "i32",
-            v.element == "i1",
-        )
+        out = _Buffer.holding(prog.fresh("out"), v.shape, v.element)
         buffers.append(out)
         outputs.append(out)
         output_dtypes.append(r.meta["val"].dtype)
@@ -493,7 +492,7 @@ def _convert(prog, node, target, args, kwargs, shape, buffers) -> _Value:
                 raise UnsupportedError(str(target), f"not for {a.element} data", where)
             return out
 
-        return _Value(shape, unary, None, element)
+        return _Value(shape, unary, element)
     if target in _BINARY or target in _COMPARE:
         a, b = args[0], args[1]
         alpha = kwargs.get("alpha", 1)
@@ -526,7 +525,7 @@ def _convert(prog, node, target, args, kwargs, shape, buffers) -> _Value:
                 raise UnsupportedError(str(target), f"not for {common} data", where)
             return k.op(f"{op} {lhs}, {rhs} : {common}")
 
-        return _Value(shape, binary, None, element)
+        return _Value(shape, binary, element)
     if target is aten.where.self:
         cond, a, b = args
 
@@ -540,7 +539,7 @@ def _convert(prog, node, target, args, kwargs, shape, buffers) -> _Value:
             ]
             return k.op(f"arith.select {c}, {vals[0]}, {vals[1]} : {element}")
 
-        return _Value(shape, pick, None, element)
+        return _Value(shape, pick, element)
     if target in (aten.clamp.default, aten.clamp_min.default, aten.clamp_max.default):
         a = args[0]
         low = args[1] if target is not aten.clamp_max.default else None
@@ -563,13 +562,12 @@ def _convert(prog, node, target, args, kwargs, shape, buffers) -> _Value:
                 )
             return v
 
-        return _Value(shape, clamp, None, element)
+        return _Value(shape, clamp, element)
     if target in (aten._to_copy.default, prims.convert_element_type.default):
         a = args[0]
         return _Value(
             shape,
             lambda k, idx: k.cast(a.emit(k, idx), a.element, element),
-            None,
             element,
         )
     if target in (aten.alias.default, aten.clone.default, aten.lift_fresh_copy.default):
@@ -677,10 +675,10 @@ def _convert(prog, node, target, args, kwargs, shape, buffers) -> _Value:
         return _indexing(node, target, args, shape, element, where)
     if target in (aten.full.default, aten.scalar_tensor.default, aten.full_like.default):
         value = args[1] if target is not aten.scalar_tensor.default else args[0]
-        return _Value(shape, lambda k, idx: k.constant(value, element), None, element)
+        return _Value(shape, lambda k, idx: k.constant(value, element), element)
     if target in (aten.zeros_like.default, aten.ones_like.default):
         value = 1 if target is aten.ones_like.default else 0
-        return _Value(shape, lambda k, idx: k.constant(value, element), None, element)
+        return _Value(shape, lambda k, idx: k.constant(value, element), element)
     if target in (aten.arange.start_step, aten.arange.default, aten.arange.start):
         start = args[0] if target is not aten.arange.default else 0
         step = args[2] if target is aten.arange.start_step and len(args) > 2 else 1
@@ -696,7 +694,7 @@ def _convert(prog, node, target, args, kwargs, shape, buffers) -> _Value:
             v = k.op(f"{mul} {i}, {k.constant(step, element)} : {element}")
             return k.op(f"{add} {v}, {k.constant(start, element)} : {element}")
 
-        return _Value(shape, arange, None, element)
+        return _Value(shape, arange, element)
     if target is aten.cat.default:
         parts = [p for p in args[0] if math.prod(p.shape) > 0]
         dim = (int(args[1]) if len(args) > 1 else 0) % len(shape)
@@ -720,7 +718,7 @@ def _convert(prog, node, target, args, kwargs, shape, buffers) -> _Value:
                 start += m
             return value
 
-        return _Value(shape, cat, None, element)
+        return _Value(shape, cat, element)
     if target in (aten.mean.dim, aten.mean.default):
         a = args[0]
         given = args[1] if len(args) > 1 else None
@@ -742,17 +740,10 @@ def _convert(prog, node, target, args, kwargs, shape, buffers) -> _Value:
         dims = sorted({d % len(a.shape) for d in dims})
         keep = bool(args[2]) if len(args) > 2 else False
         kept = [n for d, n in enumerate(a.shape) if d not in dims]
-        stored_el = "f32" if element == "f32" else "i32"
-        buf = _Buffer(
-            prog.fresh("t"),
-            max(math.prod(kept), 1),
-            tuple(kept),
-            stored_el,
-            element == "i1",
-        )
+        buf = _Buffer.holding(prog.fresh("t"), kept, element)
         buffers.append(buf)
         prog.kernel(a, buf, dims, _REDUCE[target])
-        stored = _storage_value(buf, kept, row_major_strides(kept), 0)
+        stored = _storage_value(buf, kept, row_major_strides(kept))
         if not keep:
             return stored
 
@@ -785,7 +776,7 @@ def _indexing(node, target, args, shape, element, where) -> _Value:
             row = _row_of(k, index, idx[:n], weight.shape[0], False)
             return weight.emit(k, [row, *idx[n:]])
 
-        return _Value(shape, emb, None, weight.element)
+        return _Value(shape, emb, weight.element)
     if target is aten.index_select.default:
         x, dim, index = args[0], int(args[1]) % len(args[0].shape), args[2]
 
@@ -793,7 +784,7 @@ def _indexing(node, target, args, shape, element, where) -> _Value:
             row = _row_of(k, index, [idx[dim]], x.shape[dim], False)
             return x.emit(k, [*idx[:dim], row, *idx[dim + 1 :]])
 
-        return _Value(shape, select, None, x.element)
+        return _Value(shape, select, x.element)
     if target is aten.gather.default:
         x, dim, index = args[0], int(args[1]) % len(args[0].shape), args[2]
 
@@ -801,7 +792,7 @@ def _indexing(node, target, args, shape, element, where) -> _Value:
             row = _row_of(k, index, list(idx), x.shape[dim], False)
             return x.emit(k, [*idx[:dim], row, *idx[dim + 1 :]])
 
-        return _Value(shape, gather, None, x.element)
+        return _Value(shape, gather, x.element)
     # x[i0, i1, ...]: index tensors for the leading dims, broadcast together.
     x, indices = args[0], args[1]
     if any(i is None for i in indices) or not all(isinstance(i, _Value) for i in indices):
@@ -818,7 +809,7 @@ def _indexing(node, target, args, shape, element, where) -> _Value:
         ]
         return x.emit(k, [*rows, *idx[lead:]])
 
-    return _Value(shape, index, None, x.element)
+    return _Value(shape, index, x.element)
 
 
 def _matmul(prog, a: _Value, b: _Value, shape, buffers, bias, beta, alpha) -> _Value:
@@ -833,10 +824,10 @@ def _matmul(prog, a: _Value, b: _Value, shape, buffers, bias, beta, alpha) -> _V
         rhs = b.emit(k, [*lead, kk, j])
         return k.op(f"arith.mulf {lhs}, {rhs} : f32")
 
-    buf = _Buffer(prog.fresh("t"), max(math.prod(shape), 1), tuple(shape))
+    buf = _Buffer.holding(prog.fresh("t"), shape, "f32")
     buffers.append(buf)
     prog.kernel(_Value(full, product), buf, [len(shape)], "sum")
-    out = _storage_value(buf, shape, row_major_strides(shape), 0)
+    out = _storage_value(buf, shape, row_major_strides(shape))
     if bias is None and alpha == 1:
         return out
 
@@ -929,13 +920,9 @@ def _convert_multi(prog, node, target, args, kwargs, vals, buffers) -> list:
 def _module_text(prog: _Program, inputs, temps, outputs) -> str:
     params = ", ".join(f"%{b.name}: {b.host}" for b in inputs)
     lines = []
-    for b in inputs:
-        if b.host != b.flat:
-            lines.append(f"%{b.name}_flat = ta.reshape %{b.name} : {b.host} to {b.flat}")
-        else:
-            lines.append(f"%{b.name}_flat = ta.reshape %{b.name} : {b.host} to {b.flat}")
-    for b in temps:
-        lines.append(f"%{b.name} = ta.alloc : {b.host}")
+    for b in [*inputs, *temps]:
+        if b in temps:
+            lines.append(f"%{b.name} = ta.alloc : {b.host}")
         lines.append(f"%{b.name}_flat = ta.reshape %{b.name} : {b.host} to {b.flat}")
     lines += prog.host
     results = ", ".join(f"%{b.name}" for b in outputs)

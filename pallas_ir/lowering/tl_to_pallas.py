@@ -1035,33 +1035,33 @@ def _pick_packed_rows(
 
     zero, offset = splat(0), arith.ConstantOp(IntegerAttr(0, i32))
     iota = pallas.IotaOp(offset.result, 0, col)
-    ops: list[Operation] = [zero, offset, iota]
+    # Row q of a slab, as an i32 scalar and an (R, 1) column, for q = 1 .. P - 1.
+    q_ints = {q: arith.ConstantOp(IntegerAttr(q, i32)) for q in range(1, packed)}
+    q_cols = {q: splat(q) for q in range(1, packed)}
+    ops: list[Operation] = [zero, offset, iota, *q_ints.values(), *q_cols.values()]
     which: SSAValue = zero.result
     for r, index in enumerate(indices):
         at_r = splat(r)
         is_r = pallas.CompareOp("eq", iota.result, at_r.result)
-        ops += [at_r, is_r]
         part = arith.RemSIOp(index, pack)
-        ops.append(part)
+        ops += [at_r, is_r, part]
         for q in range(1, packed):
-            q_col, q_int = splat(q), arith.ConstantOp(IntegerAttr(q, i32))
-            here = pallas.SelectOp(is_r.result, q_col.result, zero.result)
-            hit = arith.CmpiOp(part.result, q_int.result, "eq")
+            here = pallas.SelectOp(is_r.result, q_cols[q].result, zero.result)
+            hit = arith.CmpiOp(part.result, q_ints[q].result, "eq")
             add = arith.SelectOp(hit.result, here.result, zero.result)
             total = arith.AddiOp(which, add.result)
-            ops += [q_col, q_int, here, hit, add, total]
+            ops += [here, hit, add, total]
             which = total.result
     full = [pallas.SliceAttr(0, n, 1) for n in rest]
     out = pallas.LoadOp(rows_ref, t, [pallas.SliceAttr(0, R, 1), IntAttr(0), *full])
     ops.append(out)
     value: SSAValue = out.result
     for q in range(1, packed):
-        q_col = splat(q)
-        is_q = pallas.CompareOp("eq", which, q_col.result)
+        is_q = pallas.CompareOp("eq", which, q_cols[q].result)
         wide = pallas.BroadcastOp(is_q.result, TensorType(i1, t.get_shape()))
         slab = pallas.LoadOp(rows_ref, t, [pallas.SliceAttr(0, R, 1), IntAttr(q), *full])
         pick = pallas.SelectOp(wide.result, slab.result, value)
-        ops += [q_col, is_q, wide, slab, pick]
+        ops += [is_q, wide, slab, pick]
         value = pick.result
     return ops
 
