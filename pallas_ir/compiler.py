@@ -8,6 +8,7 @@ stage (`.ir`), the Python (`.source`) and the cost report.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 import jax
@@ -57,7 +58,12 @@ class CompiledFunction:
         self.module = module
         self.source = pallas_ir.emit_python(module)
         self.interpret = (not _on_tpu()) if interpret is None else interpret
-        self._forward = exec_source(self.source)["forward"]
+        # Traced and compiled by XLA at the first call; later calls reuse it.
+        self._forward = jax.jit(
+            functools.partial(
+                exec_source(self.source)["forward"], interpret=self.interpret
+            )
+        )
         forward = find_forward(module)
         assert forward is not None  # the frontend writes one
         self._n_outputs = len(forward.function_type.outputs)
@@ -79,7 +85,7 @@ class CompiledFunction:
     def __call__(self, *tensors: torch.Tensor):
         tensors = (*tensors, *self._constants)  # parameters the trace captured
         args = [self._host(t, p) for t, p in zip(tensors, self._inputs, strict=True)]
-        out = self._forward(*args, interpret=self.interpret)
+        out = self._forward(*args)
         outs = out if isinstance(out, tuple | list) else (out,)
         results = tuple(
             torch.from_dlpack(jax.block_until_ready(o)).to(dtype)

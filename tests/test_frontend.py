@@ -5,11 +5,16 @@ mean, softmax); every emitted module lowers for TPU, and a batch AOT-compiles fo
 
 from __future__ import annotations
 
+import operator
+import re
+import warnings
+
 import pytest
 import torch
 
 import pallas_ir
 from pallas_ir.check import arg_specs
+from pallas_ir.dynamo import _CompiledPartition, partition
 from pallas_ir.tpu_check import aot_compile_many, lower_for_tpu
 
 
@@ -122,6 +127,106 @@ PROGRAMS = {
         lambda x, y: x * 2 + y,
         lambda: [_randn(256, 64).t(), _randn(80, 300)[8:72, 44:300]],
     ),
+    "lane_dim_step_and_narrow": (
+        lambda x: x[:, :, 1::2] + x.narrow(2, 64, 64) * 2,
+        lambda: [_randn(4, 16, 128)],
+    ),
+    "permute_4d_and_transpose": (
+        lambda x: (
+            x.permute(0, 2, 3, 1) * 2,
+            x.permute(3, 1, 0, 2) + 1,
+            x.transpose(1, 3),
+        ),
+        lambda: [_randn(2, 8, 16, 128)],
+    ),
+    "views_as_strided_diagonal_flip_repeat_unbind": (
+        lambda x, y: (
+            torch.as_strided(x, (8, 64), (256, 2), 3) + 1,
+            torch.diagonal(y, 2) * 2,
+            torch.flip(x, [0, 1]) - x,
+            x[:2].repeat(2, 3) * 1,
+            sum(y[:4].unbind(0)),
+        ),
+        lambda: [_randn(16, 128), _randn(128, 128)],
+    ),
+    "var_std_var_mean_each_dim": (
+        lambda x: (
+            x.var(0),
+            x.std(1, keepdim=True),
+            x.var(2, correction=0),
+            *torch.var_mean(x, dim=(0, 2)),
+        ),
+        lambda: [_randn(8, 16, 128)],
+    ),
+    "max_min_with_indices_and_full": (
+        lambda x: (*x.max(1), *x.min(0, keepdim=True), x.max(), x.min()),
+        lambda: [_randn(32, 128)],
+    ),
+    "rms_norm_module_and_linear": (
+        lambda x, w, lw: torch.nn.functional.linear(
+            torch.nn.functional.rms_norm(x, (128,), w, eps=1e-6), lw
+        ),
+        lambda: [_randn(2, 16, 128), _randn(128), _randn(64, 128)],
+    ),
+    "matmul_broadcast_batch": (
+        lambda a, b, c: (torch.matmul(a, b), a @ c),
+        lambda: [_randn(4, 16, 128), _randn(128, 64), _randn(128)],
+    ),
+    "trig_hyperbolic_pow": (
+        lambda x, y: (
+            torch.sin(x) * torch.cos(y) + torch.tan(x * 0.3),
+            torch.atan(x)
+            + torch.asin(x.clamp(-0.9, 0.9))
+            - torch.acos(y.clamp(-0.9, 0.9)),
+            torch.sinh(x) - torch.cosh(y) + torch.atan2(x, y),
+            2.0**x + x.abs() ** y + x**3,
+        ),
+        lambda: [_randn(32, 128), _randn(32, 128)],
+    ),
+    "math_log1p_expm1_sign_round": (
+        lambda x: (
+            torch.log1p(x.abs()) + torch.expm1(x * 1e-3) * 1e3,
+            torch.sign(x)
+            + torch.round(x * 3)
+            + torch.trunc(x * 3)
+            + torch.reciprocal(x + 10),
+            torch.isnan(torch.log(x)).float(),
+        ),
+        lambda: [_randn(32, 128)],
+    ),
+    "activations": (
+        lambda x: (
+            torch.nn.functional.leaky_relu(x, 0.1),
+            torch.nn.functional.elu(x) + torch.nn.functional.relu6(x * 4),
+            torch.nn.functional.hardswish(x) + torch.nn.functional.softplus(x),
+            torch.nn.functional.hardtanh(x, -0.5, 0.5),
+        ),
+        lambda: [_randn(32, 128)],
+    ),
+    "logical_ops_and_masking": (
+        lambda x, y, m: (
+            (torch.logical_and(x > 0, y > 0) | ~(x < y) ^ (y > 1)).float(),
+            torch.logical_xor(x, y > 0).int() + torch.logical_or(x > 1, m).int(),
+            x.masked_fill(m, 0.0) + torch.where(m, 1.0, y),
+        ),
+        lambda: [_randn(32, 128), _randn(32, 128), _randn(32, 128) > 0],
+    ),
+    "integer_division_modes": (
+        lambda a, b: (
+            a // b,
+            a % b,
+            torch.fmod(a, b),
+            torch.remainder(a, -7),
+            torch.div(a, b, rounding_mode="trunc"),
+            torch.div(a.float(), b, rounding_mode="floor"),
+            torch.fmod(a.float() / 3, 2.5),
+        ),
+        lambda: [
+            torch.randint(-100, 100, (32, 128), dtype=torch.int32),
+            torch.randint(1, 9, (32, 128), dtype=torch.int32)
+            * (1 - 2 * torch.randint(0, 2, (32, 128), dtype=torch.int32)),
+        ],
+    ),
 }
 
 
@@ -231,16 +336,48 @@ def test_torch_compile_backend() -> None:
     torch.testing.assert_close(got, f(x, y), rtol=1e-5, atol=1e-5)
 
 
-def test_torch_compile_falls_back_to_eager_with_one_warning() -> None:
-    x = _randn(32, 64)
+def test_torch_compile_runs_unsupported_ops_eagerly_and_the_rest_as_pallas() -> None:
+    """An op the frontend cannot compile splits the graph: the ops around it run as
+    Pallas modules, it runs eagerly, and one warning names it with the user's line."""
+    x, y = _randn(32, 64), _randn(64, 128)
 
-    def h(x):
-        return torch.cumsum(x, 0) * 2
+    def h(x, y):
+        a = torch.tanh(x * 2)
+        c = torch.cumsum(a, 0)
+        return torch.softmax(c @ y, dim=-1) + 1, a.sum(0)
 
     torch._dynamo.reset()
-    with pytest.warns(UserWarning, match=r"pallas_ir: aten\.cumsum.*runs in eager"):
-        got = torch.compile(h, backend="pallas_ir")(x)
-    torch.testing.assert_close(got, h(x))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = torch.compile(h, backend="pallas_ir")(x, y)
+    torch.testing.assert_close(got, h(x, y), rtol=1e-5, atol=1e-5)
+    ours = [w for w in caught if "pallas_ir" in str(w.message)]
+    assert len(ours) == 1
+    assert re.search(
+        r"aten\.cumsum.*test_frontend\.py:\d+ in h: c = torch\.cumsum",
+        str(ours[0].message),
+    )
+
+    # Before the cumsum: tanh (and the sum of it); after it: matmul, softmax, add.
+    split, eager = partition(torch.fx.symbolic_trace(h), [x, y])
+    compiled = [m for m in split.modules() if isinstance(m, _CompiledPartition)]
+    assert len(compiled) == 2 and len(eager) == 1
+    calls = {n.target for n in split.graph.nodes if n.op == "call_function"}
+    assert calls - {operator.getitem} == {torch.ops.aten.cumsum.default}
+    torch.testing.assert_close(split(x, y), h(x, y), rtol=1e-5, atol=1e-5)
+
+
+def test_an_unsupported_op_names_the_users_source_line() -> None:
+    def f(x):
+        y = x * 2
+        return torch.cumsum(y, 1)
+
+    with pytest.raises(pallas_ir.UnsupportedError) as e:
+        pallas_ir.compile(f, [_randn(8, 128)])
+    assert e.value.op == "aten.cumsum.default"
+    assert re.search(
+        r"test_frontend\.py:\d+ in f: return torch\.cumsum\(y, 1\)", e.value.where
+    )
 
 
 def test_frontend_cli_writes_ta_that_pallas_opt_accepts(tmp_path) -> None:

@@ -1,5 +1,10 @@
 """torch → ta: trace a torch function to ATen and emit a ta module (see `torch_to_ta`)."""
 
-from pallas_ir.frontend.torch_to_ta import UnsupportedError, torch_to_ta
+from pallas_ir.frontend.torch_to_ta import (
+    UnsupportedError,
+    check_node,
+    torch_to_ta,
+    trace_to_aten,
+)
 
-__all__ = ["UnsupportedError", "torch_to_ta"]
+__all__ = ["UnsupportedError", "check_node", "torch_to_ta", "trace_to_aten"]

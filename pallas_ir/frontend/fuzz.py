@@ -1,6 +1,7 @@
 """Random torch programs for differential testing of `pallas_ir.compile` against eager:
 chains of views (slices with steps, permutes, expands, selects), element-wise ops,
-gathers and reductions over random shapes. Used by tests/test_frontend_fuzz.py (bounded,
+gathers and reductions over random shapes and dtypes (float32, int32; integer chains
+turn float where torch promotes them). Used by tests/test_frontend_fuzz.py (bounded,
 derandomized) and benchmarks/fuzz.py (as long as it is asked). Needs hypothesis (the
 `test` extra).
 
@@ -18,6 +19,9 @@ from hypothesis import strategies as st
 
 SIZES = [1, 3, 8, 16, 32, 128]
 UNARY = ["tanh", "relu", "neg", "abs", "sigmoid", "exp_clamped"]
+FLOAT_RESULT = {"tanh", "sigmoid", "exp_clamped"}
+"""Unary ops whose result is float whatever the operand (torch's type promotion)."""
+DTYPES = {"f32": torch.float32, "i32": torch.int32}
 
 
 @dataclass(frozen=True)
@@ -25,9 +29,11 @@ class Program:
     shape: tuple[int, ...]
     transposed_input: bool
     steps: tuple[tuple, ...]
+    dtype: str = "f32"
+    """The input's dtype; other inputs follow the running tensor's at their step."""
 
     def describe(self) -> str:
-        x = f"x{list(self.shape)}" + (
+        x = f"x: {self.dtype}{list(self.shape)}" + (
             " (passed transposed)" if self.transposed_input else ""
         )
         return x + "".join(f" -> {s[0]}{list(s[1:])}" for s in self.steps)
@@ -38,6 +44,7 @@ def programs(draw, max_steps: int = 5) -> Program:
     rank = draw(st.integers(1, 3))
     shape = [draw(st.sampled_from(SIZES)) for _ in range(rank)]
     initial = tuple(shape)
+    dtype = first = draw(st.sampled_from(sorted(DTYPES)))
     transposed = rank == 2 and draw(st.booleans())
     steps: list[tuple] = []
     for _ in range(draw(st.integers(1, max_steps))):
@@ -51,15 +58,18 @@ def programs(draw, max_steps: int = 5) -> Program:
         kind = draw(st.sampled_from(kinds))
         dim = draw(st.integers(0, len(shape) - 1))
         if kind == "unary":
-            steps.append(("unary", draw(st.sampled_from(UNARY))))
+            op = draw(st.sampled_from(UNARY))
+            steps.append(("unary", op))
+            dtype = "f32" if op in FLOAT_RESULT else dtype
         elif kind == "binary":
             # Another input that broadcasts: the same size, or 1, on each dim.
             other = tuple(n if draw(st.booleans()) else 1 for n in shape)
             op = draw(st.sampled_from(["add", "sub", "mul", "maximum"]))
-            steps.append(("binary", op, other))
+            steps.append(("binary", op, other, dtype))
         elif kind == "scalar":
             op = draw(st.sampled_from(["add", "mul"]))
-            steps.append(("scalar", op, draw(st.sampled_from([0.5, -2.0, 3.0]))))
+            scalars = [0.5, -2.0, 3.0] if dtype == "f32" else [2, -3, 1]
+            steps.append(("scalar", op, draw(st.sampled_from(scalars))))
         elif kind == "slice":
             n = shape[dim]
             start = draw(st.integers(0, n - 1))
@@ -70,8 +80,12 @@ def programs(draw, max_steps: int = 5) -> Program:
             perm = tuple(draw(st.permutations(range(len(shape)))))
             steps.append(("permute", perm))
             shape = [shape[p] for p in perm]
-        elif kind == "reduce":
-            op = draw(st.sampled_from(["sum", "amax", "mean"]))
+        elif kind == "reduce":  # (torch has no mean of integers)
+            op = draw(
+                st.sampled_from(
+                    ["sum", "amax", "mean"] if dtype == "f32" else ["sum", "amax"]
+                )
+            )
             keep = draw(st.booleans())
             steps.append(("reduce", op, dim, keep))
             if keep:
@@ -90,19 +104,25 @@ def programs(draw, max_steps: int = 5) -> Program:
             count = draw(st.sampled_from([1, 5, 8]))
             steps.append(("index_select", count, shape[0]))
             shape[0] = count
-    return Program(initial, transposed, tuple(steps))
+    return Program(initial, transposed, tuple(steps), first)
 
 
 def build(p: Program, seed: int = 0) -> tuple[Callable, list[torch.Tensor]]:
     """The program as a torch function of its inputs, and random inputs for it."""
     g = torch.Generator().manual_seed(seed)
-    x = torch.randn(*p.shape, generator=g)
+
+    def data(shape, dtype: str) -> torch.Tensor:
+        if dtype == "f32":
+            return torch.randn(*shape, generator=g)
+        return torch.randint(-5, 6, tuple(shape), generator=g, dtype=torch.int32)
+
+    x = data(p.shape, p.dtype)
     if p.transposed_input:  # the same values, held transposed (non-contiguous)
         x = x.t().contiguous().t()
     inputs = [x]
     for s in p.steps:
         if s[0] == "binary":
-            inputs.append(torch.randn(*s[2], generator=g))
+            inputs.append(data(s[2], s[3]))
         elif s[0] == "index_select":
             inputs.append(torch.randint(0, s[2], (s[1],), generator=g))
 

@@ -29,12 +29,16 @@ from __future__ import annotations
 
 import math
 import operator
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import torch
 from torch._decomp import core_aten_decompositions, get_decompositions
+from torch.func import functionalize
 from torch.fx.experimental.proxy_tensor import make_fx
+from torch.fx.proxy import _register_stack_trace_anchor  # private; pinned torch
+from torch.fx.traceback import preserve_node_meta
 
 from pallas_ir.affine_analysis import row_major_strides
 
@@ -211,7 +215,20 @@ _FLOAT_UNARY = {
     aten.erf.default: "math.erf",
     aten.floor.default: "math.floor",
     aten.ceil.default: "math.ceil",
+    aten.log1p.default: "math.log1p",
+    aten.expm1.default: "math.expm1",
 }
+
+_FLOAT_COMPOSED = {
+    aten.sigmoid.default,
+    aten.reciprocal.default,
+    aten.sinh.default,
+    aten.cosh.default,
+    aten.asin.default,
+    aten.acos.default,
+    aten.atan.default,
+}
+"""Unary ops with a float result made of other scalar ops (see `_unary`)."""
 
 
 def _unary(target, k: _Kernel, a: str, element: str) -> str | None:
@@ -237,6 +254,47 @@ def _unary(target, k: _Kernel, a: str, element: str) -> str | None:
             + k.op(f"arith.addf {k.constant(1.0)}, {e} : f32")
             + " : f32"
         )
+    if target is aten.reciprocal.default:
+        return k.op(f"arith.divf {k.constant(1.0)}, {a} : f32")
+    if target in (aten.sinh.default, aten.cosh.default):  # (e^a -+ e^-a) / 2
+        up = k.op(f"math.exp {a} : f32")
+        down = k.op("math.exp " + k.op(f"arith.negf {a} : f32") + " : f32")
+        op = "arith.subf" if target is aten.sinh.default else "arith.addf"
+        return k.op(
+            f"arith.mulf {k.op(f'{op} {up}, {down} : f32')}, {k.constant(0.5)} : f32"
+        )
+    if target in (aten.asin.default, aten.acos.default):  # atan2 of the sides
+        square = k.op(f"arith.mulf {a}, {a} : f32")
+        side = k.op(
+            "math.sqrt "
+            + k.op(f"arith.subf {k.constant(1.0)}, {square} : f32")
+            + " : f32"
+        )
+        y, x = (a, side) if target is aten.asin.default else (side, a)
+        return k.op(f"math.atan2 {y}, {x} : f32")
+    if target is aten.atan.default:
+        return k.op(f"math.atan2 {a}, {k.constant(1.0)} : f32")
+    if target in (aten.round.default, aten.trunc.default) and not f:
+        return a  # integers are whole already
+    if target is aten.round.default:  # half to even, as torch
+        return k.op(f"math.roundeven {a} : f32")
+    if target is aten.trunc.default:  # toward zero
+        negative = k.op(f"arith.cmpf olt, {a}, {k.constant(0.0)} : f32")
+        up, down = k.op(f"math.ceil {a} : f32"), k.op(f"math.floor {a} : f32")
+        return k.op(f"arith.select {negative}, {up}, {down} : f32")
+    if target is aten.sign.default:
+        zero = k.constant(0, element)
+        gt, lt = (
+            ("arith.cmpf ogt", "arith.cmpf olt")
+            if f
+            else ("arith.cmpi sgt", "arith.cmpi slt")
+        )
+        pos = k.op(f"{gt}, {a}, {zero} : {element}")
+        neg = k.op(f"{lt}, {a}, {zero} : {element}")
+        # A float zero (or NaN) keeps its value: a * 0.
+        rest = k.op(f"arith.mulf {a}, {zero} : f32") if f else zero
+        v = k.op(f"arith.select {neg}, {k.constant(-1, element)}, {rest} : {element}")
+        return k.op(f"arith.select {pos}, {k.constant(1, element)}, {v} : {element}")
     if target is aten.logical_not.default:
         return k.op(f"arith.xori {a}, {k.constant(True, 'i1')} : i1")
     if target is aten.bitwise_not.default and element == "i1":
@@ -246,10 +304,13 @@ def _unary(target, k: _Kernel, a: str, element: str) -> str | None:
 
 _UNARY = {
     *_FLOAT_UNARY,
+    *_FLOAT_COMPOSED,
     aten.neg.default,
     aten.abs.default,
     aten.relu.default,
-    aten.sigmoid.default,
+    aten.round.default,
+    aten.trunc.default,
+    aten.sign.default,
     aten.logical_not.default,
     aten.bitwise_not.default,
 }
@@ -257,9 +318,15 @@ _UNARY = {
 _BINARY = {
     # target: (float op, integer op, bool op)
     aten.add.Tensor: ("arith.addf", "arith.addi", "arith.ori"),
+    aten.add.Scalar: ("arith.addf", "arith.addi", "arith.ori"),
     aten.sub.Tensor: ("arith.subf", "arith.subi", None),
+    aten.sub.Scalar: ("arith.subf", "arith.subi", None),
     aten.mul.Tensor: ("arith.mulf", "arith.muli", "arith.andi"),
+    aten.mul.Scalar: ("arith.mulf", "arith.muli", "arith.andi"),
     aten.div.Tensor: ("arith.divf", None, None),
+    aten.div.Scalar: ("arith.divf", None, None),
+    aten.pow.Scalar: ("math.powf", None, None),
+    aten.atan2.default: ("math.atan2", None, None),
     aten.maximum.default: ("arith.maximumf", "arith.maxsi", "arith.ori"),
     aten.minimum.default: ("arith.minimumf", "arith.minsi", "arith.andi"),
     aten.pow.Tensor_Tensor: ("math.powf", None, None),
@@ -268,7 +335,57 @@ _BINARY = {
     aten.logical_or.default: (None, None, "arith.ori"),
     aten.bitwise_and.Tensor: (None, "arith.andi", "arith.andi"),
     aten.bitwise_or.Tensor: (None, "arith.ori", "arith.ori"),
+    aten.bitwise_xor.Tensor: (None, "arith.xori", "arith.xori"),
+    aten.logical_xor.default: (None, None, "arith.xori"),
 }
+
+_LOGICAL = {aten.logical_and.default, aten.logical_or.default, aten.logical_xor.default}
+"""Their operands are truth values: any dtype, compared with zero."""
+
+
+def _divide(k: _Kernel, a: str, b: str, element: str, mode: str | None) -> str:
+    """a / b rounded as `mode` (None: true division, "trunc", "floor"), as torch."""
+    if element != "f32":
+        return k.op(
+            f"arith.{'floordivsi' if mode == 'floor' else 'divsi'} {a}, {b} : {element}"
+        )
+    q = k.op(f"arith.divf {a}, {b} : f32")
+    return q if mode is None else _unary(getattr(aten, mode).default, k, q, "f32")
+
+
+def _remainder(k: _Kernel, a: str, b: str, element: str, floor: bool) -> str:
+    """torch.fmod (`floor` False: the sign of a) or torch.remainder (the sign of b)."""
+    if element == "f32":
+        q = _divide(k, a, b, element, "floor" if floor else "trunc")
+        return k.op(f"arith.subf {a}, {k.op(f'arith.mulf {q}, {b} : f32')} : f32")
+    r = k.op(f"arith.remsi {a}, {b} : {element}")
+    if not floor:
+        return r
+    zero = k.constant(0, element)
+    nonzero = k.op(f"arith.cmpi ne, {r}, {zero} : {element}")
+    differ = k.op(
+        f"arith.xori {k.op(f'arith.cmpi slt, {r}, {zero} : {element}')}, "
+        f"{k.op(f'arith.cmpi slt, {b}, {zero} : {element}')} : i1"
+    )
+    fix = k.op(f"arith.andi {nonzero}, {differ} : i1")
+    shifted = k.op(f"arith.addi {r}, {b} : {element}")
+    return k.op(f"arith.select {fix}, {shifted}, {r} : {element}")
+
+
+_ARITHMETIC = {
+    # target: the scalar op on (kernel, lhs, rhs, element, kwargs)
+    aten.fmod.Tensor: lambda k, a, b, e, kw: _remainder(k, a, b, e, False),
+    aten.fmod.Scalar: lambda k, a, b, e, kw: _remainder(k, a, b, e, False),
+    aten.remainder.Tensor: lambda k, a, b, e, kw: _remainder(k, a, b, e, True),
+    aten.remainder.Scalar: lambda k, a, b, e, kw: _remainder(k, a, b, e, True),
+    aten.div.Tensor_mode: lambda k, a, b, e, kw: _divide(
+        k, a, b, e, kw.get("rounding_mode")
+    ),
+    aten.div.Scalar_mode: lambda k, a, b, e, kw: _divide(
+        k, a, b, e, kw.get("rounding_mode")
+    ),
+}
+"""Binary ops made of several scalar ops."""
 
 _COMPARE = {
     # target: (cmpf predicate, cmpi predicate)
@@ -365,11 +482,17 @@ class _Program:
 
 
 def _where(node) -> str:
-    trace = node.meta.get("stack_trace") or ""
-    lines = [
-        ln.strip() for ln in trace.strip().splitlines() if ln.strip().startswith("File")
-    ]
-    return lines[-1] if lines else f"graph node {node.name}"
+    """The user's source line of `node` (its innermost recorded frame and the code on
+    that line), or the graph node's name when the trace recorded none."""
+    lines = [ln.strip() for ln in (node.meta.get("stack_trace") or "").splitlines()]
+    frames = [i for i, ln in enumerate(lines) if ln.startswith("File")]
+    if not frames:
+        return f"graph node {node.name}"
+    at = frames[-1]
+    m = re.match(r'File "(.*)", line (\d+), in (.*)', lines[at])
+    frame = f"{m[1]}:{m[2]} in {m[3]}" if m else lines[at]
+    code = lines[at + 1] if at + 1 < len(lines) else ""
+    return f"{frame}: {code}" if code else frame
 
 
 def _scalar_element(x) -> str:
@@ -378,6 +501,31 @@ def _scalar_element(x) -> str:
 
 def _ints(x) -> list[int]:
     return [int(v) for v in (x if isinstance(x, list | tuple) else [x])]
+
+
+def trace_to_aten(
+    fn: Callable, example_inputs: Sequence[torch.Tensor]
+) -> torch.fx.GraphModule:
+    """`fn` on `example_inputs` as a graph of core ATen ops with no mutation, each node
+    carrying the user's source line (`meta["stack_trace"]`)."""
+    decompositions = {**core_aten_decompositions(), **get_decompositions(_DECOMPOSE)}
+    if isinstance(fn, torch.fx.GraphModule):
+        # dynamo's graph: its nodes carry the user's lines; the interpreter replays them.
+        traced = fn
+    else:
+        # make_fx keeps the frames of functions named `forward` and of registered
+        # anchors: the user's function is one.
+        _register_stack_trace_anchor(getattr(fn, "forward", fn))
+        traced = make_fx(
+            fn, decomposition_table=decompositions, record_stack_traces=True
+        )(*example_inputs)
+    # Decompositions may write in place (rms_norm's `add_`): a second trace through
+    # functionalization removes every mutation, keeping each node's source line.
+    with preserve_node_meta():
+        return make_fx(
+            functionalize(torch.fx.Interpreter(traced).run, remove="mutations"),
+            decomposition_table=decompositions,
+        )(*example_inputs)
 
 
 def torch_to_ta(fn: Callable, example_inputs: Sequence[torch.Tensor]):
@@ -390,10 +538,7 @@ def torch_to_ta(fn: Callable, example_inputs: Sequence[torch.Tensor]):
                 "inputs are float32, int32, int64 or bool tensors, got "
                 f"{getattr(t, 'dtype', type(t))}",
             )
-    decompositions = {**core_aten_decompositions(), **get_decompositions(_DECOMPOSE)}
-    graph = make_fx(fn, decomposition_table=decompositions, record_stack_traces=True)(
-        *example_inputs
-    )
+    graph = trace_to_aten(fn, example_inputs)
     prog = _Program()
     env: dict[object, _Value | float | int] = {}
     inputs: list[tuple[tuple[int, ...], int | None]] = []
@@ -432,23 +577,11 @@ def torch_to_ta(fn: Callable, example_inputs: Sequence[torch.Tensor]):
         if node.target is operator.getitem:  # one result of a multi-result op
             env[node] = env[node.args[0]][node.args[1]]  # type: ignore[index]
             continue
-        target = node.target
         args = [
             [arg(b) for b in a] if isinstance(a, list | tuple) else arg(a)
             for a in node.args
         ]
-        val = node.meta.get("val")
-        shape = tuple(val.shape) if isinstance(val, torch.Tensor) else ()
-        if isinstance(val, list | tuple):
-            env[node] = _convert_multi(
-                prog, node, target, args, node.kwargs, val, buffers
-            )
-            continue
-        if isinstance(val, torch.Tensor) and val.dtype not in _DTYPES:
-            raise UnsupportedError(
-                str(target), f"dtype {val.dtype} is not supported yet", _where(node)
-            )
-        env[node] = _convert(prog, node, target, args, node.kwargs, shape, buffers)
+        env[node] = _convert_node(prog, node, args, buffers)
     (out_node,) = [n for n in graph.graph.nodes if n.op == "output"]
     results = out_node.args[0]
     results = list(results) if isinstance(results, list | tuple) else [results]
@@ -472,17 +605,72 @@ def torch_to_ta(fn: Callable, example_inputs: Sequence[torch.Tensor]):
     return text, inputs, constant_values, output_dtypes
 
 
-def _convert(prog, node, target, args, kwargs, shape, buffers) -> _Value:
+def _convert_node(prog, node, args, buffers) -> _Value | list[_Value]:
+    """The value (or values) of graph node `node`, its tensor arguments given."""
+    val = node.meta.get("val")
+    if isinstance(val, list | tuple):
+        return _convert_multi(prog, node, node.target, args, node.kwargs, val, buffers)
+    if isinstance(val, torch.Tensor) and val.dtype not in _DTYPES:
+        raise UnsupportedError(
+            str(node.target), f"dtype {val.dtype} is not supported yet", _where(node)
+        )
+    shape = tuple(val.shape) if isinstance(val, torch.Tensor) else ()
+    return _convert(prog, node, node.target, args, node.kwargs, shape, buffers)
+
+
+def check_node(node: torch.fx.Node) -> UnsupportedError | None:
+    """Why the frontend cannot compile `node` (of a graph from `trace_to_aten`), or None
+    when it can: the node is converted alone, on stand-in inputs, and every result is
+    stored, so errors raised while emitting its kernels count too."""
+    if node.op != "call_function" or node.target is operator.getitem:
+        return None
+    prog, buffers = _Program(), []
+
+    def stand_in(a):
+        if not isinstance(a, torch.fx.Node):
+            return a
+        val = a.meta.get("val")
+        if not isinstance(val, torch.Tensor) or val.dtype not in _DTYPES:
+            raise UnsupportedError(
+                str(node.target),
+                f"takes a {getattr(val, 'dtype', type(val).__name__)} value",
+                _where(node),
+            )
+        buf = _Buffer.holding(f"in{len(buffers)}", val.shape, _DTYPES[val.dtype])
+        buffers.append(buf)
+        return _storage_value(buf, val.shape, row_major_strides(val.shape))
+
+    try:
+        args = [
+            [stand_in(b) for b in a] if isinstance(a, list | tuple) else stand_in(a)
+            for a in node.args
+        ]
+        results = _convert_node(prog, node, args, buffers)
+        for v in results if isinstance(results, list) else [results]:
+            if not isinstance(v, _Value):
+                raise UnsupportedError(str(node.target), "has a non-tensor result")
+            prog.kernel(v, _Buffer.holding(prog.fresh("out"), v.shape, v.element))
+    except UnsupportedError as e:
+        return e
+    return None
+
+
+def _convert(
+    prog, node, target, args, kwargs, shape, buffers, element: str | None = None
+) -> _Value:
+    """The value of ATen op `target` on `args` (of `shape`; `element` defaults to the
+    node's result type)."""
     where = _where(node)
     val = node.meta.get("val")
-    element = _DTYPES.get(val.dtype, "f32") if isinstance(val, torch.Tensor) else "f32"
+    if element is None:
+        element = (
+            _DTYPES.get(val.dtype, "f32") if isinstance(val, torch.Tensor) else "f32"
+        )
     if target in _UNARY:
         a = args[0]
         # exp of an int tensor is float: the operand takes the result's type first.
         source = (
-            element
-            if target in _FLOAT_UNARY or target is aten.sigmoid.default
-            else a.element
+            element if target in _FLOAT_UNARY or target in _FLOAT_COMPOSED else a.element
         )
 
         def unary(k, idx):
@@ -493,7 +681,7 @@ def _convert(prog, node, target, args, kwargs, shape, buffers) -> _Value:
             return out
 
         return _Value(shape, unary, element)
-    if target in _BINARY or target in _COMPARE:
+    if target in _BINARY or target in _COMPARE or target in _ARITHMETIC:
         a, b = args[0], args[1]
         alpha = kwargs.get("alpha", 1)
         compare = target in _COMPARE
@@ -503,6 +691,8 @@ def _convert(prog, node, target, args, kwargs, shape, buffers) -> _Value:
             x.element if isinstance(x, _Value) else _scalar_element(x) for x in (a, b)
         ]
         common = min(kinds, key=widths.index) if compare else element
+        if target in _LOGICAL:
+            common = "i1"
 
         def operand(k, x, idx):
             if isinstance(x, _Value):
@@ -513,6 +703,10 @@ def _convert(prog, node, target, args, kwargs, shape, buffers) -> _Value:
 
         def binary(k, idx):
             lhs, rhs = operand(k, a, idx), operand(k, b, idx)
+            if target in _ARITHMETIC:
+                if common == "i1":
+                    raise UnsupportedError(str(target), "not for bool data", where)
+                return _ARITHMETIC[target](k, lhs, rhs, common, kwargs)
             if compare:
                 fp, ip = _COMPARE[target]
                 cmp = f"arith.cmpf {fp}" if common == "f32" else f"arith.cmpi {ip}"
@@ -540,6 +734,11 @@ def _convert(prog, node, target, args, kwargs, shape, buffers) -> _Value:
             return k.op(f"arith.select {c}, {vals[0]}, {vals[1]} : {element}")
 
         return _Value(shape, pick, element)
+    if target is aten.hardtanh.default:  # clamp to [min_val, max_val]
+        low, high = (list(args[1:]) + [-1.0, 1.0][len(args) - 1 :])[:2]
+        return _convert(
+            prog, node, aten.clamp.default, [args[0], low, high], {}, shape, buffers
+        )
     if target in (aten.clamp.default, aten.clamp_min.default, aten.clamp_max.default):
         a = args[0]
         low = args[1] if target is not aten.clamp_max.default else None
@@ -563,6 +762,176 @@ def _convert(prog, node, target, args, kwargs, shape, buffers) -> _Value:
             return v
 
         return _Value(shape, clamp, element)
+    if target in (aten.leaky_relu.default, aten.elu.default):
+        a = args[0]
+        if target is aten.leaky_relu.default:
+            slope = args[1] if len(args) > 1 else 0.01
+            alpha, scale, input_scale = 0.0, 1.0, 1.0
+        else:
+            alpha, scale, input_scale = (list(args[1:]) + [1.0, 1.0, 1.0])[:3]
+
+        def rectified(k, idx):
+            x = a.emit(k, idx)
+            positive = k.op(f"arith.cmpf ogt, {x}, {k.constant(0.0)} : f32")
+            if target is aten.leaky_relu.default:
+                low = k.op(f"arith.mulf {x}, {k.constant(slope)} : f32")
+            else:  # scale * alpha * (exp(x * input_scale) - 1)
+                e = k.op(
+                    "math.expm1 "
+                    + k.op(f"arith.mulf {x}, {k.constant(input_scale)} : f32")
+                    + " : f32"
+                )
+                low = k.op(f"arith.mulf {e}, {k.constant(alpha * scale)} : f32")
+            high = k.op(f"arith.mulf {x}, {k.constant(scale)} : f32")
+            return k.op(f"arith.select {positive}, {high}, {low} : f32")
+
+        return _Value(shape, rectified)
+    if target in (aten.isnan.default, aten.isinf.default):
+        a = args[0]
+
+        def test(k, idx):
+            x = a.emit(k, idx)
+            if target is aten.isnan.default:
+                return k.op(f"arith.cmpf uno, {x}, {x} : f32")
+            magnitude = k.op(f"math.absf {x} : f32")
+            return k.op(f"arith.cmpf oeq, {magnitude}, {k.constant(math.inf)} : f32")
+
+        return _Value(shape, test, "i1")
+    if target in (
+        aten.empty_permuted.default,
+        aten.empty.memory_format,
+        aten.empty_like.default,
+        aten.empty_strided.default,
+    ):  # contents undefined: zeros are as good as any
+        return _Value(shape, lambda k, idx: k.constant(0, element), element)
+    if target is aten.copy.default:  # dst's shape and type, src's values
+        src = args[1]
+        return _Value(
+            shape,
+            lambda k, idx: k.cast(
+                src.emit(k, _broadcast_index(src, shape, idx)), src.element, element
+            ),
+            element,
+        )
+    if target is aten.flip.default:
+        a, dims = args[0], {d % len(args[0].shape) for d in _ints(args[1])}
+        return _remap(
+            a,
+            shape,
+            lambda idx: [
+                f"{n - 1} - ({i})" if d in dims else i
+                for d, (i, n) in enumerate(zip(idx, a.shape))
+            ],
+        )
+    if target is aten.repeat.default:
+        a = args[0]
+        lead = len(shape) - len(a.shape)
+        return _remap(
+            a,
+            shape,
+            lambda idx: [
+                f"({i}) mod {n}" if n > 1 else "0" for i, n in zip(idx[lead:], a.shape)
+            ],
+        )
+    if target is aten.diagonal.default:
+        a = args[0]
+        offset = int(args[1]) if len(args) > 1 else 0
+        d1 = (int(args[2]) if len(args) > 2 else 0) % len(a.shape)
+        d2 = (int(args[3]) if len(args) > 3 else 1) % len(a.shape)
+
+        def index(idx):
+            rest, i = iter(idx[:-1]), idx[-1]
+            out = []
+            for d in range(len(a.shape)):
+                if d == d1:
+                    out.append(f"({i}) + {max(-offset, 0)}")
+                elif d == d2:
+                    out.append(f"({i}) + {max(offset, 0)}")
+                else:
+                    out.append(next(rest))
+            return out
+
+        return _remap(a, shape, index)
+    if target is aten.as_strided.default:
+        a, size, stride = args[0], _ints(args[1]), _ints(args[2])
+        source = node.args[0].meta["val"]
+        offset = (args[3] if len(args) > 3 and args[3] is not None else 0) - (
+            source.storage_offset()
+        )
+        reach = offset + sum((n - 1) * st for n, st in zip(size, stride))
+        if not source.is_contiguous() or offset < 0 or reach >= max(source.numel(), 1):
+            raise UnsupportedError(
+                str(target),
+                "as_strided is supported on contiguous data, within its elements",
+                where,
+            )
+        in_strides = row_major_strides(a.shape)
+
+        def index(idx):
+            flat = " + ".join(
+                [str(offset), *(f"({i}) * {st}" for i, st in zip(idx, stride) if st)]
+            )
+            return [
+                f"(({flat}) floordiv {st}) mod {n}" for st, n in zip(in_strides, a.shape)
+            ]
+
+        return _remap(a, shape, index)
+    if target is aten.linalg_vector_norm.default:
+        a = args[0]
+        order = args[1] if len(args) > 1 else kwargs.get("ord", 2)
+        dims = args[2] if len(args) > 2 else kwargs.get("dim")
+        keep = args[3] if len(args) > 3 else kwargs.get("keepdim", False)
+        dims = list(range(len(a.shape))) if dims is None else _ints(dims)
+
+        def magnitude(k, idx):
+            return k.op(f"math.absf {a.emit(k, idx)} : f32")
+
+        if order in (math.inf, -math.inf):
+            kind = aten.amax.default if order > 0 else aten.amin.default
+            return _convert(
+                prog,
+                node,
+                kind,
+                [_Value(a.shape, magnitude), dims, keep],
+                {},
+                shape,
+                buffers,
+            )
+        if order == 0 or not isinstance(order, int | float):
+            raise UnsupportedError(str(target), f"ord={order} is not supported", where)
+
+        def powered(k, idx):
+            if order == 1:
+                return magnitude(k, idx)
+            if order == 2:
+                x = a.emit(k, idx)
+                return k.op(f"arith.mulf {x}, {x} : f32")
+            return k.op(f"math.powf {magnitude(k, idx)}, {k.constant(order)} : f32")
+
+        total = _convert(
+            prog,
+            node,
+            aten.sum.dim_IntList,
+            [_Value(a.shape, powered), dims, keep],
+            {},
+            shape,
+            buffers,
+        )
+
+        def root(k, idx):
+            v = total.emit(k, idx)
+            if order == 1:
+                return v
+            if order == 2:
+                return k.op(f"math.sqrt {v} : f32")
+            return k.op(f"math.powf {v}, {k.constant(1.0 / order)} : f32")
+
+        return _Value(shape, root)
+    if target in (aten.var.correction, aten.var.dim):
+        return _variance(prog, node, args, kwargs, shape, buffers)[0]
+    if target in (aten.max.default, aten.min.default):
+        kind = aten.amax.default if target is aten.max.default else aten.amin.default
+        return _convert(prog, node, kind, [args[0], []], {}, shape, buffers, element)
     if target in (aten._to_copy.default, prims.convert_element_type.default):
         a = args[0]
         return _Value(
@@ -754,6 +1123,59 @@ def _convert(prog, node, target, args, kwargs, shape, buffers) -> _Value:
     raise UnsupportedError(str(target), "no lowering to ta yet", where)
 
 
+def _variance(prog, node, args, kwargs, shape, buffers) -> tuple[_Value, _Value]:
+    """torch.var's value and the mean it is taken about: sum((x - mean)^2) / (N -
+    correction) over the reduced dims."""
+    a = args[0]
+    given = args[1] if len(args) > 1 else kwargs.get("dim")
+    dims = list(range(len(a.shape))) if given is None or given == [] else _ints(given)
+    dims = sorted({d % len(a.shape) for d in dims})
+    correction = kwargs.get("correction", 1)
+    if node.target is aten.var.dim:  # var(x, dim, unbiased, keepdim)
+        correction = int(args[2]) if len(args) > 2 else 1
+        keep = bool(args[3]) if len(args) > 3 else kwargs.get("keepdim", False)
+    else:
+        correction = 1 if correction is None else correction
+        keep = kwargs.get("keepdim", False)
+    kept_shape = tuple(1 if d in dims else n for d, n in enumerate(a.shape))
+    mean = _convert(prog, node, aten.mean.dim, [a, dims, True], {}, kept_shape, buffers)
+
+    def square(k, idx):
+        c = k.op(
+            f"arith.subf {a.emit(k, idx)}, "
+            f"{mean.emit(k, _broadcast_index(mean, a.shape, idx))} : f32"
+        )
+        return k.op(f"arith.mulf {c}, {c} : f32")
+
+    total = _convert(
+        prog,
+        node,
+        aten.sum.dim_IntList,
+        [_Value(a.shape, square), dims, keep],
+        {},
+        shape,
+        buffers,
+        "f32",
+    )
+    n = math.prod(a.shape[d] for d in dims)
+    scale = 1.0 / (n - correction) if n > correction else math.nan
+
+    def var(k, idx):
+        return k.op(f"arith.mulf {total.emit(k, idx)}, {k.constant(scale)} : f32")
+
+    if keep:
+        return _Value(shape, var), mean
+    return _Value(shape, var), _remap(
+        mean, shape, lambda idx: _unreduced(idx, dims, len(a.shape))
+    )
+
+
+def _unreduced(idx: Sequence[str], dims: Sequence[int], rank: int) -> list[str]:
+    """The index into a keepdim result (unit `dims`) of the index `idx` without them."""
+    it = iter(idx)
+    return ["0" if d in dims else next(it) for d in range(rank)]
+
+
 def _row_of(k: _Kernel, index: _Value, at: Sequence[str], n: int, wrap: bool) -> str:
     """A data-dependent index: the index tensor's value at `at`, as a symbol token
     (torch's wrap of negative indices when `wrap`)."""
@@ -866,6 +1288,24 @@ def _convert_multi(prog, node, target, args, kwargs, vals, buffers) -> list:
             )
             start += shape[dim]
         return out
+    if target is aten.var_mean.correction:
+        var, mean = _variance(prog, node, args, kwargs, shapes[0], buffers)
+        return [var, mean]
+    if target in (aten.max.dim, aten.min.dim):  # (values, indices)
+        x, dim = args[0], int(args[1])
+        keep = bool(args[2]) if len(args) > 2 else False
+        value, index = (
+            (aten.amax.default, aten.argmax.default)
+            if target is aten.max.dim
+            else (aten.amin.default, aten.argmin.default)
+        )
+        element = _DTYPES[vals[0].dtype]
+        return [
+            _convert(
+                prog, node, value, [x, [dim], keep], {}, shapes[0], buffers, element
+            ),
+            _convert(prog, node, index, [x, dim, keep], {}, shapes[1], buffers, "i32"),
+        ]
     if target is aten.native_layer_norm.default:
         x, normalized, weight, bias, eps = args
         dims = list(range(len(x.shape) - len(normalized), len(x.shape)))
