@@ -1,9 +1,10 @@
 """`torch.compile(fn, backend="pallas_ir")`: the dynamo backend (registered through the
 `torch_dynamo_backends` entry point).
 
-Dynamo hands over an FX graph and example inputs; the backend compiles it with
-`pallas_ir.compile`, specialised on the inputs' concrete shapes (symbolic sizes are
-replaced by the example's values). When the graph has ops the frontend cannot compile,
+Dynamo hands over an FX graph; the backend compiles it with `pallas_ir.compile` at its
+first call, specialised on the call's concrete shapes, and again for each new set of
+shapes (under `dynamic=True` dynamo's symbolic sizes are inputs of the graph: they take
+the call's values). When the graph has ops the frontend cannot compile,
 the graph is traced to ATen and split: the ops it can compile are grouped into
 partitions (as large as the graph's dependencies allow), each compiled to one Pallas
 module, and the rest run in eager PyTorch between them. One warning names the ops that
@@ -12,6 +13,7 @@ run eagerly.
 
 from __future__ import annotations
 
+import copy
 import warnings
 from collections.abc import Callable, Sequence
 
@@ -24,12 +26,24 @@ from pallas_ir.compiler import compile as compile_torch
 from pallas_ir.frontend import UnsupportedError, check_node, trace_to_aten
 
 
-def _concrete(t: torch.Tensor) -> torch.Tensor:
-    """An example input with concrete sizes (dynamo may pass symbolic ones)."""
-    if all(isinstance(n, int) for n in t.shape):
-        return t
-    shape = [int(n) for n in t.shape]
-    return torch.zeros(shape, dtype=t.dtype)
+def _specialised(gm: torch.fx.GraphModule, args: Sequence[object]) -> torch.fx.GraphModule:
+    """`gm` with its symbolic-size inputs (dynamo's SymInt placeholders under dynamic
+    shapes) replaced by their values in `args`: a graph of tensor inputs only."""
+    if all(isinstance(a, torch.Tensor) for a in args):
+        return gm
+    gm = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for node, value in zip(placeholders, args, strict=True):
+        if isinstance(value, torch.Tensor):
+            continue
+        for user in list(node.users):
+            user.args = torch.fx.node.map_arg(user.args, lambda a: value if a is node else a)
+            user.kwargs = torch.fx.node.map_arg(
+                user.kwargs, lambda a: value if a is node else a
+            )
+        gm.graph.erase_node(node)
+    gm.recompile()
+    return gm
 
 
 class _Compilable(OperatorSupportBase):
@@ -93,23 +107,49 @@ def partition(
     return split, eager
 
 
-def pallas_ir_backend(
-    gm: torch.fx.GraphModule, example_inputs: Sequence[torch.Tensor]
-) -> Callable:
-    inputs = [_concrete(t) for t in example_inputs]
+def _compile_graph(
+    gm: torch.fx.GraphModule, inputs: Sequence[torch.Tensor]
+) -> tuple[Callable, list[str]]:
+    """`gm` as one Pallas module, or split around the ops that cannot be; the callable
+    returns a tuple, and the list names the ops that run eagerly."""
     try:
         compiled = compile_torch(gm, inputs)
     except UnsupportedError:
         split, eager = partition(gm, inputs)
-        warnings.warn(
-            "pallas_ir: these ops run in eager PyTorch, the rest as Pallas kernels: "
-            + "; ".join(eager),
-            stacklevel=2,
-        )
-        return split.forward
+        return split.forward, eager
 
     def run(*args: torch.Tensor):
         out = compiled(*args)
         return out if isinstance(out, tuple) else (out,)
+
+    return run, []
+
+
+def pallas_ir_backend(
+    gm: torch.fx.GraphModule, example_inputs: Sequence[object]
+) -> Callable:
+    """The graph compiled for each set of concrete input shapes it is called with
+    (once each): under dynamic shapes, dynamo's symbolic sizes become the call's."""
+    compiled: dict[tuple, Callable] = {}
+    warned = False
+
+    def run(*args):
+        nonlocal warned
+        key = tuple(
+            (tuple(a.shape), a.stride(), a.dtype) if isinstance(a, torch.Tensor) else a
+            for a in args
+        )
+        if key not in compiled:
+            graph = _specialised(gm, args)
+            tensors = [a for a in args if isinstance(a, torch.Tensor)]
+            compiled[key], eager = _compile_graph(graph, tensors)
+            if eager and not warned:
+                warnings.warn(
+                    "pallas_ir: these ops run in eager PyTorch, the rest as Pallas "
+                    "kernels: " + "; ".join(eager),
+                    stacklevel=2,
+                )
+                warned = True
+        return compiled[key](*[a for a in args if isinstance(a, torch.Tensor)])
 
     return run

@@ -367,6 +367,30 @@ def test_torch_compile_runs_unsupported_ops_eagerly_and_the_rest_as_pallas() -> 
     torch.testing.assert_close(split(x, y), h(x, y), rtol=1e-5, atol=1e-5)
 
 
+def test_torch_compile_specialises_dynamic_shapes(monkeypatch) -> None:
+    """Under `dynamic=True` dynamo passes symbolic sizes; each call's concrete shapes
+    get their own compiled module (made once: the second call of a shape reuses it)."""
+    import pallas_ir.dynamo
+
+    shapes = []
+
+    def counted(fn, inputs):
+        shapes.append(tuple(inputs[0].shape))
+        return pallas_ir.compile(fn, inputs)
+
+    monkeypatch.setattr(pallas_ir.dynamo, "compile_torch", counted)
+
+    def f(x, y):
+        return torch.softmax(x @ y, dim=-1) + x.shape[0]
+
+    torch._dynamo.reset()
+    g = torch.compile(f, backend="pallas_ir", dynamic=True)
+    for n in (16, 32, 48, 16):
+        x, y = _randn(n, 64), _randn(64, 128)
+        torch.testing.assert_close(g(x, y), f(x, y), rtol=1e-5, atol=1e-5)
+    assert shapes == [(16, 64), (32, 64), (48, 64)]
+
+
 def test_an_unsupported_op_names_the_users_source_line() -> None:
     def f(x):
         y = x * 2
