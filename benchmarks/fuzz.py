@@ -17,11 +17,10 @@ import warnings
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
-import torch  # noqa: E402
 from hypothesis.errors import NonInteractiveExampleWarning  # noqa: E402
 
 import pallas_ir  # noqa: E402
-from pallas_ir.frontend.fuzz import build, programs  # noqa: E402
+from pallas_ir.frontend.fuzz import build, check, programs  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,8 +37,7 @@ def main(argv: list[str] | None = None) -> int:
         fn, inputs = build(p, seed=runs)
         runs += 1
         try:
-            got = pallas_ir.compile(fn, inputs)(*inputs)
-            torch.testing.assert_close(got, fn(*inputs), rtol=1e-4, atol=1e-4)
+            check(pallas_ir.compile(fn, inputs)(*inputs), fn, inputs, p.describe())
         except Exception as e:  # noqa: BLE001 - every failure is a finding
             failures += 1
             print(f"FAIL {p.describe()}\n  {type(e).__name__}: {str(e).splitlines()[0]}")

@@ -77,10 +77,12 @@ class CompiledFunction:
         t = t.detach()
         if t.dtype in (torch.int64, torch.bool):  # kernels hold them as int32
             t = t.to(torch.int32)
-        if span is None:
-            return jnp.asarray(t.contiguous().numpy())
-        flat = torch.as_strided(t, (span,), (1,), t.storage_offset())
-        return jnp.asarray(flat.numpy())
+        if span is not None:  # the flat storage span it views
+            t = torch.as_strided(t, (span,), (1,), t.storage_offset())
+        t = t.contiguous()
+        if t.dtype == torch.bfloat16:  # numpy has no bfloat16: move the bits
+            return jnp.asarray(t.view(torch.int16).numpy()).view(jnp.bfloat16)
+        return jnp.asarray(t.numpy())
 
     def __call__(self, *tensors: torch.Tensor):
         tensors = (*tensors, *self._constants)  # parameters the trace captured

@@ -26,7 +26,9 @@ from pallas_ir.compiler import compile as compile_torch
 from pallas_ir.frontend import UnsupportedError, check_node, trace_to_aten
 
 
-def _specialised(gm: torch.fx.GraphModule, args: Sequence[object]) -> torch.fx.GraphModule:
+def _specialised(
+    gm: torch.fx.GraphModule, args: Sequence[object]
+) -> torch.fx.GraphModule:
     """`gm` with its symbolic-size inputs (dynamo's SymInt placeholders under dynamic
     shapes) replaced by their values in `args`: a graph of tensor inputs only."""
     if all(isinstance(a, torch.Tensor) for a in args):
@@ -37,7 +39,9 @@ def _specialised(gm: torch.fx.GraphModule, args: Sequence[object]) -> torch.fx.G
         if isinstance(value, torch.Tensor):
             continue
         for user in list(node.users):
-            user.args = torch.fx.node.map_arg(user.args, lambda a: value if a is node else a)
+            user.args = torch.fx.node.map_arg(
+                user.args, lambda a: value if a is node else a
+            )
             user.kwargs = torch.fx.node.map_arg(
                 user.kwargs, lambda a: value if a is node else a
             )

@@ -230,11 +230,51 @@ PROGRAMS = {
 }
 
 
+def _bf16(*shape: int) -> torch.Tensor:
+    return _randn(*shape).bfloat16()
+
+
+BF16_PROGRAMS = {
+    # bfloat16 is computed in f32 and rounded where stored (and at casts), as Inductor
+    # does: the reference is eager on the same values in float32, then rounded.
+    "bf16_elementwise_broadcast": (
+        lambda x, b: torch.tanh(x * 2 - b) + torch.exp(-x.abs()),
+        lambda: [_bf16(64, 256), _bf16(256)],
+    ),
+    "bf16_strided_permuted_views": (
+        lambda x: x[::2, 1::2].t() * 2 + x[1::2, ::2].t(),
+        lambda: [_bf16(64, 256)],
+    ),
+    "bf16_softmax_layer_norm": (
+        lambda x, g, h: torch.nn.functional.layer_norm(
+            torch.softmax(x, -1) * 100, (256,), g, h
+        ),
+        lambda: [_bf16(32, 256), _bf16(256), _bf16(256)],
+    ),
+    "bf16_linear_embedding": (
+        lambda x, w, i, e: (torch.nn.functional.linear(x, w), e[i] * 2),
+        lambda: [
+            _bf16(64, 256),
+            _bf16(128, 256),
+            torch.randint(0, 100, (16,)),
+            _bf16(100, 128),
+        ],
+    ),
+    "bf16_mixed_with_float32_and_casts": (
+        lambda x, y: (x.float() * y, (y * 3).bfloat16(), x.sum(0)),
+        lambda: [_bf16(32, 128), _randn(32, 128)],
+    ),
+}
+
+
 @pytest.fixture(scope="module")
 def compiled() -> dict[str, pallas_ir.compiler.CompiledFunction]:
     import pallas_ir.compiler  # noqa: F401 - the type above
 
-    return {name: pallas_ir.compile(fn, make()) for name, (fn, make) in PROGRAMS.items()}
+    return {
+        name: pallas_ir.compile(fn, make())
+        for name, (fn, make) in {**PROGRAMS, **BF16_PROGRAMS}.items()
+    }
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
@@ -248,7 +288,19 @@ def test_matches_eager(name: str, compiled) -> None:
     torch.testing.assert_close(compiled[name](*inputs), want, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
+@pytest.mark.parametrize("name", sorted(BF16_PROGRAMS))
+def test_bfloat16_matches_eager_in_float32(name: str, compiled) -> None:
+    fn, make = BF16_PROGRAMS[name]
+    inputs = make()
+    got = compiled[name](*inputs)
+    eager = fn(*inputs)
+    f32 = fn(*[t.float() if t.is_floating_point() else t for t in inputs])
+    for g, e, w in zip(*(o if isinstance(o, tuple) else (o,) for o in (got, eager, f32))):
+        assert g.dtype == e.dtype  # the program's dtypes, bfloat16 where torch's are
+        torch.testing.assert_close(g, w.to(e.dtype), rtol=1.6e-2, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", sorted([*PROGRAMS, *BF16_PROGRAMS]))
 def test_lowers_for_tpu(name: str, compiled) -> None:
     k = compiled[name]
     result = lower_for_tpu(k.source, arg_specs(k.module))

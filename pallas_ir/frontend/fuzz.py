@@ -1,7 +1,7 @@
 """Random torch programs for differential testing of `pallas_ir.compile` against eager:
 chains of views (slices with steps, permutes, expands, selects), element-wise ops,
-gathers and reductions over random shapes and dtypes (float32, int32; integer chains
-turn float where torch promotes them). Used by tests/test_frontend_fuzz.py (bounded,
+gathers and reductions over random shapes and dtypes (float32, bfloat16, int32;
+integer chains turn float where torch promotes them). Used by tests/test_frontend_fuzz.py (bounded,
 derandomized) and benchmarks/fuzz.py (as long as it is asked). Needs hypothesis (the
 `test` extra).
 
@@ -21,7 +21,8 @@ SIZES = [1, 3, 8, 16, 32, 128]
 UNARY = ["tanh", "relu", "neg", "abs", "sigmoid", "exp_clamped"]
 FLOAT_RESULT = {"tanh", "sigmoid", "exp_clamped"}
 """Unary ops whose result is float whatever the operand (torch's type promotion)."""
-DTYPES = {"f32": torch.float32, "i32": torch.int32}
+DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "i32": torch.int32}
+FLOATS = {"f32", "bf16"}
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ def programs(draw, max_steps: int = 5) -> Program:
         if kind == "unary":
             op = draw(st.sampled_from(UNARY))
             steps.append(("unary", op))
-            dtype = "f32" if op in FLOAT_RESULT else dtype
+            dtype = "f32" if op in FLOAT_RESULT and dtype not in FLOATS else dtype
         elif kind == "binary":
             # Another input that broadcasts: the same size, or 1, on each dim.
             other = tuple(n if draw(st.booleans()) else 1 for n in shape)
@@ -68,7 +69,7 @@ def programs(draw, max_steps: int = 5) -> Program:
             steps.append(("binary", op, other, dtype))
         elif kind == "scalar":
             op = draw(st.sampled_from(["add", "mul"]))
-            scalars = [0.5, -2.0, 3.0] if dtype == "f32" else [2, -3, 1]
+            scalars = [0.5, -2.0, 3.0] if dtype in FLOATS else [2, -3, 1]
             steps.append(("scalar", op, draw(st.sampled_from(scalars))))
         elif kind == "slice":
             n = shape[dim]
@@ -83,7 +84,7 @@ def programs(draw, max_steps: int = 5) -> Program:
         elif kind == "reduce":  # (torch has no mean of integers)
             op = draw(
                 st.sampled_from(
-                    ["sum", "amax", "mean"] if dtype == "f32" else ["sum", "amax"]
+                    ["sum", "amax", "mean"] if dtype in FLOATS else ["sum", "amax"]
                 )
             )
             keep = draw(st.booleans())
@@ -112,8 +113,8 @@ def build(p: Program, seed: int = 0) -> tuple[Callable, list[torch.Tensor]]:
     g = torch.Generator().manual_seed(seed)
 
     def data(shape, dtype: str) -> torch.Tensor:
-        if dtype == "f32":
-            return torch.randn(*shape, generator=g)
+        if dtype in FLOATS:
+            return torch.randn(*shape, generator=g).to(DTYPES[dtype])
         return torch.randint(-5, 6, tuple(shape), generator=g, dtype=torch.int32)
 
     x = data(p.shape, p.dtype)
@@ -170,3 +171,16 @@ def build(p: Program, seed: int = 0) -> tuple[Callable, list[torch.Tensor]]:
         return t
 
     return fn, inputs
+
+
+def check(got: torch.Tensor, fn: Callable, inputs: list[torch.Tensor], msg: str) -> None:
+    """`got` against eager: float32 results exactly as eager's (to 1e-4); bfloat16 ones
+    against eager on the same values in float32, rounded (pallas_ir computes bfloat16
+    in f32 and rounds where it stores, as Inductor does)."""
+    want = fn(*inputs)
+    if want.dtype != torch.bfloat16:
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4, msg=msg)
+        return
+    f32 = fn(*[t.float() if t.is_floating_point() else t for t in inputs])
+    assert got.dtype == torch.bfloat16, msg
+    torch.testing.assert_close(got, f32.bfloat16(), rtol=1.6e-2, atol=1e-5, msg=msg)

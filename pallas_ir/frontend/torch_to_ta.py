@@ -45,9 +45,22 @@ from pallas_ir.affine_analysis import row_major_strides
 aten = torch.ops.aten
 prims = torch.ops.prims
 
-_DTYPES = {torch.float32: "f32", torch.int32: "i32", torch.int64: "i32", torch.bool: "i1"}
+_DTYPES = {
+    torch.float32: "f32",
+    torch.bfloat16: "f32",
+    torch.int32: "i32",
+    torch.int64: "i32",
+    torch.bool: "i1",
+}
 """Element types in kernels. int64 is narrowed to i32 (TPU kernels have no 64-bit types;
-the host converts at the boundary) and bool is i1 in registers, stored as i32."""
+the host converts at the boundary), bool is i1 in registers, stored as i32, and
+bfloat16 is stored as bf16 and computed in f32 (as Inductor does: rounded where the
+program casts to bfloat16 and where a result is stored)."""
+
+
+def _stored_as(dtype: torch.dtype) -> str | None:
+    """The element type a buffer of `dtype` holds, where it is not its value type's."""
+    return "bf16" if dtype == torch.bfloat16 else None
 
 
 class UnsupportedError(Exception):
@@ -67,18 +80,29 @@ class _Buffer:
     numel: int
     host_shape: tuple[int, ...]
     element: str = "f32"
-    """The stored element type (f32 or i32; bool is stored as i32)."""
+    """The stored element type (f32, bf16 or i32; bool is stored as i32)."""
     boolean: bool = False
     """Holds bool values (stored as i32 0/1)."""
 
     @staticmethod
-    def holding(name: str, shape: Sequence[int], element: str, numel: int = 0) -> _Buffer:
-        """A buffer for values of `element` (bool is stored as i32); `numel` defaults to
-        the shape's (at least 1)."""
-        stored = "f32" if element == "f32" else "i32"
+    def holding(
+        name: str,
+        shape: Sequence[int],
+        element: str,
+        numel: int = 0,
+        stored: str | None = None,
+    ) -> _Buffer:
+        """A buffer for values of `element` (bool is stored as i32; `stored` overrides,
+        e.g. bf16 for f32 values); `numel` defaults to the shape's (at least 1)."""
+        stored = stored or ("f32" if element == "f32" else "i32")
         return _Buffer(
             name, numel or max(math.prod(shape), 1), tuple(shape), stored, element == "i1"
         )
+
+    @property
+    def value_element(self) -> str:
+        """The element type of the values it holds, in a kernel."""
+        return "i1" if self.boolean else "f32" if self.element == "bf16" else self.element
 
     @property
     def flat(self) -> str:
@@ -132,9 +156,7 @@ class _Kernel:
             f"{v} = ta.load %{buf.name}[affine_map<({self.dims()}){syms} -> ({index})>]"
             f"({self.ivs()}){operands} : {buf.flat}"
         )
-        if buf.boolean:
-            return self.op(f"arith.cmpi ne, {v}, {self.constant(0, 'i32')} : i32")
-        return v
+        return self.cast(v, buf.element, buf.value_element)
 
     def op(self, text: str) -> str:
         v = self.fresh()
@@ -155,6 +177,8 @@ class _Kernel:
         """`v` of element type `source` as `target` (torch's conversion rules)."""
         if source == target:
             return v
+        if target == "bf16" and source != "f32":
+            return self.cast(self.cast(v, source, "f32"), "f32", target)
         if target == "i1":
             zero = self.constant(0, source)
             cmp = "arith.cmpf une" if source == "f32" else "arith.cmpi ne"
@@ -164,6 +188,8 @@ class _Kernel:
             ("i1", "f32"): "arith.uitofp",
             ("i32", "f32"): "arith.sitofp",
             ("f32", "i32"): "arith.fptosi",
+            ("f32", "bf16"): "arith.truncf",
+            ("bf16", "f32"): "arith.extf",
         }
         return self.op(f"{ops[source, target]} {v} : {source} to {target}")
 
@@ -186,8 +212,7 @@ def _storage_value(buf: _Buffer, shape, strides) -> _Value:
         terms = [f"({e}) * {s}" for e, s in zip(idx, strides) if s]
         return k.load(buf, " + ".join(terms) or "0")
 
-    element = "i1" if buf.boolean else buf.element
-    return _Value(tuple(shape), emit, element)
+    return _Value(tuple(shape), emit, buf.value_element)
 
 
 def _remap(v: _Value, shape, index: Callable[[Sequence[str]], list[str]]) -> _Value:
@@ -535,7 +560,7 @@ def torch_to_ta(fn: Callable, example_inputs: Sequence[torch.Tensor]):
         if not isinstance(t, torch.Tensor) or t.dtype not in _DTYPES:
             raise UnsupportedError(
                 "input",
-                "inputs are float32, int32, int64 or bool tensors, got "
+                "inputs are float32, bfloat16, int32, int64 or bool tensors, got "
                 f"{getattr(t, 'dtype', type(t))}",
             )
     graph = trace_to_aten(fn, example_inputs)
@@ -557,13 +582,14 @@ def torch_to_ta(fn: Callable, example_inputs: Sequence[torch.Tensor]):
         [*placeholders, *constants], [*example_inputs, *constant_values], strict=True
     ):
         name = f"in{len(buffers)}"
+        element, stored = _DTYPES[t.dtype], _stored_as(t.dtype)
         if t.is_contiguous():
-            buf = _Buffer.holding(name, t.shape, _DTYPES[t.dtype])
+            buf = _Buffer.holding(name, t.shape, element, stored=stored)
             inputs.append((tuple(t.shape), None))
         else:
             # The call passes the span the tensor views, from its storage offset.
             span = 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
-            buf = _Buffer.holding(name, (span,), _DTYPES[t.dtype])
+            buf = _Buffer.holding(name, (span,), element, stored=stored)
             inputs.append((tuple(t.shape), span))
         buffers.append(buf)
         env[node] = _storage_value(buf, t.shape, t.stride())
@@ -589,10 +615,13 @@ def torch_to_ta(fn: Callable, example_inputs: Sequence[torch.Tensor]):
         v = env[r]
         if not isinstance(v, _Value):
             raise UnsupportedError("output", "outputs must be tensors")
-        out = _Buffer.holding(prog.fresh("out"), v.shape, v.element)
+        dtype = r.meta["val"].dtype
+        out = _Buffer.holding(
+            prog.fresh("out"), v.shape, v.element, stored=_stored_as(dtype)
+        )
         buffers.append(out)
         outputs.append(out)
-        output_dtypes.append(r.meta["val"].dtype)
+        output_dtypes.append(dtype)
         prog.kernel(v, out)
     host_inputs = buffers[: len(inputs)]
     for n, buf in prog.iotas.items():  # passed after the captured constants
@@ -934,11 +963,21 @@ def _convert(
         return _convert(prog, node, kind, [args[0], []], {}, shape, buffers, element)
     if target in (aten._to_copy.default, prims.convert_element_type.default):
         a = args[0]
-        return _Value(
-            shape,
-            lambda k, idx: k.cast(a.emit(k, idx), a.element, element),
-            element,
+        bf16 = isinstance(val, torch.Tensor) and _stored_as(val.dtype) == "bf16"
+        source = (
+            node.args[0].meta.get("val")
+            if isinstance(node.args[0], torch.fx.Node)
+            else None
         )
+        rounds = bf16 and getattr(source, "dtype", None) != torch.bfloat16
+
+        def convert(k, idx):
+            v = k.cast(a.emit(k, idx), a.element, element)
+            if rounds:  # to bfloat16's precision, and on in f32
+                v = k.cast(k.cast(v, "f32", "bf16"), "bf16", "f32")
+            return v
+
+        return _Value(shape, convert, element)
     if target in (aten.alias.default, aten.clone.default, aten.lift_fresh_copy.default):
         return args[0]
     if target is aten.permute.default:

@@ -362,9 +362,34 @@ def _gather(op: ta.LoadOp) -> _Access:
                 op, f"tile: gather index {k} ({e}) is neither an index nor a loop dim"
             )
     bits = numpy_dtype(t.element_type).itemsize * 8
+    if not _rows_addressable(op):
+        raise PassError(
+            op,
+            f"tile: rows of {t.element_type} pack {32 // bits} to a 32-bit sublane and "
+            f"the gathered dim ({t.get_shape()[-2]} rows) is not a multiple of "
+            f"{32 // bits}: no DMA or block addresses one row",
+        )
     return _Access(
         op, op.buffer, tuple(t.get_shape()), bits, tuple(dims), (), tuple(gathers)
     )
+
+
+def _rows_addressable(op: ta.LoadOp) -> bool:
+    """Whether one row of the gathered table can be addressed at a dynamic row: not
+    when rows of narrow data pack several to a 32-bit sublane and the gathered
+    (second-minor) dim is not a multiple of that. Measured (libtpu 0.0.42.1): the HBM
+    tiling of such a table (bf16 with 3, 17 or 33 rows) admits neither a row DMA nor a
+    one-row block at a dynamic row."""
+    t = op.buffer.type
+    assert isinstance(t, MemRefType)
+    shape = t.get_shape()
+    packed = 32 // (numpy_dtype(t.element_type).itemsize * 8)
+    if packed <= 1 or len(shape) < 2:
+        return True
+    gathered = op.map.data.results[-2]
+    lin = linearize(gathered)
+    data_dependent = lin is None or bool(lin.symbols)
+    return not data_dependent or shape[-2] % packed == 0
 
 
 def _host_storage(module: ModuleOp, kernel: ta.KernelOp, index: int) -> MemRefType | None:
@@ -1335,6 +1360,7 @@ class TilePass(ModulePass):
                 main = (
                     outline_index(module, kernel, gather, storage)
                     if _rows_by_dma(8 * numpy_dtype(gather.result.type).itemsize)
+                    and _rows_addressable(gather)
                     else None
                 )
                 how = "the row indices are computed on XLA and the rows come by row DMA"
@@ -1380,6 +1406,7 @@ class TilePass(ModulePass):
                     main = (
                         outline_index(module, kernel, access, storage)
                         if _rows_by_dma(8 * numpy_dtype(access.result.type).itemsize)
+                        and _rows_addressable(access)
                         else None
                     )
                     how = "an XLA computation of the row indices before"
@@ -1556,6 +1583,7 @@ class TilePass(ModulePass):
         second-minor dim are moved to the view `(..., A, 1, B)` of their buffer."""
         skip: set[Operation] = set()
         forced: dict[int, list[int]] = {}
+        one_row: set[int] = set()
         dma: dict[Operation, _Access] = {}
         extents = loop.extents
         for op, a in list(accesses.items()):
@@ -1596,7 +1624,10 @@ class TilePass(ModulePass):
                             "tile: a gather indexed along a reduction dim (an embedding "
                             "bag) is not tiled yet",
                         )
-                    forced.update((l, [1]) for l in lookups)
+                    one_row.update(lookups)
+        # A prefetched index picks one row a grid step, so its lookup dims take tile 1
+        # even where a DMA gather of the same lookups would take 8 rows a step.
+        forced.update((l, [1]) for l in one_row)
         for op in loop.body.block.ops:
             if isinstance(op, arith.IndexCastOp | arith.ExtSIOp | arith.TruncIOp) and (
                 op.operands[0].owner in skip

@@ -1001,14 +1001,18 @@ def _gather_rows(
             pick.append(read.result)
         *lead, row = pick
         if packed > 1:
-            # The 32-bit sublane that holds the row: rows P * (row / P) ... + P - 1.
+            # The 32-bit sublane that holds the row: rows P * (row / P) ... + P - 1
+            # (the gathered dim is a multiple of P: indirect-load-to-scalar-prefetch
+            # does not pick DMA otherwise).
             group = arith.DivSIOp(row, pack.result)
             first = arith.MuliOp(group.result, pack.result)
             ops += [group, first]
+            within = arith.SubiOp(row, first.result)
+            ops.append(within)
+            selectors.append(within.result)
             row = first.result
         ops.append(pallas.DmaStartOp(table_ref, row, rows_ref, r, sem, lead, packed))
         picks.append([*lead, row])
-        selectors.append(pick[-1])
     ops += [
         pallas.DmaWaitOp(table_ref, pick[-1], rows_ref, r, sem, pick[:-1], packed)
         for r, pick in enumerate(picks)
@@ -1016,16 +1020,16 @@ def _gather_rows(
     if packed == 1:
         ops.append(pallas.LoadOp(rows_ref, t))
     else:
-        ops += _pick_packed_rows(rows_ref, selectors, pack.result, t)
+        ops += _pick_packed_rows(rows_ref, selectors, t)
     return ops
 
 
 def _pick_packed_rows(
-    rows_ref: SSAValue, indices: Sequence[SSAValue], pack: SSAValue, t: TensorType
+    rows_ref: SSAValue, positions: Sequence[SSAValue], t: TensorType
 ) -> list[Operation]:
     """Of the slab of P packed rows each lookup copied (`rows_ref`: R x P x ...), keep
-    row `index mod P`: a column `which` of those positions, built from the SMEM
-    indices with scalar-predicate selects, picks between the P slabs' rows."""
+    the row at its `position` in the slab: a column `which` of those positions, built
+    from the scalars with scalar-predicate selects, picks between the P slabs' rows."""
     R, *rest = t.get_shape()
     packed = rows_ref.type.get_shape()[1]  # type: ignore[attr-defined]
     col = TensorType(i32, [R, 1])
@@ -1040,14 +1044,13 @@ def _pick_packed_rows(
     q_cols = {q: splat(q) for q in range(1, packed)}
     ops: list[Operation] = [zero, offset, iota, *q_ints.values(), *q_cols.values()]
     which: SSAValue = zero.result
-    for r, index in enumerate(indices):
+    for r, position in enumerate(positions):
         at_r = splat(r)
         is_r = pallas.CompareOp("eq", iota.result, at_r.result)
-        part = arith.RemSIOp(index, pack)
-        ops += [at_r, is_r, part]
+        ops += [at_r, is_r]
         for q in range(1, packed):
             here = pallas.SelectOp(is_r.result, q_cols[q].result, zero.result)
-            hit = arith.CmpiOp(part.result, q_ints[q].result, "eq")
+            hit = arith.CmpiOp(position, q_ints[q].result, "eq")
             add = arith.SelectOp(hit.result, here.result, zero.result)
             total = arith.AddiOp(which, add.result)
             ops += [here, hit, add, total]
