@@ -1,10 +1,13 @@
 """Differential fuzzing of pallas_ir.compile against eager PyTorch, for as long as asked.
 
-    python benchmarks/fuzz.py [--seconds 600] [--max-steps 6]
+    python benchmarks/fuzz.py [--seconds 600] [--max-steps 6] [--aot]
 
 The generator is tests/test_frontend_fuzz.py's (pallas_ir.frontend.fuzz): random chains of
-views, element-wise ops, gathers and reductions over random shapes. Prints each
-mismatch or failure with the program that caused it, then a summary; exits 1 if any.
+views, element-wise ops, gathers and reductions over random shapes and dtypes. Prints
+each mismatch or failure with the program that caused it, then a summary; exits 1 if
+any. With `--aot`, every distinct module the programs emitted is also AOT-compiled for
+v5e by libtpu (in batches, in child processes, after the time is up), and a module the
+TPU compiler rejects is a failure too.
 """
 
 from __future__ import annotations
@@ -20,27 +23,41 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 from hypothesis.errors import NonInteractiveExampleWarning  # noqa: E402
 
 import pallas_ir  # noqa: E402
+from pallas_ir.check import arg_specs  # noqa: E402
 from pallas_ir.frontend.fuzz import build, check, programs  # noqa: E402
+from pallas_ir.tpu_check import aot_compile_many  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=600)
     parser.add_argument("--max-steps", type=int, default=6)
+    parser.add_argument("--aot", action="store_true", help="AOT-compile for v5e too")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore", NonInteractiveExampleWarning)
     strategy = programs(max_steps=args.max_steps)
     end = time.time() + args.seconds
     runs = failures = 0
+    emitted: dict[str, tuple] = {}
     while time.time() < end:
         p = strategy.example()
         fn, inputs = build(p, seed=runs)
         runs += 1
         try:
-            check(pallas_ir.compile(fn, inputs)(*inputs), fn, inputs, p.describe())
+            compiled = pallas_ir.compile(fn, inputs)
+            check(compiled(*inputs), fn, inputs, p.describe())
+            emitted.setdefault(compiled.source, (p, arg_specs(compiled.module)))
         except Exception as e:  # noqa: BLE001 - every failure is a finding
             failures += 1
             print(f"FAIL {p.describe()}\n  {type(e).__name__}: {str(e).splitlines()[0]}")
+    if args.aot:
+        items = list(emitted.items())
+        results = aot_compile_many([(src, specs) for src, (_, specs) in items])
+        for (_, (p, _)), r in zip(items, results):
+            if not r.ok:
+                failures += 1
+                print(f"AOT FAIL {p.describe()}\n  {r.message.splitlines()[0][:300]}")
+        print(f"{len(items)} distinct modules AOT-compiled for v5e")
     print(f"{runs} programs, {failures} failures in {args.seconds:.0f} s")
     return 1 if failures else 0
 

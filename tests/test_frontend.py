@@ -190,7 +190,7 @@ PROGRAMS = {
             + torch.round(x * 3)
             + torch.trunc(x * 3)
             + torch.reciprocal(x + 10),
-            torch.isnan(torch.log(x)).float(),
+            torch.isnan(torch.log(x)).float() + torch.isinf(1 / (x > 0).float()),
         ),
         lambda: [_randn(32, 128)],
     ),
@@ -217,7 +217,7 @@ PROGRAMS = {
             a % b,
             torch.fmod(a, b),
             torch.remainder(a, -7),
-            torch.div(a, b, rounding_mode="trunc"),
+            torch.div(a, b, rounding_mode="trunc") + ~a + (a ^ b) + (a & 7 | 8),
             torch.div(a.float(), b, rounding_mode="floor"),
             torch.fmod(a.float() / 3, 2.5),
         ),

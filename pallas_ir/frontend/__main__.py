@@ -20,6 +20,7 @@ from pallas_ir.frontend.torch_to_ta import UnsupportedError, torch_to_ta
 
 _DTYPES = {
     "f32": torch.float32,
+    "bf16": torch.bfloat16,
     "i32": torch.int32,
     "i64": torch.int64,
     "bool": torch.bool,
@@ -27,13 +28,13 @@ _DTYPES = {
 
 
 def _example(spec: str) -> torch.Tensor:
-    m = re.fullmatch(r"(f32|i32|i64|bool)\[([0-9, ]*)\]", spec.strip())
+    m = re.fullmatch(r"(f32|bf16|i32|i64|bool)\[([0-9, ]*)\]", spec.strip())
     if m is None:
         raise SystemExit(f"error: bad shape '{spec}' (expected like f32[64,128])")
     sizes = [int(n) for n in m.group(2).replace(" ", "").split(",") if n]
     dtype = _DTYPES[m.group(1)]
     if dtype.is_floating_point:
-        return torch.randn(*sizes)
+        return torch.randn(*sizes).to(dtype)
     if dtype == torch.bool:
         return torch.rand(*sizes) > 0.5
     return torch.randint(0, 8, sizes, dtype=dtype)

@@ -322,8 +322,9 @@ def _unary(target, k: _Kernel, a: str, element: str) -> str | None:
         return k.op(f"arith.select {pos}, {k.constant(1, element)}, {v} : {element}")
     if target is aten.logical_not.default:
         return k.op(f"arith.xori {a}, {k.constant(True, 'i1')} : i1")
-    if target is aten.bitwise_not.default and element == "i1":
-        return k.op(f"arith.xori {a}, {k.constant(True, 'i1')} : i1")
+    if target is aten.bitwise_not.default:  # all bits flipped (true for a bool)
+        ones = k.constant(True, "i1") if element == "i1" else k.constant(-1, element)
+        return k.op(f"arith.xori {a}, {ones} : {element}") if element != "f32" else None
     return None
 
 

@@ -231,6 +231,24 @@ def _indexers(op: pallas.LoadOp | pallas.StoreOp, ref: str) -> str:
                 parts.append(f"pl.ds({s}, {z}, stride={k})")
         else:
             parts.append(str(ix.data))  # type: ignore[union-attr]
+    last = op.indexers.data[-1]
+    strided = any(
+        isinstance(ix, pallas.SliceAttr) and ix.stride.data > 1
+        for ix in op.indexers.data[:-1]
+    )
+    if (
+        isinstance(op, pallas.LoadOp)
+        and strided
+        and isinstance(last, pallas.SliceAttr)
+        and parts[-1] != ":"
+    ):
+        # Mosaic's strided load takes all of the ref's lanes (measured: "Index on last
+        # dim is not 0" for a lane slice at an offset, "The last dim size is not 128 in
+        # original base memref" for part of 256 lanes): load them, then slice the
+        # value's lanes in registers.
+        s, z = last.start.data, last.size.data
+        parts[-1] = ":"
+        return f"{ref}[{', '.join(parts)}][..., {s}:{s + z}]"
     return f"{ref}[{', '.join(parts)}]"
 
 

@@ -436,8 +436,8 @@ def _on_storage(
 ) -> _Access | None:
     """The access as a strided walk of the host's storage shape, if that is legal on a
     TPU: steps only on loads; on the sublane dim with whole rows (copied by row DMA at
-    one index of each leading dim per step); on the lane dim only of 32-bit data (whole
-    lanes read, then compacted)."""
+    one index of each leading dim per step) and on the lane dim (whole lanes read, then
+    compacted), both only of 32-bit data."""
     offset = _flat_offset(op)
     if offset is None:
         return None
@@ -451,6 +451,10 @@ def _on_storage(
         if ix.step == 1:
             continue
         if isinstance(op, ta.StoreOp):
+            return None
+        if b == rank - 2 and bits != 32:
+            # A row step of packed (8- or 16-bit) data: a DMA cannot take one row of a
+            # sublane and Mosaic has no strided load of non-32-bit data (measured).
             return None
         if b == rank - 1 and (bits != 32 or any(i.step > 1 for i in indices[:-2])):
             # A lane step: the whole lanes are read and compacted in registers (no DMA

@@ -326,6 +326,37 @@ class _Host:
         self.value[root] = value
 
 
+_WIDENING = (arith.ExtFOp, arith.ExtSIOp, arith.ExtUIOp, arith.SIToFPOp, arith.UIToFPOp)
+
+
+def _widen_before_reshapes(call: pallas.CallOp) -> None:
+    """In a kernel, a value of narrow (8- or 16-bit) data reshaped and then widened is
+    widened first: Mosaic cannot shape-cast packed data across its last two dims
+    (measured: `vector<16x16xbf16> -> vector<16x16x1xbf16>` fails "unsupported shape
+    cast"), while the 32-bit reshape is the one f32 kernels already use."""
+    for reshape in [o for o in call.walk() if isinstance(o, pallas.ReshapeOp)]:
+        src, uses = reshape.source.type, list(reshape.result.uses)
+        if (
+            not isinstance(src, TensorType)
+            or getattr(src.element_type, "bitwidth", 32) >= 32
+        ):
+            continue
+        if len(uses) != 1 or not isinstance(widen := uses[0].operation, _WIDENING):
+            continue
+        wide = widen.results[0].type
+        assert isinstance(wide, TensorType)
+        first = type(widen)(
+            reshape.source, TensorType(wide.element_type, src.get_shape())
+        )
+        then = pallas.ReshapeOp(first.results[0], wide)
+        block = reshape.parent_block()
+        assert block is not None
+        block.insert_ops_before([first, then], reshape)
+        widen.results[0].replace_all_uses_with(then.result)
+        block.erase_op(widen)
+        block.erase_op(reshape)
+
+
 @dataclass(frozen=True)
 class TlToPallasPass(ModulePass):
     """Convert `tl.kernel`s and the `func.func @forward` that launches them to `pallas`.
@@ -375,6 +406,8 @@ class TlToPallasPass(ModulePass):
                 op.body.block.erase_op(k)
         op.body.block.insert_op_after(new_forward, forward)
         op.body.block.erase_op(forward)
+        for call in [c for c in op.walk() if isinstance(c, pallas.CallOp)]:
+            _widen_before_reshapes(call)
 
     def convert_host_op(
         self,
@@ -885,9 +918,14 @@ def _index_chunk_spec(
 
 
 def _packed_rows(op: tl.GatherOp) -> int:
-    """Rows of the table's element type per 32-bit sublane: 1, or 2 for 16-bit and 4
-    for 8-bit data, whose single rows a DMA cannot address."""
+    """Rows each lookup copies: those of the table's element type per 32-bit sublane
+    (2 for 16-bit and 4 for 8-bit data, whose single rows a DMA cannot address) when the
+    gathered dim is the table's second-minor (sublane) dim; otherwise 1 (a lookup then
+    copies whole tiles)."""
     bits = numpy_dtype(op.result.type.element_type).itemsize * 8  # type: ignore[attr-defined]
+    rank = op.table.type.get_num_dims()  # type: ignore[attr-defined]
+    if len(op.indices) - 1 != rank - 2:
+        return 1
     return max(1, 32 // bits)
 
 
