@@ -362,6 +362,9 @@ _BINARY = {
     aten.bitwise_and.Tensor: (None, "arith.andi", "arith.andi"),
     aten.bitwise_or.Tensor: (None, "arith.ori", "arith.ori"),
     aten.bitwise_xor.Tensor: (None, "arith.xori", "arith.xori"),
+    aten.bitwise_and.Scalar: (None, "arith.andi", "arith.andi"),
+    aten.bitwise_or.Scalar: (None, "arith.ori", "arith.ori"),
+    aten.bitwise_xor.Scalar: (None, "arith.xori", "arith.xori"),
     aten.logical_xor.default: (None, None, "arith.xori"),
 }
 
