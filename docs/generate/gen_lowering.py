@@ -138,7 +138,9 @@ dim, else 256 if it walks some sublane dim, else 1 (leading dims go one per grid
 and takes the largest legal size up to its target (the smallest legal size if none is
 that small). Reduction dims start whole. Then, while some double-buffered block is over
 2 MiB (a block over 1 MiB) or the double-buffered blocks of all accesses together exceed
-the VMEM budget, the loop dim with the largest tile among those that can shrink steps
+the VMEM budget (a block counted as VMEM holds it: its last dim padded to 128 lanes and
+the one before to whole sublane tiles; a `(128, 8192, 2)` bf16 block is 256 MiB, not
+4 MiB), the loop dim with the largest tile among those that can shrink steps
 down to its next smaller legal size. Parallel dims can always shrink; a reduction dim
 only while the budget is exceeded (not for the 1 MiB cap) and only if the reduction is
 splittable (below). If nothing can shrink and the budget is still exceeded, the kernel
@@ -373,10 +375,11 @@ host's N-D storage:
    strides) is written as one index per storage dim, `k·d + c` or `c`, each walked by at
    most one loop dim with a positive step `k`, staying inside the dim
    (`decompose_on_shape` in `pallas_ir/affine_analysis.py`).
-3. **Legal on a TPU.** Steps `k > 1` only on loads; on the sublane dim with whole rows
-   and one index of each leading dim per grid step (the rows are copied one by one by
-   row DMA, `x.at[b, pl.ds(row, 1)]` for a rank-3 array); on the lane dim only of 32-bit
-   data, with at most a row step besides (the lanes are read whole and compacted in
+3. **Legal on a TPU.** Steps `k > 1` only on loads; on the sublane dim only of 32-bit
+   data (a DMA cannot take one packed row, and Mosaic has no strided load of 8- or 16-bit
+   data: measured), with whole rows and one index of each leading dim per grid step (the
+   rows are copied one by one by row DMA, `x.at[b, pl.ds(row, 1)]` for a rank-3 array);
+   on the lane dim only of 32-bit data, with at most a row step besides (the lanes are read whole and compacted in
    registers: no DMA can skip lanes; with a row step, the whole rows come by row DMA and
    are compacted after, `x[::2, ::4]` at ratio 2.5, the lane-step floor).
 
@@ -449,6 +452,13 @@ driven by the SMEM indices: twice the gathered bytes, the floor for packed rows
 four rows (4x), more than an XLA gather's extra pass (3x), so `tile` does not take the
 row-DMA idiom and the gather runs on XLA (section 3.3; `examples/ta/embedding_int8.mlir`;
 `tests/test_lowering_pipeline.py::test_packed_rows_are_gathered_a_sublane_at_a_time`).
+Pairs are copied only when the gathered dim is the table's sublane dim (a lookup into
+the leading dim of a rank-3 table copies whole tiles, one slab each) and its length is a
+multiple of 2: the HBM tiling of a bf16 table with an odd number of rows (3, 17, 33
+measured) admits neither a pair DMA nor a one-row block at a dynamic row, so such a
+gather runs on XLA (`tests/filecheck/lowering/tile/gathers.mlir`). A prefetched gather
+(one row a grid step) next to a row-DMA gather of the same lookups sets the lookup dim's
+tile to 1 for both (same file).
 
 **VMEM-resident table (G4)**, for a `vmem` mark (many lookups into a small table)
 when the table, double-buffered, takes at most half the VMEM budget (the tiles get the
@@ -602,8 +612,13 @@ both sides to `i32` with `pallas.convert` (Mosaic compares only 32-bit integers;
 extension keeps the signed and the unsigned order), and `i8` integer arithmetic
 (`addi`, `subi`, `muli`, `divsi`, `remsi`, `maxsi`, `minsi`) runs on sign-extended `i32`
 tiles and is narrowed back (Mosaic has no 8-bit vector multiply; the low 8 bits are the
-`i8` wrapping result). Kernel refs are ordered scalar-prefetch refs (SMEM, whole
-buffer), input blocks, aliased inputs (memory space `any`), output blocks.
+`i8` wrapping result). A reshape of 8- or 16-bit data whose only use widens it
+(`arith.extf`, `extsi`, ...) is swapped with the widening: Mosaic cannot shape-cast
+packed data across its last two dims (measured: `vector<16x16xbf16> ->
+vector<16x16x1xbf16>` fails "unsupported shape cast"), so the reshape runs on the 32-bit
+value (`tests/filecheck/lowering/tl-to-pallas/narrow-reshape.mlir`). Kernel refs are
+ordered scalar-prefetch refs (SMEM, whole buffer), input blocks, aliased inputs (memory
+space `any`), output blocks.
 
 ### 4.2 Block index = element offset / block size
 
@@ -653,7 +668,12 @@ one. `examples/tl/offset_view.mlir` (`x[3:, 5:] + 1` for `x: f32[16, 32]`):
 
 A `tl.load ... strides [k, 1]` of an `n`-row tile reads a block `n·k` rows tall and keeps
 every `k`-th row from `start = c mod (n·k)` (which must be under `k`). Mosaic accepts it
-for 32-bit data and a 128-lane ref (`../shared/notes/pallas-tpu-facts.md` §5).
+for 32-bit data and a 128-lane ref (`../shared/notes/pallas-tpu-facts.md` §5), loading
+all of the ref's lanes: emit-python writes a lane slice as a full-width strided load and
+a slice of the value (`ref[pl.ds(1, 4, stride=2), :][..., 7:8]`; measured: a strided
+load at a lane offset fails with "Index on last dim is not 0"). Rows wider than 128
+lanes come by row DMA instead, the lanes sliced after
+(`tests/filecheck/lowering/tl-to-pallas/strided-rows-part-lanes.mlir`).
 `examples/tl/strided_rows.mlir` (`x[1::2, :]` for `x: f32[64, 128]`):
 
 {shown(f"pallas-opt {sr} -p tl-to-pallas", excerpt(sr_out, "func.func"))}

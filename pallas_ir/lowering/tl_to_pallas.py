@@ -861,7 +861,10 @@ def _row_strided(load: tl.LoadOp) -> bool:
     """A load of every k-th row (k > 1) of an array, whole rows, one index of each
     leading dim: done by one row DMA per row (at those leading indices), which moves
     exactly those rows (a strided `pl.ds` would read the whole `tile * k`-row block). A
-    lane step on top keeps every j-th lane of the rows, compacted in registers."""
+    lane step on top keeps every j-th lane of the rows, compacted in registers. Part of
+    the lanes of rows wider than 128 lanes comes the same way, the lanes sliced after
+    (Mosaic's strided load wants a 128-lane ref: measured, "The last dim size is not
+    128 in original base memref")."""
     t, b = load.result.type, load.buffer.type
     assert isinstance(t, TensorType) and isinstance(b, MemRefType)
     rank = b.get_num_dims()
@@ -869,14 +872,14 @@ def _row_strided(load: tl.LoadOp) -> bool:
         return False
     *lead_steps, row_step, lane_step = load.strides.get_values()
     lane = linearize(load.map.data.results[-1])
-    return (
-        row_step > 1
-        and all(d == 1 for d in t.get_shape()[:-2])
-        and t.get_shape()[-1] * lane_step == b.get_shape()[-1]
-        and lane is not None
-        and lane.is_constant
-        and lane.constant < lane_step  # whole rows (a lane step compacts them after)
-    )
+    if row_step == 1 or any(d != 1 for d in t.get_shape()[:-2]):
+        return False
+    if lane is None or not lane.is_constant:
+        return False
+    lanes, width = t.get_shape()[-1], b.get_shape()[-1]
+    whole = lanes * lane_step == width and lane.constant < lane_step
+    part = lane_step == 1 and width > 128 and lane.constant + lanes <= width
+    return whole or part
 
 
 def _index_chunk_spec(
@@ -975,14 +978,16 @@ def _strided_rows(
     two_d = TensorType(t.element_type, t.get_shape()[-2:])
     lane_step = load.strides.get_values()[-1]
     indexers: list[pallas.Indexer] = []
+    lane = linearize(load.map.data.results[-1])
+    assert lane is not None  # _row_strided checked
+    n_rows, n_lanes = two_d.get_shape()
     if lane_step > 1:  # every k-th lane of the whole rows, compacted in registers
-        lane = linearize(load.map.data.results[-1])
-        assert lane is not None  # _row_strided checked
-        n_rows, n_lanes = two_d.get_shape()
         indexers = [
             pallas.SliceAttr(0, n_rows),
             pallas.SliceAttr(lane.constant, n_lanes, lane_step),
         ]
+    elif n_lanes != load.buffer.type.get_shape()[-1]:  # type: ignore[attr-defined]
+        indexers = [pallas.SliceAttr(0, n_rows), pallas.SliceAttr(lane.constant, n_lanes)]
     ops.append(pallas.LoadOp(rows_ref, two_d, indexers))
     if two_d != t:  # the leading dims of one index each
         ops.append(pallas.ReshapeOp(ops[-1].results[0], t))
