@@ -115,6 +115,15 @@ PROGRAMS = {
         ),
         lambda: [_randn(16, 128), _randn(128)],
     ),
+    "index_tensors_on_inner_dims": (
+        lambda x, i, j, y: (x[:, i], x[:, i, j], x[i, :, j], y[:, j.view(5, 1) % 16]),
+        lambda: [
+            _randn(8, 16, 128),
+            torch.randint(-8, 8, (5,)),
+            torch.randint(0, 128, (5,)),
+            _randn(32, 16),
+        ],
+    ),
     "cat_stack_arange_full": (
         lambda x, y: (
             torch.cat([x, y * 2], 0),
@@ -329,6 +338,25 @@ def test_the_compiled_object_keeps_every_stage(compiled) -> None:
     assert "ta.reduce <max>" in k.ir["ta"] and "pallas.call" in k.ir["tl-to-pallas"]
     assert "def forward(" in k.source
     assert k.cost_report().minimum > 0
+
+
+@pytest.mark.parametrize(
+    ("fn", "inputs", "message"),
+    [
+        (lambda x: x * x.sum().item(), [_randn(8, 128)], r"trace: RuntimeError"),
+        (lambda x: x[x > 0], [_randn(8, 128)], r"boolean mask index"),
+        (lambda x: torch.nonzero(x), [_randn(8, 128)], r"aten\.nonzero"),
+        (lambda x: x.add_(1), [_randn(8, 128)], r"writes to an input in place"),
+        (lambda x: {"y": x}, [_randn(8, 128)], r"must return a tensor"),
+        (lambda x, n: x * n, [_randn(8, 128), 3], r"inputs are float32"),
+        (lambda x: x * 2, [torch.ones(8, 128, dtype=torch.float16)], r"float16"),
+    ],
+)
+def test_what_cannot_compile_is_an_unsupported_error(fn, inputs, message) -> None:
+    """Programs the frontend cannot follow get a typed error saying why, not a
+    traceback from inside the compiler."""
+    with pytest.raises(pallas_ir.UnsupportedError, match=message):
+        pallas_ir.compile(fn, inputs)
 
 
 def test_an_unsupported_op_names_itself() -> None:

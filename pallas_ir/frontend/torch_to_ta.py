@@ -545,16 +545,40 @@ def trace_to_aten(
         # make_fx keeps the frames of functions named `forward` and of registered
         # anchors: the user's function is one.
         _register_stack_trace_anchor(getattr(fn, "forward", fn))
-        traced = make_fx(
-            fn, decomposition_table=decompositions, record_stack_traces=True
-        )(*example_inputs)
+        traced = _traced(
+            make_fx(fn, decomposition_table=decompositions, record_stack_traces=True),
+            example_inputs,
+        )
     # Decompositions may write in place (rms_norm's `add_`): a second trace through
     # functionalization removes every mutation, keeping each node's source line.
     with preserve_node_meta():
-        return make_fx(
-            functionalize(torch.fx.Interpreter(traced).run, remove="mutations"),
-            decomposition_table=decompositions,
-        )(*example_inputs)
+        graph = _traced(
+            make_fx(
+                functionalize(torch.fx.Interpreter(traced).run, remove="mutations"),
+                decomposition_table=decompositions,
+            ),
+            example_inputs,
+        )
+    for node in graph.graph.nodes:
+        if node.target is aten.copy_.default:  # functionalization's write-back
+            raise UnsupportedError(
+                str(node.target),
+                "the function writes to an input in place; compiled inputs are read-only",
+                _where(node),
+            )
+    return graph
+
+
+def _traced(trace: Callable, example_inputs: Sequence[torch.Tensor]):
+    """`trace` run on the inputs; a program the tracer cannot follow (a value read back
+    to Python with `.item()`, control flow on data) is an UnsupportedError."""
+    try:
+        return trace(*example_inputs)
+    except UnsupportedError:
+        raise
+    except Exception as e:  # the tracer's reason, first line, and the cause chained
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise UnsupportedError("trace", f"{type(e).__name__}: {first}") from e
 
 
 def torch_to_ta(fn: Callable, example_inputs: Sequence[torch.Tensor]):
@@ -616,9 +640,12 @@ def torch_to_ta(fn: Callable, example_inputs: Sequence[torch.Tensor]):
     results = out_node.args[0]
     results = list(results) if isinstance(results, list | tuple) else [results]
     for r in results:
-        v = env[r]
+        v = env.get(r) if isinstance(r, torch.fx.Node) else None
         if not isinstance(v, _Value):
-            raise UnsupportedError("output", "outputs must be tensors")
+            raise UnsupportedError(
+                "output",
+                "the function must return a tensor or a tuple or list of tensors",
+            )
         dtype = r.meta["val"].dtype
         out = _Buffer.holding(
             prog.fresh("out"), v.shape, v.element, stored=_stored_as(dtype)
@@ -1260,19 +1287,34 @@ def _indexing(node, target, args, shape, element, where) -> _Value:
         return _Value(shape, gather, x.element)
     # x[i0, i1, ...]: index tensors for the leading dims, broadcast together.
     x, indices = args[0], args[1]
-    if any(i is None for i in indices) or not all(isinstance(i, _Value) for i in indices):
+    masks = [n for n in node.args[1] if isinstance(n, torch.fx.Node)]
+    if any(n.meta["val"].dtype == torch.bool for n in masks):
         raise UnsupportedError(
-            str(target), "only index tensors on the leading dims are supported yet", where
+            str(target), "a boolean mask index has a data-dependent shape", where
         )
-    lead = len(shape) - (len(x.shape) - len(indices))
-    lead_shape = shape[:lead]
+    # x[:, i, j]: index tensors (broadcast together) on some dims, the others sliced
+    # whole. As numpy: the broadcast dims replace the indexed ones where those are
+    # adjacent, and go first otherwise.
+    indexed = [d for d, i in enumerate(indices) if i is not None]
+    adjacent = indexed == list(range(indexed[0], indexed[-1] + 1))
+    at = indexed[0] if adjacent else 0
+    n_kept = len(x.shape) - len(indexed)
+    n_bcast = len(shape) - n_kept
+    bcast_shape = shape[at : at + n_bcast]
 
     def index(k, idx):
-        rows = [
-            _row_of(k, i, _broadcast_index(i, lead_shape, idx[:lead]), x.shape[d], True)
-            for d, i in enumerate(indices)
-        ]
-        return x.emit(k, [*rows, *idx[lead:]])
+        bcast = idx[at : at + n_bcast]
+        kept = iter([*idx[:at], *idx[at + n_bcast :]])
+        full = []
+        for d, n in enumerate(x.shape):
+            i = indices[d] if d < len(indices) else None
+            if i is None:
+                full.append(next(kept))
+            else:
+                full.append(
+                    _row_of(k, i, _broadcast_index(i, bcast_shape, bcast), n, True)
+                )
+        return x.emit(k, full)
 
     return _Value(shape, index, x.element)
 
