@@ -177,6 +177,21 @@ PROGRAMS = {
         ),
         lambda: [_randn(2, 16, 128), _randn(128), _randn(64, 128)],
     ),
+    "batch_group_instance_norm": (
+        lambda x, m, v, w, b, y: (
+            torch.nn.functional.batch_norm(x, m, v, w, b),
+            torch.nn.functional.group_norm(y, 4),
+            torch.nn.functional.instance_norm(y),
+        ),
+        lambda: [
+            _randn(2, 8, 16, 128),
+            _randn(8),
+            _randn(8).abs() + 0.1,
+            _randn(8),
+            _randn(8),
+            _randn(2, 8, 128),
+        ],
+    ),
     "matmul_broadcast_batch": (
         lambda a, b, c: (torch.matmul(a, b), a @ c),
         lambda: [_randn(4, 16, 128), _randn(128, 64), _randn(128)],

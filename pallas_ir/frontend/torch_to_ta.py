@@ -32,6 +32,7 @@ import operator
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 from torch._decomp import core_aten_decompositions, get_decompositions
@@ -438,7 +439,21 @@ _REDUCE = {
     aten.all.dim: "min",
 }
 
-_DECOMPOSE = [aten._softmax, aten._log_softmax]
+_DECOMPOSE = [
+    aten._softmax,
+    aten._log_softmax,
+    aten.native_batch_norm,
+    aten._native_batch_norm_legit_no_training,
+    aten._native_batch_norm_legit,
+    aten.native_group_norm,
+]
+
+_EMPTY = {
+    aten.empty_permuted.default,
+    aten.empty.memory_format,
+    aten.empty_like.default,
+    aten.empty_strided.default,
+}
 
 
 @dataclass
@@ -517,7 +532,11 @@ def _where(node) -> str:
     frames = [i for i, ln in enumerate(lines) if ln.startswith("File")]
     if not frames:
         return f"graph node {node.name}"
-    at = frames[-1]
+    # The innermost frame of the user's code, not of torch's own modules (a
+    # torch.nn.BatchNorm2d's forward).
+    torch_dir = str(Path(torch.__file__).parent)
+    users = [i for i in frames if torch_dir not in lines[i]]
+    at = (users or frames)[-1]
     m = re.match(r'File "(.*)", line (\d+), in (.*)', lines[at])
     frame = f"{m[1]}:{m[2]} in {m[3]}" if m else lines[at]
     code = lines[at + 1] if at + 1 < len(lines) else ""
@@ -670,11 +689,15 @@ def _convert_node(prog, node, args, buffers) -> _Value | list[_Value]:
     val = node.meta.get("val")
     if isinstance(val, list | tuple):
         return _convert_multi(prog, node, node.target, args, node.kwargs, val, buffers)
+    shape = tuple(val.shape) if isinstance(val, torch.Tensor) else ()
+    if node.target in _EMPTY and not node.users:
+        # An unused scratch of any dtype (batch norm's decomposition allocates a uint8
+        # reserve buffer it never reads).
+        return _Value(shape, lambda k, idx: k.constant(0, "i32"), "i32")
     if isinstance(val, torch.Tensor) and val.dtype not in _DTYPES:
         raise UnsupportedError(
             str(node.target), f"dtype {val.dtype} is not supported yet", _where(node)
         )
-    shape = tuple(val.shape) if isinstance(val, torch.Tensor) else ()
     return _convert(prog, node, node.target, args, node.kwargs, shape, buffers)
 
 
@@ -857,12 +880,7 @@ def _convert(
             return k.op(f"arith.cmpf oeq, {magnitude}, {k.constant(math.inf)} : f32")
 
         return _Value(shape, test, "i1")
-    if target in (
-        aten.empty_permuted.default,
-        aten.empty.memory_format,
-        aten.empty_like.default,
-        aten.empty_strided.default,
-    ):  # contents undefined: zeros are as good as any
+    if target in _EMPTY:  # contents undefined: zeros are as good as any
         return _Value(shape, lambda k, idx: k.constant(0, element), element)
     if target is aten.copy.default:  # dst's shape and type, src's values
         src = args[1]
