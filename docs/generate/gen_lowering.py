@@ -376,12 +376,13 @@ host's N-D storage:
    most one loop dim with a positive step `k`, staying inside the dim
    (`decompose_on_shape` in `pallas_ir/affine_analysis.py`).
 3. **Legal on a TPU.** Steps `k > 1` only on loads; on the sublane dim only of 32-bit
-   data (a DMA cannot take one packed row, and Mosaic has no strided load of 8- or 16-bit
-   data: measured), with whole rows and one index of each leading dim per grid step (the
-   rows are copied one by one by row DMA, `x.at[b, pl.ds(row, 1)]` for a rank-3 array);
-   on the lane dim only of 32-bit data, with at most a row step besides (the lanes are read whole and compacted in
-   registers: no DMA can skip lanes; with a row step, the whole rows come by row DMA and
-   are compacted after, `x[::2, ::4]` at ratio 2.5, the lane-step floor).
+   data (a DMA cannot take one packed row, and Mosaic has no strided load of 8- or
+   16-bit data: measured), with whole rows and one index of each leading dim per grid
+   step (the rows are copied one by one by row DMA, `x.at[b, pl.ds(row, 1)]` for a
+   rank-3 array); on the lane dim only of 32-bit data, with at most a row step besides
+   (the lanes are read whole and compacted in registers: no DMA can skip lanes; with a
+   row step, the whole rows come by row DMA and are compacted after, `x[::2, ::4]` at
+   ratio 2.5, the lane-step floor).
 
 If all three hold, the `tl.kernel` gets the host storage as an extra argument and the
 load walks it with `strides [...]`; otherwise the access uses the view the ta passes
