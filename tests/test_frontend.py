@@ -15,6 +15,7 @@ import torch
 import pallas_ir
 from pallas_ir.check import arg_specs
 from pallas_ir.dynamo import _CompiledPartition, partition
+from pallas_ir.frontend.models import TransformerBlock
 from pallas_ir.tpu_check import aot_compile_many, lower_for_tpu
 
 
@@ -381,31 +382,9 @@ def test_an_unsupported_op_names_itself() -> None:
         pallas_ir.compile(lambda x: x + 1, [torch.ones(8, 128, dtype=torch.float64)])
 
 
-class _Block(torch.nn.Module):
-    """A pre-norm transformer block: attention with softmax, an MLP with GELU, norms."""
-
-    def __init__(self, d: int = 128, heads: int = 4):
-        super().__init__()
-        self.heads = heads
-        self.ln1, self.ln2 = torch.nn.LayerNorm(d), torch.nn.LayerNorm(d)
-        self.qkv, self.proj = torch.nn.Linear(d, 3 * d), torch.nn.Linear(d, d)
-        self.fc1, self.fc2 = torch.nn.Linear(d, 4 * d), torch.nn.Linear(4 * d, d)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        b, t, d = x.shape
-        q, k, v = self.qkv(self.ln1(x)).split(d, dim=-1)
-        q, k, v = (
-            z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v)
-        )
-        att = torch.softmax(q @ k.transpose(-2, -1) / (d // self.heads) ** 0.5, dim=-1)
-        y = (att @ v).transpose(1, 2).reshape(b, t, d)
-        x = x + self.proj(y)
-        return x + self.fc2(torch.nn.functional.gelu(self.fc1(self.ln2(x))))
-
-
 def test_a_transformer_block_compiles_as_a_whole() -> None:
     torch.manual_seed(0)
-    block = _Block().eval()
+    block = TransformerBlock().eval()
     x = _randn(2, 16, 128)
     with torch.no_grad():
         k = pallas_ir.compile(block, [x])

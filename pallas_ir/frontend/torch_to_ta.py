@@ -1413,28 +1413,14 @@ def _convert_multi(prog, node, target, args, kwargs, vals, buffers) -> list:
         x, normalized, weight, bias, eps = args
         dims = list(range(len(x.shape) - len(normalized), len(x.shape)))
         stat_shape = shapes[1]
-        mean = _convert(
-            prog, node, aten.mean.dim, [x, dims, True], {}, stat_shape, buffers
+        var, mean = _variance(
+            prog, node, [x, dims], {"correction": 0, "keepdim": True}, stat_shape, buffers
         )
 
         def centered(k, idx):
             return k.op(
                 f"arith.subf {x.emit(k, idx)}, {mean.emit(k, _broadcast_index(mean, x.shape, idx))} : f32"
             )
-
-        def square(k, idx):
-            c = centered(k, idx)
-            return k.op(f"arith.mulf {c}, {c} : f32")
-
-        var = _convert(
-            prog,
-            node,
-            aten.mean.dim,
-            [_Value(x.shape, square), dims, True],
-            {},
-            stat_shape,
-            buffers,
-        )
 
         def rstd_at(k, idx):
             v = k.op(f"arith.addf {var.emit(k, idx)}, {k.constant(float(eps))} : f32")
