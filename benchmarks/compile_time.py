@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         warm_ratios.append(warm)
         print(
             f"{name:22} {ours_cold:16.2f} {theirs_cold:16.2f} {cold:6.2f}"
-            f" {ours_warm * 1e3:17.1f} {theirs_warm * 1e3:16.1f} {warm:6.2f}",
+            f" {ours_warm * 1e3:17.1f} {theirs_warm * 1e3:16.1f} {warm:6.3f}",
             flush=True,
         )
     if not cold_ratios:
@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print(
         f"median ratio (pallas_ir / inductor): cold {statistics.median(cold_ratios):.2f},"
-        f" warm {statistics.median(warm_ratios):.2f} over {len(cold_ratios)} programs"
+        f" warm {statistics.median(warm_ratios):.3f} over {len(cold_ratios)} programs"
         f" ({failures} failed compiles, not counted)"
     )
     return 0

@@ -1323,6 +1323,12 @@ def _scalar(attr: Attribute) -> float | int:
     return attr.value.data
 
 
+_MAX_FALLBACK_STEPS = 16
+"""Fallback steps (an access moved to XLA, then the kernel tiled again) before the kernel
+runs on XLA whole: a step that does not make the kernel tileable must not loop (found by
+benchmarks/fuzz.py)."""
+
+
 @dataclass(frozen=True)
 class TilePass(ModulePass):
     """Tile every `ta.kernel` into a `tl.kernel` (see the module docstring for the policy).
@@ -1353,7 +1359,7 @@ class TilePass(ModulePass):
         remark saying why) and the rest is tiled, and a kernel with 64-bit data runs on
         XLA whole (see `xla_fallback`)."""
         relayout_ok: set[Operation] = set()
-        while True:
+        for _ in range(_MAX_FALLBACK_STEPS):
             try:
                 self.tile_kernel(module, kernel, budget, relayout_ok)
                 return
@@ -1436,6 +1442,17 @@ class TilePass(ModulePass):
                 )
                 count(self.name, "accesses moved to XLA")
                 kernel = main
+        self._fallback_exhausted(kernel)
+
+    def _fallback_exhausted(self, kernel: ta.KernelOp) -> None:
+        self.whole_kernel_on_xla(
+            kernel,
+            PassError(
+                kernel,
+                f"tile: moving accesses to XLA did not give a tileable kernel in "
+                f"{_MAX_FALLBACK_STEPS} steps",
+            ),
+        )
 
     def whole_kernel_on_xla(self, kernel: ta.KernelOp, e: PassError) -> None:
         """No tiling for this kernel (no legal tile sizes, a reduction that cannot be
