@@ -49,6 +49,12 @@ def min_sublanes(bitwidth: int) -> int:
     return 32 if bitwidth <= 8 else 8
 
 
+def rows_per_sublane(bitwidth: int) -> int:
+    """Rows of a narrow type that pack into one 32-bit sublane (2 for 16-bit, 4 for 8-bit
+    data): a DMA or a dynamic one-row access cannot take fewer."""
+    return max(1, 32 // max(bitwidth, 1))
+
+
 def block_shape_error(
     block: Sequence[int | None], array: Sequence[int], bitwidth: int
 ) -> str | None:

@@ -105,6 +105,7 @@ from pallas_ir.tpu_rules import (
     MAX_ELEMENT_BITS,
     min_sublanes,
     reshape_is_free,
+    rows_per_sublane,
 )
 
 LANE_TARGET = 512
@@ -363,11 +364,12 @@ def _gather(op: ta.LoadOp) -> _Access:
             )
     bits = numpy_dtype(t.element_type).itemsize * 8
     if not _rows_addressable(op):
+        pack = rows_per_sublane(bits)
         raise PassError(
             op,
-            f"tile: rows of {t.element_type} pack {32 // bits} to a 32-bit sublane and "
-            f"the gathered dim ({t.get_shape()[-2]} rows) is not a multiple of "
-            f"{32 // bits}: no DMA or block addresses one row",
+            f"tile: rows of {t.element_type} pack {pack} to a 32-bit sublane and the "
+            f"gathered dim ({t.get_shape()[-2]} rows) is not a multiple of {pack}: no "
+            "DMA or block addresses one row",
         )
     return _Access(
         op, op.buffer, tuple(t.get_shape()), bits, tuple(dims), (), tuple(gathers)
@@ -383,7 +385,7 @@ def _rows_addressable(op: ta.LoadOp) -> bool:
     t = op.buffer.type
     assert isinstance(t, MemRefType)
     shape = t.get_shape()
-    packed = 32 // (numpy_dtype(t.element_type).itemsize * 8)
+    packed = rows_per_sublane(numpy_dtype(t.element_type).itemsize * 8)
     if packed <= 1 or len(shape) < 2:
         return True
     gathered = op.map.data.results[-2]
@@ -737,8 +739,8 @@ def _block_elements(a: _Access, tiles: Sequence[int], extents: Sequence[int]) ->
             sizes.append(a.shape[b] if tiles[l] >= extents[l] else tiles[l] * a.step(b))
     if sizes:
         sizes[-1] = -(-sizes[-1] // 128) * 128
-    if len(sizes) >= 2:
-        rows = min_sublanes(a.bits)
+    if len(sizes) >= 2:  # a VMEM tile is 8 sublanes of (packed) rows
+        rows = 8 * rows_per_sublane(a.bits)
         sizes[-2] = -(-sizes[-2] // rows) * rows
     return math.prod(sizes)
 

@@ -67,7 +67,13 @@ from pallas_ir.dialects.common import (
     find_forward,
 )
 from pallas_ir.dtypes import numpy_dtype
-from pallas_ir.tpu_rules import CHIPS, INDEX_CHUNK, MAX_ELEMENT_BITS, block_shape_error
+from pallas_ir.tpu_rules import (
+    CHIPS,
+    INDEX_CHUNK,
+    MAX_ELEMENT_BITS,
+    block_shape_error,
+    rows_per_sublane,
+)
 
 _SEMANTICS = {
     tl.GridSemantics.PARALLEL: pallas.DimensionSemantics.PARALLEL,
@@ -929,7 +935,7 @@ def _packed_rows(op: tl.GatherOp) -> int:
     rank = op.table.type.get_num_dims()  # type: ignore[attr-defined]
     if len(op.indices) - 1 != rank - 2:
         return 1
-    return max(1, 32 // bits)
+    return rows_per_sublane(bits)
 
 
 def _resident(op: tl.GatherOp | tl.LoadOp) -> bool:
