@@ -29,11 +29,11 @@ import warnings
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
-import torch  # noqa: E402
-import torch._inductor.config as inductor_config  # noqa: E402
+import torch
+import torch._inductor.config as inductor_config
 
-import pallas_ir  # noqa: E402
-from pallas_ir.frontend.models import TransformerBlock  # noqa: E402
+import pallas_ir
+from pallas_ir.frontend.models import TransformerBlock
 
 F = torch.nn.functional
 
@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         for system in (_pallas_ir, _inductor):
             try:
                 times.append(system(fn, inputs, args.warm_calls))
-            except Exception as e:  # a system that cannot compile it: said, not timed
+            except Exception as e:  # noqa: BLE001 - a system that cannot compile it: said, not timed
                 first = (str(e).strip().splitlines() or [type(e).__name__])[0]
                 print(f"{name:22} {system.__name__[1:]} failed: {first[:150]}")
                 failures += 1

@@ -22,12 +22,12 @@ import warnings
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
-from hypothesis.errors import NonInteractiveExampleWarning  # noqa: E402
+from hypothesis.errors import NonInteractiveExampleWarning
 
-import pallas_ir  # noqa: E402
-from pallas_ir.check import arg_specs  # noqa: E402
-from pallas_ir.frontend.fuzz import build, check, programs  # noqa: E402
-from pallas_ir.tpu_check import aot_compile_many  # noqa: E402
+import pallas_ir
+from pallas_ir.check import arg_specs
+from pallas_ir.frontend.fuzz import build, check, programs
+from pallas_ir.tpu_check import aot_compile_many
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -112,7 +112,7 @@ def cost_report(module: ModuleOp, inputs=None):
     return _report(module, inputs)
 
 
-def compile(fn, example_inputs, *, chip: str = "v5e", interpret: bool | None = None):  # noqa: A001
+def compile(fn, example_inputs, *, chip: str = "v5e", interpret: bool | None = None):
     """A torch function as Pallas kernels (see `pallas_ir.compiler`); imports torch."""
     from pallas_ir.compiler import compile as compile_torch
 

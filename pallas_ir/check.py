@@ -295,7 +295,7 @@ def pass_test_programs(root: Path) -> list[tuple[str, str]]:
     inputs), as `(file#chunk, program)` with a @forward from `with_single_launch`."""
     cases = []
     for path in sorted(root.rglob("*.mlir")):
-        chunks = re.split(r"^// -----\s*$", path.read_text(), flags=re.M)
+        chunks = re.split(r"^// -----\s*$", path.read_text(), flags=re.MULTILINE)
         for k, chunk in enumerate(chunks):
             if (text := with_single_launch(chunk)) is not None:
                 cases.append((f"{path.relative_to(root)}#{k}", text))

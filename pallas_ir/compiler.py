@@ -99,7 +99,7 @@ class CompiledFunction:
         return pallas_ir.cost_report(self.module)
 
 
-def compile(  # noqa: A001 - the public name the design asks for
+def compile(
     fn: Callable,
     example_inputs: Sequence[torch.Tensor],
     *,

@@ -39,12 +39,12 @@ def _specialised(
         if isinstance(value, torch.Tensor):
             continue
         for user in list(node.users):
-            user.args = torch.fx.node.map_arg(
-                user.args, lambda a: value if a is node else a
-            )
-            user.kwargs = torch.fx.node.map_arg(
-                user.kwargs, lambda a: value if a is node else a
-            )
+
+            def baked(a, value=value, node=node):
+                return value if a is node else a
+
+            user.args = torch.fx.node.map_arg(user.args, baked)
+            user.kwargs = torch.fx.node.map_arg(user.kwargs, baked)
         gm.graph.erase_node(node)
     gm.recompile()
     return gm

@@ -31,23 +31,24 @@ import sys
 import threading
 import time
 import types
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 __all__ = [
-    "ArraySpec",
-    "TpuCheckResult",
-    "TpuCheckError",
     "SUPPORTED_CHIPS",
-    "register_cpu_as_tpu",
-    "lower_for_tpu",
+    "ArraySpec",
+    "TpuCheckError",
+    "TpuCheckResult",
     "aot_compile_for_tpu",
     "aot_compile_many",
-    "require_tpu_lowering",
-    "require_tpu_compile",
     "libtpu_available",
+    "lower_for_tpu",
+    "register_cpu_as_tpu",
+    "require_tpu_compile",
+    "require_tpu_lowering",
 ]
 
 
@@ -203,7 +204,7 @@ def exec_source(source: str) -> dict[str, Any]:
     mod.__file__ = filename
     sys.modules[name] = mod
     try:
-        exec(code, mod.__dict__)
+        exec(code, mod.__dict__)  # noqa: S102 - running the emitted module is the point
     finally:
         sys.modules.pop(name, None)
     ns = mod.__dict__
@@ -256,7 +257,7 @@ def register_cpu_as_tpu(chip: str = "v5e") -> None:
     from jax.experimental.pallas import tpu as pltpu
 
     version = getattr(pltpu.ChipVersion, _CHIPS[chip][2])
-    info_fn = lambda: pltpu.get_tpu_info_for_chip(version, 1)  # noqa: E731
+    info_fn = lambda: pltpu.get_tpu_info_for_chip(version, 1)
     # The CPU device kind is "cpu"; registering the literal avoids jax.devices(), which
     # would initialise every backend (and probe for a TPU when libtpu is installed).
     tpu_info.registry["cpu"] = info_fn
@@ -651,7 +652,7 @@ def _child_main() -> int:
                 stage = "compile"
                 lowered.compile()
             rec = {"i": i, "ok": True, "stage": "compile", "message": ""}
-        except BaseException as e:  # noqa: BLE001 -- includes SystemExit from user code
+        except BaseException as e:
             if isinstance(e, KeyboardInterrupt):
                 raise
             rec = {"i": i, "ok": False, "stage": stage, "message": _format_exception(e)}

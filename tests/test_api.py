@@ -165,13 +165,11 @@ func.func @forward(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
 def test_run_passes_keeps_meaning() -> None:
     """cse merges a recomputed sum; the kernel still computes x + y."""
     path = pallas_ir.__file__.rsplit("/", 2)[0] + "/examples/pallas/add.mlir"
-    text = (
-        open(path)
-        .read()
-        .replace(
-            "pallas.store %c,",
-            "%c2 = arith.addf %a, %b : tensor<128x512xf32>\n    pallas.store %c2,",
-        )
+    with open(path) as f:
+        text = f.read()
+    text = text.replace(
+        "pallas.store %c,",
+        "%c2 = arith.addf %a, %b : tensor<128x512xf32>\n    pallas.store %c2,",
     )
     module = pallas_ir.parse(text)
     before = len(list(module.walk()))

@@ -35,6 +35,7 @@ def lit_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         ],
         capture_output=True,
         text=True,
+        check=False,
     )
     if not report.exists():
         pytest.fail(f"lit did not run:\n{proc.stdout}\n{proc.stderr}")

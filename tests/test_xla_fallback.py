@@ -190,7 +190,7 @@ LIT_CASES = (
 
 
 def _lit_chunks() -> list[str]:
-    chunks = re.split(r"^// -----\s*$", LIT_CASES.read_text(), flags=re.M)
+    chunks = re.split(r"^// -----\s*$", LIT_CASES.read_text(), flags=re.MULTILINE)
     return [c for c in chunks if "func.func @forward" in c]
 
 

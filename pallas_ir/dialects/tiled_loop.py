@@ -520,11 +520,14 @@ class StoreOp(IRDLOperation):
                 "its last dims"
             )
         for k, d in enumerate(self.dims):
-            if _grid_extent(d) is not None and d.index in sequential:  # type: ignore[attr-defined]
-                if k in self.map.data.used_dims():
-                    raise VerifyException(
-                        "an accumulating store's offsets may not use a sequential grid dim"
-                    )
+            if (
+                _grid_extent(d) is not None
+                and d.index in sequential  # type: ignore[attr-defined]
+                and k in self.map.data.used_dims()
+            ):
+                raise VerifyException(
+                    "an accumulating store's offsets may not use a sequential grid dim"
+                )
 
 
 @irdl_op_definition

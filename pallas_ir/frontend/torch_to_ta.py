@@ -164,7 +164,7 @@ class _Kernel:
         self.lines.append(f"{v} = {text}")
         return v
 
-    def constant(self, value: float | int | bool, element: str = "f32") -> str:
+    def constant(self, value: float | bool, element: str = "f32") -> str:
         if element == "i1":
             return self.op(f"arith.constant {'true' if value else 'false'}")
         if element == "i32":

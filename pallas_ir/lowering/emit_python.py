@@ -398,7 +398,7 @@ def _reduction(
     return f"jnp.{kind.value}({value}, axis={_tuple(axes)}, keepdims=True)"
 
 
-def _literal(v: float | int, element: Attribute) -> str:
+def _literal(v: float, element: Attribute) -> str:
     """A Python literal: `True`/`False` for i1 (whose true reads as -1 when signed),
     `float("inf")` for infinities and NaN."""
     if isinstance(element, IntegerType) and element.width.data == 1:

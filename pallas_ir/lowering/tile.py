@@ -308,7 +308,7 @@ def _rows_by_dma(bits: int) -> bool:
 
 def _element_type(a: _Access) -> Attribute:
     """The element type of an access's buffer."""
-    t = a.buffer.type if isinstance(a.buffer, _Storage) else a.buffer.type
+    t = a.buffer.type
     assert isinstance(t, MemRefType)
     return t.element_type
 
@@ -486,9 +486,13 @@ def _analyse(
         return _gather(op)
     root = ta.root_buffer(op.buffer)
     index = root.index if isinstance(root, BlockArgument) else None
-    if index is not None and index in storage and storage[index] != t:
-        if (on_storage := _on_storage(op, loop, storage[index], index)) is not None:
-            return on_storage
+    if (
+        index is not None
+        and index in storage
+        and storage[index] != t
+        and (on_storage := _on_storage(op, loop, storage[index], index)) is not None
+    ):
+        return on_storage
     positions = [d.index for d in op.dims]  # type: ignore[attr-defined]
     dims: list[tuple[int | None, int]] = []
     seen: set[int] = set()

@@ -876,7 +876,7 @@ def _row_strided(load: tl.LoadOp) -> bool:
     rank = b.get_num_dims()
     if load.strides is None or rank < 2 or load.symbols:
         return False
-    *lead_steps, row_step, lane_step = load.strides.get_values()
+    *_, row_step, lane_step = load.strides.get_values()
     lane = linearize(load.map.data.results[-1])
     if row_step == 1 or any(d != 1 for d in t.get_shape()[:-2]):
         return False

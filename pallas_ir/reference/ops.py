@@ -34,7 +34,7 @@ from xdsl.ir.affine import (
     AffineSymExpr,
 )
 
-from pallas_ir.dialects.common import (  # noqa: E402
+from pallas_ir.dialects.common import (
     BroadcastOpBase,
     CompareOpBase,
     ConvertOpBase,
@@ -45,7 +45,7 @@ from pallas_ir.dialects.common import (  # noqa: E402
     SelectOpBase,
     TransposeOpBase,
 )
-from pallas_ir.dtypes import numpy_dtype  # noqa: E402
+from pallas_ir.dtypes import numpy_dtype
 
 
 class ReferenceError(Exception):

@@ -508,7 +508,7 @@ class PallasOptMain(xDSLOptMain):
         stream = (
             sys.stdout
             if self.args.output_file is None
-            else open(self.args.output_file, "w", encoding="utf-8")
+            else open(self.args.output_file, "w", encoding="utf-8")  # noqa: SIM115 - or stdout
         )
         try:
             stream.write("// -----\n".join(outputs))
@@ -554,7 +554,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `pallas-opt ... | head`: the reader is gone, stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except Exception as e:  # a bug in pallas-ir, not in the input
+    except Exception as e:  # noqa: BLE001 - a bug in pallas-ir, not in the input
         if os.environ.get("PALLAS_IR_DEBUG"):
             traceback.print_exc()
         print(

@@ -55,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except pallas_ir.IRError as e:
         print(e, file=sys.stderr)
         return 1
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 - any failure is said with its location
         op = getattr(e, "op", None)
         from pallas_ir.diagnostics import location_of
 
