@@ -40,13 +40,12 @@ class CompiledFunction:
         chip: str = "v5e",
         interpret: bool | None = None,
     ):
-        text, self._inputs, self._constants, self._out_dtypes = torch_to_ta(
+        module, self._inputs, self._constants, self._out_dtypes = torch_to_ta(
             fn, example_inputs
         )
-        self.ir: dict[str, str] = {"ta": text}
+        self.ir: dict[str, str] = {"ta": str(module)}
         stage = "ta"
         try:
-            module = pallas_ir.parse(text, getattr(fn, "__name__", "<fn>"))
             pallas_ir.verify(module)
             for stage in default_pipeline(chip).split(","):
                 pallas_ir.run_passes(module, stage)

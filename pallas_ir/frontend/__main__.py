@@ -55,10 +55,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {path} defines no function '{name}'", file=sys.stderr)
         return 1
     try:
-        text, *_ = torch_to_ta(fn, [_example(s) for s in args.shapes])
+        module, *_ = torch_to_ta(fn, [_example(s) for s in args.shapes])
     except UnsupportedError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    text = str(module) + "\n"
     if args.output:
         with open(args.output, "w") as f:
             f.write(text)

@@ -1,0 +1,411 @@
+"""The frontend's IR builders: a `Kernel` builds one `ta.kernel` (its loop, loads,
+stores, reductions and scalar `arith`/`math` ops) with xDSL's `Builder`; a `Program`
+collects the kernels and assembles `func.func @forward`, which allocates the
+intermediates and launches the kernels in order.
+
+A tensor of the graph is a `Value`: a shape and a way to compute its element at any
+index, given as affine expressions of the loop dims of the kernel that reads it. The
+lowerings (`pallas_ir.frontend.lowerings`) make Values; `Program.kernel` materialises
+one into a buffer.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from xdsl.builder import Builder
+from xdsl.dialects import arith, func
+from xdsl.dialects import math as math_dialect
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    bf16,
+    f32,
+    i1,
+    i32,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineBinaryOpExpr, AffineExpr, AffineMap, AffineSymExpr
+from xdsl.rewriter import InsertPoint
+
+from pallas_ir.affine_analysis import row_major_strides
+from pallas_ir.dialects.common import ArgRole
+from pallas_ir.dialects.tensor_access import (
+    AllocOp,
+    KernelOp,
+    LaunchOp,
+    LoadOp,
+    LoopOp,
+    ReduceOp,
+    ReshapeOp,
+    StoreOp,
+)
+
+DTYPES = {
+    torch.float32: "f32",
+    torch.bfloat16: "f32",
+    torch.int32: "i32",
+    torch.int64: "i32",
+    torch.bool: "i1",
+}
+"""Element types in kernels. int64 is narrowed to i32 (TPU kernels have no 64-bit types;
+the host converts at the boundary), bool is i1 in registers, stored as i32, and
+bfloat16 is stored as bf16 and computed in f32 (as Inductor does: rounded where the
+program casts to bfloat16 and where a result is stored)."""
+
+_TYPES: dict[str, Attribute] = {"f32": f32, "bf16": bf16, "i32": i32, "i1": i1}
+
+_SCALAR_OPS: dict[str, type[Operation]] = {
+    op.name: op for op in [*arith.Arith.operations, *math_dialect.Math.operations]
+}
+"""`arith` and `math` ops by name: `Kernel.op` builds them through their constructors."""
+
+
+def stored_as(dtype: torch.dtype) -> str | None:
+    """The element type a buffer of `dtype` holds, where it is not its value type's."""
+    return "bf16" if dtype == torch.bfloat16 else None
+
+
+class UnsupportedError(Exception):
+    """A torch program the frontend cannot compile: the ATen op, why, and where."""
+
+    def __init__(self, op: str, reason: str, where: str = ""):
+        self.op, self.reason, self.where = op, reason, where
+        at = f" (at {where})" if where else ""
+        super().__init__(f"{op}: {reason}{at}")
+
+
+@dataclass(eq=False)
+class Buffer:
+    """A buffer of @forward: an input's storage, an intermediate, or an output."""
+
+    name: str
+    numel: int
+    host_shape: tuple[int, ...]
+    element: str = "f32"
+    """The stored element type (f32, bf16 or i32; bool is stored as i32)."""
+    boolean: bool = False
+    """Holds bool values (stored as i32 0/1)."""
+
+    @staticmethod
+    def holding(
+        name: str,
+        shape: Sequence[int],
+        element: str,
+        numel: int = 0,
+        stored: str | None = None,
+    ) -> Buffer:
+        """A buffer for values of `element` (bool is stored as i32; `stored` overrides,
+        e.g. bf16 for f32 values); `numel` defaults to the shape's (at least 1)."""
+        stored = stored or ("f32" if element == "f32" else "i32")
+        return Buffer(
+            name, numel or max(math.prod(shape), 1), tuple(shape), stored, element == "i1"
+        )
+
+    @property
+    def value_element(self) -> str:
+        """The element type of the values it holds, in a kernel."""
+        return "i1" if self.boolean else "f32" if self.element == "bf16" else self.element
+
+    @property
+    def flat(self) -> MemRefType:
+        return MemRefType(_TYPES[self.element], [self.numel])
+
+    @property
+    def host(self) -> MemRefType:
+        return MemRefType(_TYPES[self.element], self.host_shape)
+
+
+def _symbols_in(expr: AffineExpr, found: set[int]) -> set[int]:
+    if isinstance(expr, AffineSymExpr):
+        found.add(expr.position)
+    elif isinstance(expr, AffineBinaryOpExpr):
+        _symbols_in(expr.lhs, found)
+        _symbols_in(expr.rhs, found)
+    return found
+
+
+class Kernel:
+    """One `ta.kernel` being built: its loop, the buffers it reads (its arguments, in
+    order of first use) and a Builder at the end of the loop body."""
+
+    def __init__(self, name: str, bounds: Sequence[int], reduce_bounds: Sequence[int]):
+        self.name = name
+        self.block = Block()
+        self.loop = LoopOp(bounds, reduce_bounds)
+        self.block.add_op(self.loop)
+        self.ivs = self.loop.body.block.args
+        for j, iv in enumerate(self.ivs):
+            iv.name_hint = f"l{j}"
+        self.builder = Builder(InsertPoint.at_end(self.loop.body.block))
+        self.reads: list[Buffer] = []
+        self.args: dict[int, SSAValue] = {}
+        self.count = 0
+        self.symbols: list[SSAValue] = []
+        """The index values of data-dependent indices: symbol k of an index expression
+        stands for symbols[k] (each load renumbers the ones it uses)."""
+
+    def _insert(self, op: Operation) -> SSAValue:
+        """Insert `op` at the end of the loop body; its result is named `v<n>`, n
+        counting the kernel's values (the names the emitted Python keeps)."""
+        self.builder.insert(op)
+        self.count += 1
+        op.results[0].name_hint = f"v{self.count}"
+        return op.results[0]
+
+    def arg(self, buf: Buffer) -> SSAValue:
+        """The kernel argument holding `buf` (appended at its first use)."""
+        if id(buf) not in self.args:
+            arg = self.block.insert_arg(buf.flat, len(self.block.args))
+            arg.name_hint = buf.name
+            self.args[id(buf)] = arg
+        return self.args[id(buf)]
+
+    def symbol(self, value: SSAValue) -> AffineExpr:
+        """A data-dependent index (an i32 value) to use in an index expression."""
+        self.symbols.append(self.op("arith.index_cast", value, IndexType()))
+        return AffineExpr.symbol(len(self.symbols) - 1)
+
+    def load(self, buf: Buffer, index: AffineExpr) -> SSAValue:
+        if buf not in self.reads:
+            self.reads.append(buf)
+        used = sorted(_symbols_in(index, set()))
+        if used:
+            renumbered = [
+                AffineExpr.symbol(used.index(s) if s in used else s)
+                for s in range(len(self.symbols))
+            ]
+            index = index.replace_dims_and_symbols([], renumbered)
+        access = AffineMap(len(self.ivs), len(used), (index,))
+        load = LoadOp(
+            self.arg(buf),
+            AffineMapAttr(access),
+            self.ivs,
+            [self.symbols[s] for s in used],
+        )
+        v = self._insert(load)
+        return self.cast(v, buf.element, buf.value_element)
+
+    def store(self, value: SSAValue, buf: Buffer, shape: Sequence[int]) -> None:
+        """Store `value` into `buf`, contiguous of `shape`, at the point of the loop's
+        first len(shape) dims."""
+        n_dims = len(shape)
+        strides = row_major_strides(shape)
+        flat = AffineExpr.dimension(0) * strides[0]
+        for j, s in enumerate(strides[1:], 1):
+            flat = flat + AffineExpr.dimension(j) * s
+        access = AffineMapAttr(AffineMap(n_dims, 0, (flat,)))
+        self.builder.insert(StoreOp(value, self.arg(buf), access, self.ivs[:n_dims]))
+
+    def op(self, name: str, *operands: SSAValue | Attribute | str) -> SSAValue:
+        """The result of the `arith`/`math` op `name` on `operands` (a cmp's predicate
+        and a cast's target type go after its operands, as its constructor takes them)."""
+        return self._insert(_SCALAR_OPS[name](*operands))
+
+    def reduce(self, kind: str, value: SSAValue) -> SSAValue:
+        return self._insert(ReduceOp(kind, value))
+
+    def constant(self, value: float | bool, element: str = "f32") -> SSAValue:
+        if element == "i1":
+            attr = IntegerAttr(int(bool(value)), i1)
+        elif element == "i32":
+            attr = IntegerAttr(int(value), i32)
+        elif math.isfinite(value):
+            # Nine significant digits: a float32 round-trips through them.
+            attr = FloatAttr(float(f"{float(value):.9e}"), f32)
+        else:
+            attr = FloatAttr(float(value), f32)
+        return self._insert(arith.ConstantOp(attr))
+
+    def cmp(self, predicate: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        """`arith.cmpf` (f32) or `arith.cmpi` (integers) with the predicate for it."""
+        return self.op(
+            "arith.cmpf" if lhs.type == f32 else "arith.cmpi", lhs, rhs, predicate
+        )
+
+    def cast(self, v: SSAValue, source: str, target: str) -> SSAValue:
+        """`v` of element type `source` as `target` (torch's conversion rules)."""
+        if source == target:
+            return v
+        if target == "bf16" and source != "f32":
+            return self.cast(self.cast(v, source, "f32"), "f32", target)
+        if target == "i1":
+            zero = self.constant(0, source)
+            return self.cmp("une" if source == "f32" else "ne", v, zero)
+        ops = {
+            ("i1", "i32"): "arith.extui",
+            ("i1", "f32"): "arith.uitofp",
+            ("i32", "f32"): "arith.sitofp",
+            ("f32", "i32"): "arith.fptosi",
+            ("f32", "bf16"): "arith.truncf",
+            ("bf16", "f32"): "arith.extf",
+        }
+        return self.op(ops[source, target], v, _TYPES[target])
+
+
+Index = Sequence[AffineExpr]
+Emit = Callable[[Kernel, Index], SSAValue]
+
+
+@dataclass
+class Value:
+    shape: tuple[int, ...]
+    emit: Emit
+    """The element at an index (affine expressions of the kernel's loop dims)."""
+    element: str = "f32"
+
+
+def const(n: int) -> AffineExpr:
+    """The index expression `n` (AffineExpr's operators put constants on the right;
+    an int on the left of `-` would not mean what it says)."""
+    return AffineExpr.constant(n)
+
+
+def linear(terms: Sequence[AffineExpr], start: AffineExpr | None = None) -> AffineExpr:
+    """`start + terms[0] + terms[1] + ...`, left to right (0 when there are none)."""
+    total = start
+    for t in terms:
+        total = t if total is None else total + t
+    return const(0) if total is None else total
+
+
+def storage_value(buf: Buffer, shape, strides) -> Value:
+    """Stored data viewed with `strides` from the start of `buf`."""
+
+    def emit(k: Kernel, idx: Index) -> SSAValue:
+        return k.load(buf, linear([e * s for e, s in zip(idx, strides) if s]))
+
+    return Value(tuple(shape), emit, buf.value_element)
+
+
+def remap(v: Value, shape, index: Callable[[Index], list[AffineExpr]]) -> Value:
+    """A view of `v`: the element at `idx` is v's element at `index(idx)`."""
+    return Value(tuple(shape), lambda k, idx: v.emit(k, index(idx)), v.element)
+
+
+def broadcast_index(v: Value, out_shape: Sequence[int], idx: Index) -> list[AffineExpr]:
+    """The index into `v` (broadcast to `out_shape`) of output index `idx`."""
+    lead = len(out_shape) - len(v.shape)
+    return [const(0) if n == 1 else idx[lead + k] for k, n in enumerate(v.shape)]
+
+
+def unreduced(idx: Index, dims: Sequence[int], rank: int) -> list[AffineExpr]:
+    """The index into a keepdim result (unit `dims`) of the index `idx` without them."""
+    it = iter(idx)
+    return [const(0) if d in dims else next(it) for d in range(rank)]
+
+
+@dataclass
+class Program:
+    """The kernels built so far and the launches of @forward, in order."""
+
+    kernels: list[KernelOp] = field(default_factory=list[KernelOp])
+    launches: list[tuple[str, list[Buffer]]] = field(
+        default_factory=list[tuple[str, list[Buffer]]]
+    )
+    count: int = 0
+    iotas: dict[int, Buffer] = field(default_factory=dict[int, Buffer])
+    """Constant inputs 0 .. n-1 (i32): a position along a dim as a value, at any
+    index expression (`cat`, `arange`), by a load."""
+
+    def fresh(self, stem: str) -> str:
+        self.count += 1
+        return f"{stem}{self.count}"
+
+    def position(self, k: Kernel, index: AffineExpr, n: int) -> SSAValue:
+        """The i32 value of the index expression `index` (in [0, n))."""
+        if n not in self.iotas:
+            self.iotas[n] = Buffer.holding(f"iota{n}", (n,), "i32")
+        return k.load(self.iotas[n], index)
+
+    def kernel(
+        self, value: Value, out: Buffer, reduce: Sequence[int] = (), kind: str = ""
+    ) -> None:
+        """A kernel that computes `value` (reduced over its dims `reduce` by `kind`)
+        into the contiguous buffer `out`."""
+        kept = [d for d in range(len(value.shape)) if d not in reduce]
+        order = kept + list(reduce)
+        # A 0-d result (a full reduction) still loops: over one unit dim in front.
+        unit = 0 if kept else 1
+        kept_shape = [value.shape[d] for d in kept] or [1]
+        k = Kernel(self.fresh("k"), kept_shape, [value.shape[d] for d in reduce])
+        # Loop dim j walks value dim order[j]: kept dims first, reductions last.
+        idx: list[AffineExpr] = [const(0)] * len(value.shape)
+        for j, d in enumerate(order):
+            idx[d] = AffineExpr.dimension(j + unit)
+        v = value.emit(k, idx)
+        element = value.element
+        if reduce:
+            if element == "i1":  # any / all: max / min of 0 and 1
+                v, element = k.cast(v, "i1", "i32"), "i32"
+            v = k.reduce(kind, v)
+            if kind in ("argmax", "argmin"):
+                element = "i32"
+        v = k.cast(v, element, out.element)  # bool is stored as i32
+        k.store(v, out, kept_shape)
+        k.arg(out)
+        roles = [ArgRole.IN] * len(k.reads) + [ArgRole.OUT]
+        kernel = KernelOp(k.name, [], roles, Region(k.block))
+        self.kernels.append(kernel)
+        self.launches.append((k.name, [*k.reads, out]))
+
+    def module(
+        self, inputs: Sequence[Buffer], temps: Sequence[Buffer], outputs: Sequence[Buffer]
+    ) -> ModuleOp:
+        """The kernels and `func.func @forward(inputs) -> outputs`, which allocates
+        `temps` (the intermediates and outputs) and launches the kernels."""
+        forward = func.FuncOp(
+            "forward", ([b.host for b in inputs], [b.host for b in outputs])
+        )
+        body = forward.body.block
+        host = Builder(InsertPoint.at_end(body))
+        values: dict[int, SSAValue] = {}
+        flats: dict[int, SSAValue] = {}
+        for b, arg in zip(inputs, body.args):
+            arg.name_hint = b.name
+            values[id(b)] = arg
+        for b in [*inputs, *temps]:
+            if id(b) not in values:
+                values[id(b)] = host.insert(AllocOp(b.host)).result
+                values[id(b)].name_hint = b.name
+            flats[id(b)] = host.insert(ReshapeOp(values[id(b)], b.flat)).result
+            flats[id(b)].name_hint = f"{b.name}_flat"
+        for name, operands in self.launches:
+            host.insert(LaunchOp(name, [flats[id(b)] for b in operands]))
+        host.insert(func.ReturnOp(*[values[id(b)] for b in outputs]))
+        return ModuleOp([*self.kernels, forward])
+
+
+def where(node: torch.fx.Node) -> str:
+    """The user's source line of `node` (its innermost recorded frame and the code on
+    that line), or the graph node's name when the trace recorded none."""
+    lines = [ln.strip() for ln in (node.meta.get("stack_trace") or "").splitlines()]
+    frames = [i for i, ln in enumerate(lines) if ln.startswith("File")]
+    if not frames:
+        return f"graph node {node.name}"
+    # The innermost frame of the user's code, not of torch's own modules (a
+    # torch.nn.BatchNorm2d's forward).
+    torch_dir = str(Path(torch.__file__).parent)
+    users = [i for i in frames if torch_dir not in lines[i]]
+    at = (users or frames)[-1]
+    m = re.match(r'File "(.*)", line (\d+), in (.*)', lines[at])
+    frame = f"{m[1]}:{m[2]} in {m[3]}" if m else lines[at]
+    code = lines[at + 1] if at + 1 < len(lines) else ""
+    return f"{frame}: {code}" if code else frame
+
+
+def scalar_element(x) -> str:
+    return "i1" if isinstance(x, bool) else "i32" if isinstance(x, int) else "f32"
+
+
+def ints(x) -> list[int]:
+    return [int(v) for v in (x if isinstance(x, list | tuple) else [x])]

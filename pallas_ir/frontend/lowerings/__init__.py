@@ -1,0 +1,15 @@
+"""The frontend's ATen lowerings, one small function per op family, registered with
+`@lowers` (see `registry`). Importing the package registers them all."""
+
+from pallas_ir.frontend.lowerings import (  # noqa: F401  (registers the lowerings)
+    creation,
+    elementwise,
+    indexing,
+    matmul,
+    norms,
+    reductions,
+    views,
+)
+from pallas_ir.frontend.lowerings.registry import LOWERINGS, Lowering, lower, lowers
+
+__all__ = ["LOWERINGS", "Lowering", "lower", "lowers"]

@@ -1,0 +1,395 @@
+"""Element-wise ops: each emits its scalar `arith`/`math` ops on the operands' values at
+the broadcast index, so a chain of them fuses into the kernel that needs its result."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from xdsl.ir import SSAValue
+
+from pallas_ir.frontend.kernel_builder import (
+    Kernel,
+    Value,
+    broadcast_index,
+    scalar_element,
+    stored_as,
+)
+from pallas_ir.frontend.lowerings.registry import Lowering, lowers
+
+aten = torch.ops.aten
+prims = torch.ops.prims
+
+_FLOAT_UNARY = {
+    aten.exp.default: "math.exp",
+    aten.log.default: "math.log",
+    aten.tanh.default: "math.tanh",
+    aten.sqrt.default: "math.sqrt",
+    aten.rsqrt.default: "math.rsqrt",
+    aten.sin.default: "math.sin",
+    aten.cos.default: "math.cos",
+    aten.tan.default: "math.tan",
+    aten.erf.default: "math.erf",
+    aten.floor.default: "math.floor",
+    aten.ceil.default: "math.ceil",
+    aten.log1p.default: "math.log1p",
+    aten.expm1.default: "math.expm1",
+}
+
+_FLOAT_COMPOSED = {
+    aten.sigmoid.default,
+    aten.reciprocal.default,
+    aten.sinh.default,
+    aten.cosh.default,
+    aten.asin.default,
+    aten.acos.default,
+    aten.atan.default,
+}
+"""Unary ops with a float result made of other scalar ops (see `_unary`)."""
+
+
+def _unary(target, k: Kernel, a: SSAValue, element: str) -> SSAValue | None:
+    """The scalar op of an element-wise unary ATen op on `a` (already of `element`)."""
+    if target in _FLOAT_UNARY:
+        return k.op(_FLOAT_UNARY[target], a)
+    f = element == "f32"
+    if target is aten.neg.default:
+        return (
+            k.op("arith.negf", a) if f else k.op("arith.subi", k.constant(0, element), a)
+        )
+    if target is aten.abs.default:
+        return k.op("math.absf" if f else "math.absi", a)
+    if target is aten.relu.default:
+        return k.op("arith.maximumf" if f else "arith.maxsi", a, k.constant(0, element))
+    if target is aten.sigmoid.default:  # 1 / (1 + exp(-a))
+        e = k.op("math.exp", k.op("arith.negf", a))
+        one = k.constant(1.0)
+        return k.op("arith.divf", one, k.op("arith.addf", k.constant(1.0), e))
+    if target is aten.reciprocal.default:
+        return k.op("arith.divf", k.constant(1.0), a)
+    if target in (aten.sinh.default, aten.cosh.default):  # (e^a -+ e^-a) / 2
+        up = k.op("math.exp", a)
+        down = k.op("math.exp", k.op("arith.negf", a))
+        op = "arith.subf" if target is aten.sinh.default else "arith.addf"
+        return k.op("arith.mulf", k.op(op, up, down), k.constant(0.5))
+    if target in (aten.asin.default, aten.acos.default):  # atan2 of the sides
+        square = k.op("arith.mulf", a, a)
+        side = k.op("math.sqrt", k.op("arith.subf", k.constant(1.0), square))
+        y, x = (a, side) if target is aten.asin.default else (side, a)
+        return k.op("math.atan2", y, x)
+    if target is aten.atan.default:
+        return k.op("math.atan2", a, k.constant(1.0))
+    if target in (aten.round.default, aten.trunc.default) and not f:
+        return a  # integers are whole already
+    if target is aten.round.default:  # half to even, as torch
+        return k.op("math.roundeven", a)
+    if target is aten.trunc.default:  # toward zero
+        negative = k.cmp("olt", a, k.constant(0.0))
+        up, down = k.op("math.ceil", a), k.op("math.floor", a)
+        return k.op("arith.select", negative, up, down)
+    if target is aten.sign.default:
+        zero = k.constant(0, element)
+        pos = k.cmp("ogt" if f else "sgt", a, zero)
+        neg = k.cmp("olt" if f else "slt", a, zero)
+        # A float zero (or NaN) keeps its value: a * 0.
+        rest = k.op("arith.mulf", a, zero) if f else zero
+        v = k.op("arith.select", neg, k.constant(-1, element), rest)
+        return k.op("arith.select", pos, k.constant(1, element), v)
+    if target is aten.logical_not.default:
+        return k.op("arith.xori", a, k.constant(True, "i1"))
+    if target is aten.bitwise_not.default:  # all bits flipped (true for a bool)
+        if element == "f32":
+            return None
+        ones = k.constant(True, "i1") if element == "i1" else k.constant(-1, element)
+        return k.op("arith.xori", a, ones)
+    return None
+
+
+@lowers(
+    *_FLOAT_UNARY,
+    *_FLOAT_COMPOSED,
+    aten.neg.default,
+    aten.abs.default,
+    aten.relu.default,
+    aten.round.default,
+    aten.trunc.default,
+    aten.sign.default,
+    aten.logical_not.default,
+    aten.bitwise_not.default,
+)
+def unary(c: Lowering, args) -> Value:
+    a, target, element = args[0], c.target, c.element
+    # exp of an int tensor is float: the operand takes the result's type first.
+    source = element if target in _FLOAT_UNARY or target in _FLOAT_COMPOSED else a.element
+
+    def emit(k, idx):
+        v = k.cast(a.emit(k, idx), a.element, source)
+        out = _unary(target, k, v, source)
+        if out is None:
+            raise c.unsupported(f"not for {a.element} data")
+        return out
+
+    return Value(c.shape, emit, element)
+
+
+_BINARY = {
+    # target: (float op, integer op, bool op)
+    aten.add.Tensor: ("arith.addf", "arith.addi", "arith.ori"),
+    aten.add.Scalar: ("arith.addf", "arith.addi", "arith.ori"),
+    aten.sub.Tensor: ("arith.subf", "arith.subi", None),
+    aten.sub.Scalar: ("arith.subf", "arith.subi", None),
+    aten.mul.Tensor: ("arith.mulf", "arith.muli", "arith.andi"),
+    aten.mul.Scalar: ("arith.mulf", "arith.muli", "arith.andi"),
+    aten.div.Tensor: ("arith.divf", None, None),
+    aten.div.Scalar: ("arith.divf", None, None),
+    aten.pow.Scalar: ("math.powf", None, None),
+    aten.atan2.default: ("math.atan2", None, None),
+    aten.maximum.default: ("arith.maximumf", "arith.maxsi", "arith.ori"),
+    aten.minimum.default: ("arith.minimumf", "arith.minsi", "arith.andi"),
+    aten.pow.Tensor_Tensor: ("math.powf", None, None),
+    aten.pow.Tensor_Scalar: ("math.powf", None, None),
+    aten.logical_and.default: (None, None, "arith.andi"),
+    aten.logical_or.default: (None, None, "arith.ori"),
+    aten.bitwise_and.Tensor: (None, "arith.andi", "arith.andi"),
+    aten.bitwise_or.Tensor: (None, "arith.ori", "arith.ori"),
+    aten.bitwise_xor.Tensor: (None, "arith.xori", "arith.xori"),
+    aten.bitwise_and.Scalar: (None, "arith.andi", "arith.andi"),
+    aten.bitwise_or.Scalar: (None, "arith.ori", "arith.ori"),
+    aten.bitwise_xor.Scalar: (None, "arith.xori", "arith.xori"),
+    aten.logical_xor.default: (None, None, "arith.xori"),
+}
+
+_LOGICAL = {aten.logical_and.default, aten.logical_or.default, aten.logical_xor.default}
+"""Their operands are truth values: any dtype, compared with zero."""
+
+
+def _divide(k: Kernel, a, b, element: str, mode: str | None) -> SSAValue:
+    """a / b rounded as `mode` (None: true division, "trunc", "floor"), as torch."""
+    if element != "f32":
+        return k.op("arith.floordivsi" if mode == "floor" else "arith.divsi", a, b)
+    q = k.op("arith.divf", a, b)
+    if mode is None:
+        return q
+    rounded = _unary(getattr(aten, mode).default, k, q, "f32")
+    assert rounded is not None
+    return rounded
+
+
+def _remainder(k: Kernel, a, b, element: str, floor: bool) -> SSAValue:
+    """torch.fmod (`floor` False: the sign of a) or torch.remainder (the sign of b)."""
+    if element == "f32":
+        q = _divide(k, a, b, element, "floor" if floor else "trunc")
+        return k.op("arith.subf", a, k.op("arith.mulf", q, b))
+    r = k.op("arith.remsi", a, b)
+    if not floor:
+        return r
+    zero = k.constant(0, element)
+    nonzero = k.cmp("ne", r, zero)
+    differ = k.op("arith.xori", k.cmp("slt", r, zero), k.cmp("slt", b, zero))
+    fix = k.op("arith.andi", nonzero, differ)
+    shifted = k.op("arith.addi", r, b)
+    return k.op("arith.select", fix, shifted, r)
+
+
+_ARITHMETIC = {
+    # target: the scalar op on (kernel, lhs, rhs, element, kwargs)
+    aten.fmod.Tensor: lambda k, a, b, e, kw: _remainder(k, a, b, e, False),
+    aten.fmod.Scalar: lambda k, a, b, e, kw: _remainder(k, a, b, e, False),
+    aten.remainder.Tensor: lambda k, a, b, e, kw: _remainder(k, a, b, e, True),
+    aten.remainder.Scalar: lambda k, a, b, e, kw: _remainder(k, a, b, e, True),
+    aten.div.Tensor_mode: lambda k, a, b, e, kw: _divide(
+        k, a, b, e, kw.get("rounding_mode")
+    ),
+    aten.div.Scalar_mode: lambda k, a, b, e, kw: _divide(
+        k, a, b, e, kw.get("rounding_mode")
+    ),
+}
+"""Binary ops made of several scalar ops."""
+
+_COMPARE = {
+    # target: (cmpf predicate, cmpi predicate)
+    aten.gt.Tensor: ("ogt", "sgt"), aten.gt.Scalar: ("ogt", "sgt"),
+    aten.ge.Tensor: ("oge", "sge"), aten.ge.Scalar: ("oge", "sge"),
+    aten.lt.Tensor: ("olt", "slt"), aten.lt.Scalar: ("olt", "slt"),
+    aten.le.Tensor: ("ole", "sle"), aten.le.Scalar: ("ole", "sle"),
+    aten.eq.Tensor: ("oeq", "eq"), aten.eq.Scalar: ("oeq", "eq"),
+    aten.ne.Tensor: ("une", "ne"), aten.ne.Scalar: ("une", "ne"),
+}  # fmt: skip
+
+
+@lowers(*_BINARY, *_COMPARE, *_ARITHMETIC)
+def binary(c: Lowering, args) -> Value:
+    a, b = args[0], args[1]
+    target, shape, kwargs = c.target, c.shape, c.kwargs
+    alpha = kwargs.get("alpha", 1)
+    compare = target in _COMPARE
+    # Operands meet in the result's type (a comparison's: the wider operand's).
+    widths = ["f32", "i32", "i1"]
+    kinds = [x.element if isinstance(x, Value) else scalar_element(x) for x in (a, b)]
+    common = min(kinds, key=widths.index) if compare else c.element
+    if target in _LOGICAL:
+        common = "i1"
+
+    def operand(k, x, idx):
+        if isinstance(x, Value):
+            return k.cast(x.emit(k, broadcast_index(x, shape, idx)), x.element, common)
+        return k.constant(x, common)
+
+    def emit(k, idx):
+        lhs, rhs = operand(k, a, idx), operand(k, b, idx)
+        if target in _ARITHMETIC:
+            if common == "i1":
+                raise c.unsupported("not for bool data")
+            return _ARITHMETIC[target](k, lhs, rhs, common, kwargs)
+        if compare:
+            fp, ip = _COMPARE[target]
+            return k.cmp(fp if common == "f32" else ip, lhs, rhs)
+        if alpha != 1:
+            mul = "arith.mulf" if common == "f32" else "arith.muli"
+            rhs = k.op(mul, rhs, k.constant(alpha, common))
+        op = dict(zip(["f32", "i32", "i1"], _BINARY[target]))[common]
+        if op is None:
+            raise c.unsupported(f"not for {common} data")
+        return k.op(op, lhs, rhs)
+
+    return Value(shape, emit, c.element)
+
+
+@lowers(aten.where.self)
+def where(c: Lowering, args) -> Value:
+    cond, a, b = args
+    shape, element = c.shape, c.element
+
+    def pick(k, idx):
+        test = cond.emit(k, broadcast_index(cond, shape, idx))
+        vals = [
+            k.cast(x.emit(k, broadcast_index(x, shape, idx)), x.element, element)
+            if isinstance(x, Value)
+            else k.constant(x, element)
+            for x in (a, b)
+        ]
+        return k.op("arith.select", test, vals[0], vals[1])
+
+    return Value(shape, pick, element)
+
+
+@lowers(aten.hardtanh.default)
+def hardtanh(c: Lowering, args) -> Value:  # clamp to [min_val, max_val]
+    low, high = (list(args[1:]) + [-1.0, 1.0][len(args) - 1 :])[:2]
+    return c.lower(aten.clamp.default, [args[0], low, high])
+
+
+@lowers(aten.clamp.default, aten.clamp_min.default, aten.clamp_max.default)
+def clamp(c: Lowering, args) -> Value:
+    a, target, element = args[0], c.target, c.element
+    low = args[1] if target is not aten.clamp_max.default else None
+    high = (
+        args[2]
+        if target is aten.clamp.default and len(args) > 2
+        else (args[1] if target is aten.clamp_max.default else None)
+    )
+
+    def emit(k, idx):
+        v = k.cast(a.emit(k, idx), a.element, element)
+        f = element == "f32"
+        if low is not None:
+            v = k.op(
+                "arith.maximumf" if f else "arith.maxsi", v, k.constant(low, element)
+            )
+        if high is not None:
+            v = k.op(
+                "arith.minimumf" if f else "arith.minsi", v, k.constant(high, element)
+            )
+        return v
+
+    return Value(c.shape, emit, element)
+
+
+@lowers(aten.leaky_relu.default, aten.elu.default)
+def rectified(c: Lowering, args) -> Value:
+    a, leaky = args[0], c.target is aten.leaky_relu.default
+    if leaky:
+        slope = args[1] if len(args) > 1 else 0.01
+        alpha, scale, input_scale = 0.0, 1.0, 1.0
+    else:
+        alpha, scale, input_scale = (list(args[1:]) + [1.0, 1.0, 1.0])[:3]
+
+    def emit(k, idx):
+        x = a.emit(k, idx)
+        positive = k.cmp("ogt", x, k.constant(0.0))
+        if leaky:
+            low = k.op("arith.mulf", x, k.constant(slope))
+        else:  # scale * alpha * (exp(x * input_scale) - 1)
+            e = k.op("math.expm1", k.op("arith.mulf", x, k.constant(input_scale)))
+            low = k.op("arith.mulf", e, k.constant(alpha * scale))
+        high = k.op("arith.mulf", x, k.constant(scale))
+        return k.op("arith.select", positive, high, low)
+
+    return Value(c.shape, emit)
+
+
+@lowers(aten.isnan.default, aten.isinf.default)
+def float_class(c: Lowering, args) -> Value:
+    a, nan = args[0], c.target is aten.isnan.default
+
+    def emit(k, idx):
+        x = a.emit(k, idx)
+        if nan:
+            return k.cmp("uno", x, x)
+        return k.cmp("oeq", k.op("math.absf", x), k.constant(math.inf))
+
+    return Value(c.shape, emit, "i1")
+
+
+@lowers(aten.gelu.default)
+def gelu(c: Lowering, args) -> Value:
+    a = args[0]
+    tanh_form = c.kwargs.get("approximate", "none") == "tanh"
+
+    def emit(k, idx):
+        x = a.emit(k, idx)
+        if tanh_form:  # 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
+            x3 = k.op("arith.mulf", x, k.op("arith.mulf", x, x))
+            inner = k.op("arith.addf", x, k.op("arith.mulf", x3, k.constant(0.044715)))
+            t = k.op(
+                "math.tanh",
+                k.op("arith.mulf", inner, k.constant(math.sqrt(2 / math.pi))),
+            )
+        else:  # 0.5 x (1 + erf(x / sqrt(2)))
+            t = k.op("math.erf", k.op("arith.mulf", x, k.constant(1 / math.sqrt(2))))
+        one_plus = k.op("arith.addf", k.constant(1.0), t)
+        half_x = k.op("arith.mulf", x, k.constant(0.5))
+        return k.op("arith.mulf", half_x, one_plus)
+
+    return Value(c.shape, emit)
+
+
+@lowers(aten.copy.default)
+def copy(c: Lowering, args) -> Value:  # dst's shape and type, src's values
+    src, shape, element = args[1], c.shape, c.element
+    return Value(
+        shape,
+        lambda k, idx: k.cast(
+            src.emit(k, broadcast_index(src, shape, idx)), src.element, element
+        ),
+        element,
+    )
+
+
+@lowers(aten._to_copy.default, prims.convert_element_type.default)
+def convert(c: Lowering, args) -> Value:
+    a, node, element = args[0], c.node, c.element
+    val = node.meta.get("val")
+    bf16 = isinstance(val, torch.Tensor) and stored_as(val.dtype) == "bf16"
+    source = (
+        node.args[0].meta.get("val") if isinstance(node.args[0], torch.fx.Node) else None
+    )
+    rounds = bf16 and getattr(source, "dtype", None) != torch.bfloat16
+
+    def emit(k, idx):
+        v = k.cast(a.emit(k, idx), a.element, element)
+        if rounds:  # to bfloat16's precision, and on in f32
+            v = k.cast(k.cast(v, "f32", "bf16"), "bf16", "f32")
+        return v
+
+    return Value(c.shape, emit, element)

@@ -1,0 +1,123 @@
+"""Gathers and concatenation. A gather reads the table at an index that is data (a map
+symbol), which indirect-load-to-scalar-prefetch turns into row DMAs or scalar prefetch;
+`cat` reads every part in bounds and picks one by the position along its dim."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+from xdsl.ir.affine import AffineExpr
+
+from pallas_ir.frontend.kernel_builder import Kernel, Value, broadcast_index
+from pallas_ir.frontend.lowerings.registry import Lowering, lowers
+
+aten = torch.ops.aten
+
+
+def _row_of(k: Kernel, index: Value, at: Sequence[AffineExpr], n: int, wrap: bool):
+    """A data-dependent index: the index tensor's value at `at`, as a map symbol
+    (torch's wrap of negative indices when `wrap`)."""
+    v = k.cast(index.emit(k, at), index.element, "i32")
+    if wrap:
+        negative = k.cmp("slt", v, k.constant(0, "i32"))
+        up = k.op("arith.addi", v, k.constant(n, "i32"))
+        v = k.op("arith.select", negative, up, v)
+    return k.symbol(v)
+
+
+@lowers(aten.embedding.default)
+def embedding(c: Lowering, args) -> Value:
+    weight, index = args[0], args[1]
+    n = len(index.shape)
+
+    def emit(k, idx):
+        row = _row_of(k, index, idx[:n], weight.shape[0], False)
+        return weight.emit(k, [row, *idx[n:]])
+
+    return Value(c.shape, emit, weight.element)
+
+
+@lowers(aten.index_select.default)
+def index_select(c: Lowering, args) -> Value:
+    x, dim, index = args[0], int(args[1]) % len(args[0].shape), args[2]
+
+    def emit(k, idx):
+        row = _row_of(k, index, [idx[dim]], x.shape[dim], False)
+        return x.emit(k, [*idx[:dim], row, *idx[dim + 1 :]])
+
+    return Value(c.shape, emit, x.element)
+
+
+@lowers(aten.gather.default)
+def gather(c: Lowering, args) -> Value:
+    x, dim, index = args[0], int(args[1]) % len(args[0].shape), args[2]
+
+    def emit(k, idx):
+        row = _row_of(k, index, list(idx), x.shape[dim], False)
+        return x.emit(k, [*idx[:dim], row, *idx[dim + 1 :]])
+
+    return Value(c.shape, emit, x.element)
+
+
+@lowers(aten.index.Tensor)
+def index(c: Lowering, args) -> Value:
+    """x[i0, i1, ...]: index tensors for the leading dims, broadcast together."""
+    x, indices, shape = args[0], args[1], c.shape
+    masks = [n for n in c.node.args[1] if isinstance(n, torch.fx.Node)]
+    if any(n.meta["val"].dtype == torch.bool for n in masks):
+        raise c.unsupported("a boolean mask index has a data-dependent shape")
+    # x[:, i, j]: index tensors (broadcast together) on some dims, the others sliced
+    # whole. As numpy: the broadcast dims replace the indexed ones where those are
+    # adjacent, and go first otherwise.
+    indexed = [d for d, i in enumerate(indices) if i is not None]
+    adjacent = indexed == list(range(indexed[0], indexed[-1] + 1))
+    at = indexed[0] if adjacent else 0
+    n_kept = len(x.shape) - len(indexed)
+    n_bcast = len(shape) - n_kept
+    bcast_shape = shape[at : at + n_bcast]
+
+    def emit(k, idx):
+        bcast = idx[at : at + n_bcast]
+        kept = iter([*idx[:at], *idx[at + n_bcast :]])
+        full = []
+        for d, n in enumerate(x.shape):
+            i = indices[d] if d < len(indices) else None
+            if i is None:
+                full.append(next(kept))
+            else:
+                full.append(
+                    _row_of(k, i, broadcast_index(i, bcast_shape, bcast), n, True)
+                )
+        return x.emit(k, full)
+
+    return Value(shape, emit, x.element)
+
+
+@lowers(aten.cat.default)
+def cat(c: Lowering, args) -> Value:
+    shape, element, prog = c.shape, c.element, c.prog
+    parts = [p for p in args[0] if math.prod(p.shape) > 0]
+    dim = (int(args[1]) if len(args) > 1 else 0) % len(shape)
+    n = shape[dim]
+
+    def emit(k, idx):
+        # Every part is read in bounds at every point (its index taken mod its
+        # length) and the position along `dim` picks the part.
+        at = prog.position(k, idx[dim], n)
+        value, start = None, 0
+        for part in parts:
+            m = part.shape[dim]
+            local = list(idx)
+            local[dim] = (idx[dim] - start) % m
+            v = k.cast(part.emit(k, local), part.element, element)
+            if value is None:
+                value = v
+            else:
+                here = k.cmp("sge", at, k.constant(start, "i32"))
+                value = k.op("arith.select", here, v, value)
+            start += m
+        return value
+
+    return Value(shape, emit, element)

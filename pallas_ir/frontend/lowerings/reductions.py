@@ -1,0 +1,187 @@
+"""Reductions (sum, amax, amin, prod, argmax, argmin, any, all; mean, var, norms, max
+and min of them). A reduction is materialised: its own kernel (`ta.loop [kept] reduce
+[reduced]`, the element-wise prologue fused) writes a `ta.alloc` buffer, which later
+values read as storage (the epilogue fuses into its consumers)."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from pallas_ir.affine_analysis import row_major_strides
+from pallas_ir.frontend.kernel_builder import (
+    DTYPES,
+    Buffer,
+    Value,
+    broadcast_index,
+    ints,
+    remap,
+    storage_value,
+    unreduced,
+)
+from pallas_ir.frontend.lowerings.registry import Lowering, lowers
+
+aten = torch.ops.aten
+
+_REDUCE = {
+    aten.sum.dim_IntList: "sum",
+    aten.amax.default: "max",
+    aten.amin.default: "min",
+    aten.prod.dim_int: "prod",
+    aten.argmax.default: "argmax",
+    aten.argmin.default: "argmin",
+    aten.any.dim: "max",
+    aten.any.dims: "max",
+    aten.all.dim: "min",
+}
+
+
+def _reduced_dims(a: Value, given) -> list[int]:
+    """The dims `given` (all of them when None or []) as sorted non-negative dims."""
+    dims = list(range(len(a.shape))) if given is None or given == [] else ints(given)
+    return sorted({d % len(a.shape) for d in dims})
+
+
+@lowers(*_REDUCE)
+def reduce(c: Lowering, args) -> Value:
+    a = args[0]
+    dims = _reduced_dims(a, args[1] if len(args) > 1 else None)
+    keep = bool(args[2]) if len(args) > 2 else False
+    kept = [n for d, n in enumerate(a.shape) if d not in dims]
+    buf = Buffer.holding(c.prog.fresh("t"), kept, c.element)
+    c.buffers.append(buf)
+    c.prog.kernel(a, buf, dims, _REDUCE[c.target])
+    stored = storage_value(buf, kept, row_major_strides(kept))
+    if not keep:
+        return stored
+    return remap(
+        stored, c.shape, lambda idx: [i for d, i in enumerate(idx) if d not in dims]
+    )
+
+
+@lowers(aten.mean.dim, aten.mean.default)
+def mean(c: Lowering, args) -> Value:
+    a = args[0]
+    given = args[1] if len(args) > 1 else None
+    dims = list(range(len(a.shape))) if given is None or given == [] else ints(given)
+    n = math.prod(a.shape[d % len(a.shape)] for d in dims)
+    total = c.lower(aten.sum.dim_IntList, [a, dims, *args[2:3]])
+    return Value(
+        c.shape,
+        lambda k, idx: k.op("arith.mulf", total.emit(k, idx), k.constant(1.0 / n)),
+    )
+
+
+@lowers(aten.max.default, aten.min.default)
+def extreme(c: Lowering, args) -> Value:
+    kind = aten.amax.default if c.target is aten.max.default else aten.amin.default
+    return c.lower(kind, [args[0], []], element=c.element)
+
+
+@lowers(aten.max.dim, aten.min.dim)
+def extreme_and_index(c: Lowering, args) -> list[Value]:  # (values, indices)
+    x, dim = args[0], int(args[1])
+    keep = bool(args[2]) if len(args) > 2 else False
+    value, index = (
+        (aten.amax.default, aten.argmax.default)
+        if c.target is aten.max.dim
+        else (aten.amin.default, aten.argmin.default)
+    )
+    shapes = c.shapes
+    element = DTYPES[c.node.meta["val"][0].dtype]
+    return [
+        c.lower(value, [x, [dim], keep], shape=shapes[0], element=element),
+        c.lower(index, [x, dim, keep], shape=shapes[1], element="i32"),
+    ]
+
+
+def variance(c: Lowering, args, kwargs, shape) -> tuple[Value, Value]:
+    """torch.var's value and the mean it is taken about: sum((x - mean)^2) / (N -
+    correction) over the reduced dims."""
+    a = args[0]
+    dims = _reduced_dims(a, args[1] if len(args) > 1 else kwargs.get("dim"))
+    correction = kwargs.get("correction", 1)
+    if c.node.target is aten.var.dim:  # var(x, dim, unbiased, keepdim)
+        correction = int(args[2]) if len(args) > 2 else 1
+        keep = bool(args[3]) if len(args) > 3 else kwargs.get("keepdim", False)
+    else:
+        correction = 1 if correction is None else correction
+        keep = kwargs.get("keepdim", False)
+    kept_shape = tuple(1 if d in dims else n for d, n in enumerate(a.shape))
+    mean = c.lower(aten.mean.dim, [a, dims, True], shape=kept_shape)
+
+    def square(k, idx):
+        centred = k.op(
+            "arith.subf",
+            a.emit(k, idx),
+            mean.emit(k, broadcast_index(mean, a.shape, idx)),
+        )
+        return k.op("arith.mulf", centred, centred)
+
+    total = c.lower(
+        aten.sum.dim_IntList,
+        [Value(a.shape, square), dims, keep],
+        shape=shape,
+        element="f32",
+    )
+    n = math.prod(a.shape[d] for d in dims)
+    scale = 1.0 / (n - correction) if n > correction else math.nan
+
+    def var(k, idx):
+        return k.op("arith.mulf", total.emit(k, idx), k.constant(scale))
+
+    if keep:
+        return Value(shape, var), mean
+    return Value(shape, var), remap(
+        mean, shape, lambda idx: unreduced(idx, dims, len(a.shape))
+    )
+
+
+@lowers(aten.var.correction, aten.var.dim)
+def var(c: Lowering, args) -> Value:
+    return variance(c, args, c.kwargs, c.shape)[0]
+
+
+@lowers(aten.var_mean.correction)
+def var_mean(c: Lowering, args) -> list[Value]:
+    var, mean = variance(c, args, c.kwargs, c.shapes[0])
+    return [var, mean]
+
+
+@lowers(aten.linalg_vector_norm.default)
+def vector_norm(c: Lowering, args) -> Value:
+    a, kwargs = args[0], c.kwargs
+    order = args[1] if len(args) > 1 else kwargs.get("ord", 2)
+    dims = args[2] if len(args) > 2 else kwargs.get("dim")
+    keep = args[3] if len(args) > 3 else kwargs.get("keepdim", False)
+    dims = list(range(len(a.shape))) if dims is None else ints(dims)
+
+    def magnitude(k, idx):
+        return k.op("math.absf", a.emit(k, idx))
+
+    if order in (math.inf, -math.inf):
+        kind = aten.amax.default if order > 0 else aten.amin.default
+        return c.lower(kind, [Value(a.shape, magnitude), dims, keep])
+    if order == 0 or not isinstance(order, int | float):
+        raise c.unsupported(f"ord={order} is not supported")
+
+    def powered(k, idx):
+        if order == 1:
+            return magnitude(k, idx)
+        if order == 2:
+            x = a.emit(k, idx)
+            return k.op("arith.mulf", x, x)
+        return k.op("math.powf", magnitude(k, idx), k.constant(order))
+
+    total = c.lower(aten.sum.dim_IntList, [Value(a.shape, powered), dims, keep])
+
+    def root(k, idx):
+        v = total.emit(k, idx)
+        if order == 1:
+            return v
+        if order == 2:
+            return k.op("math.sqrt", v)
+        return k.op("math.powf", v, k.constant(1.0 / order))
+
+    return Value(c.shape, root)

@@ -1,0 +1,111 @@
+"""The registry of ATen lowerings: `@lowers(aten.mul.Tensor, aten.mul.Scalar)` on a
+function `(ctx: Lowering, args) -> Value` (a list of Values for an op with several
+results) makes it the one way the frontend converts those ops. It is also the list of
+what the frontend supports: an op without a lowering is an `UnsupportedError`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from pallas_ir.frontend.kernel_builder import (
+    DTYPES,
+    Buffer,
+    Program,
+    UnsupportedError,
+    Value,
+    where,
+)
+
+LoweringFn = Callable[["Lowering", list[Any]], "Value | list[Value]"]
+
+LOWERINGS: dict[Any, LoweringFn] = {}
+"""ATen op overload → its lowering."""
+
+
+def lowers(*targets) -> Callable[[LoweringFn], LoweringFn]:
+    """Register the decorated function as the lowering of `targets` (ATen overloads)."""
+
+    def register(fn: LoweringFn) -> LoweringFn:
+        for target in targets:
+            assert target not in LOWERINGS, f"{target} has two lowerings"
+            LOWERINGS[target] = fn
+        return fn
+
+    return register
+
+
+@dataclass
+class Lowering:
+    """What a lowering knows of the op it converts: the graph node (for its result's
+    dtype and the user's source line), the ATen `target` (a lowering may serve
+    several), its `kwargs`, result `shape` and kernel `element` type, and the
+    program it adds kernels and intermediate buffers to."""
+
+    prog: Program
+    node: torch.fx.Node
+    target: Any
+    kwargs: dict[str, Any]
+    shape: tuple[int, ...]
+    element: str
+    buffers: list[Buffer]
+
+    @property
+    def where(self) -> str:
+        return where(self.node)
+
+    @property
+    def shapes(self) -> list[tuple[int, ...]]:
+        """The result shapes of an op with several results."""
+        return [tuple(v.shape) for v in self.node.meta["val"]]
+
+    def unsupported(self, reason: str) -> UnsupportedError:
+        return UnsupportedError(str(self.target), reason, self.where)
+
+    def lower(
+        self,
+        target,
+        args: Sequence[Any],
+        kwargs: dict[str, Any] | None = None,
+        shape: Sequence[int] | None = None,
+        element: str | None = None,
+    ) -> Value:
+        """The value of ATen op `target` on `args`, for the same node (a lowering made
+        of others: mean of sum)."""
+        value = lower(
+            self.prog,
+            self.node,
+            target,
+            list(args),
+            kwargs or {},
+            tuple(self.shape if shape is None else shape),
+            self.buffers,
+            element,
+        )
+        assert isinstance(value, Value)
+        return value
+
+
+def lower(
+    prog: Program,
+    node: torch.fx.Node,
+    target,
+    args: list[Any],
+    kwargs: dict[str, Any],
+    shape: tuple[int, ...],
+    buffers: list[Buffer],
+    element: str | None = None,
+) -> Value | list[Value]:
+    """The value (or values) of ATen op `target` on `args` (of `shape`; `element`
+    defaults to the node's result type)."""
+    fn = LOWERINGS.get(target)
+    if fn is None:
+        raise UnsupportedError(str(target), "no lowering to ta yet", where(node))
+    if element is None:
+        val = node.meta.get("val")
+        element = DTYPES.get(val.dtype, "f32") if isinstance(val, torch.Tensor) else "f32"
+    ctx = Lowering(prog, node, target, dict(kwargs), shape, element, buffers)
+    return fn(ctx, args)
