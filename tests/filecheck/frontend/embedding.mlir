@@ -1,0 +1,12 @@
+// RUN: python -m pallas_ir.frontend %S/Inputs/programs.py:embedding --shapes 'f32[100,128]' 'i64[16]' | filecheck %s
+
+// F.embedding(ids, table): the id read at the row (int64 narrowed to i32) becomes an
+// index value, the symbol s0 of the table's load map: a gather.
+
+// CHECK:      ta.kernel @{{\w+}}(%[[IDS:\w+]]: memref<16xi32> {role = "in"}, %[[TABLE:\w+]]: memref<12800xf32> {role = "in"}, %[[OUT:\w+]]: memref<2048xf32> {role = "out"}) {
+// CHECK-NEXT:   ta.loop [16, 128] (%[[I:\w+]], %[[J:\w+]]) {
+// CHECK-NEXT:     %[[ID:\w+]] = ta.load %[[IDS]][affine_map<(d0, d1) -> (d0)>](%[[I]], %[[J]]) : memref<16xi32>
+// CHECK-NEXT:     %[[ROW:\w+]] = arith.index_cast %[[ID]] : i32 to index
+// CHECK-NEXT:     %[[V:\w+]] = ta.load %[[TABLE]][affine_map<(d0, d1)[s0] -> (((s0 * 128) + d1))>](%[[I]], %[[J]])[%[[ROW]]] : memref<12800xf32>
+// CHECK-NEXT:     ta.store %[[V]], %[[OUT]]
+// CHECK:      func.func @forward(%{{\w+}}: memref<100x128xf32>, %{{\w+}}: memref<16xi32>) -> memref<16x128xf32>
