@@ -30,7 +30,13 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Attribute, Block, BlockArgument, Region, SSAValue
+from xdsl.ir import (
+    Attribute,
+    Block,
+    BlockArgument,
+    Region,
+    SSAValue,
+)
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
     AffineBinaryOpKind,
@@ -54,33 +60,38 @@ from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, NoTerminator, Pure, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
-from xdsl.utils.str_enum import StrEnum
+
+# The contracts live in `enums`; these names stay importable from here too.
+from pallas_ir.dialects.enums import (  # noqa: F401
+    FLOAT_PREDICATES,
+    INT_PREDICATES,
+    READABLE_ROLES,
+    WRITABLE_ROLES,
+    ArgRole,
+    ArgRoleAttr,
+    ComparePredicate,
+    ComparePredicateAttr,
+    ReductionKind,
+    ReductionKindAttr,
+    arg_role_attrs,
+    check_dialect,
+    compare_predicate_attr,
+    dialect_of,
+    reduction_kind_attr,
+    verify_reduction_kind,
+)
 
 # ---------------------------------------------------------------------------------------
 # Kernel argument roles
 
 
-class ArgRole(StrEnum):
-    """What a kernel does with a buffer argument."""
-
-    IN = "in"
-    OUT = "out"
-    INOUT = "inout"
-    PREFETCH = "prefetch"
-    """A small integer buffer whose values choose blocks (scalar prefetch, SMEM on TPU)."""
-
-
-READABLE_ROLES = frozenset({ArgRole.IN, ArgRole.INOUT, ArgRole.PREFETCH})
-WRITABLE_ROLES = frozenset({ArgRole.OUT, ArgRole.INOUT})
-
-
 def parse_kernel_signature(
     parser: Parser,
-) -> tuple[StringAttr, list[Parser.Argument], list[str]]:
+) -> tuple[StringAttr, list[Parser.Argument], list[ArgRole]]:
     """Parse `@name(%a: T {role = "in"}, ...)` and return name, block args and roles."""
     name = parser.parse_symbol_name()
 
-    def parse_one() -> tuple[Parser.Argument, str]:
+    def parse_one() -> tuple[Parser.Argument, ArgRole]:
         arg = parser.parse_argument()
         pos = parser.pos
         attrs = parser.parse_optional_attr_dict()
@@ -95,14 +106,24 @@ def parse_kernel_signature(
             parser.raise_error(
                 "kernel arguments take only a role attribute", pos, parser.pos
             )
-        return arg, role.data
+        valid = {r.value for r in ArgRole}
+        if role.data not in valid:
+            parser.raise_error(
+                f"argument #{len(roles)} has role '{role.data}'; expected one of "
+                + ", ".join(sorted(valid)),
+                pos,
+                parser.pos,
+            )
+        roles.append(ArgRole(role.data))
+        return arg, roles[-1]
 
+    roles: list[ArgRole] = []
     pairs = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parse_one)
     return name, [a for a, _ in pairs], [r for _, r in pairs]
 
 
 def print_kernel_signature(
-    printer: Printer, name: StringAttr, block: Block, roles: ArrayAttr[StringAttr]
+    printer: Printer, name: StringAttr, block: Block, roles: ArrayAttr[ArgRoleAttr]
 ) -> None:
     printer.print_string(" ")
     printer.print_symbol_name(name.data)
@@ -115,7 +136,7 @@ def print_kernel_signature(
     printer.print_string(")")
 
 
-def verify_roles(roles: ArrayAttr[StringAttr], region: Region, what: str) -> None:
+def verify_roles(roles: ArrayAttr[ArgRoleAttr], region: Region, what: str) -> None:
     if not region.blocks:
         raise VerifyException(f"{what} needs a body")
     block = region.block
@@ -123,13 +144,8 @@ def verify_roles(roles: ArrayAttr[StringAttr], region: Region, what: str) -> Non
         raise VerifyException(
             f"{what} has {len(block.args)} arguments but {len(roles.data)} roles"
         )
-    valid = {r.value for r in ArgRole}
-    for i, role in enumerate(roles.data):
-        if role.data not in valid:
-            raise VerifyException(
-                f"argument #{i} has role '{role.data}'; expected one of "
-                + ", ".join(sorted(valid))
-            )
+    for role in roles.data:
+        check_dialect(role, what, "role")
     if not any(r.data in WRITABLE_ROLES for r in roles.data):
         raise VerifyException(f"{what} has no output argument (role 'out' or 'inout')")
 
@@ -156,7 +172,7 @@ class KernelOpBase(IRDLOperation):
     """
 
     sym_name = prop_def(SymbolNameConstraint())
-    roles = prop_def(ArrayAttr[StringAttr])
+    roles = prop_def(ArrayAttr[ArgRoleAttr])
     body = region_def("single_block")
 
     traits = traits_def(SymbolOpInterface(), IsolatedFromAbove(), NoTerminator())
@@ -173,13 +189,17 @@ class KernelOpBase(IRDLOperation):
         super().__init__(
             properties={
                 "sym_name": StringAttr(name),
-                "roles": ArrayAttr([StringAttr(str(r)) for r in roles]),
+                "roles": arg_role_attrs(self.name, roles),
             },
             regions=[body],
         )
 
     def role_of(self, arg: BlockArgument) -> ArgRole:
-        return ArgRole(self.roles.data[arg.index].data)
+        return self.roles.data[arg.index].data
+
+    def set_roles(self, roles: Sequence[str | ArgRole]) -> None:
+        """Replace the roles (one per argument), e.g. after adding an argument."""
+        self.roles = arg_role_attrs(self.name, roles)
 
     @classmethod
     def parse(cls, parser: Parser):
@@ -298,35 +318,12 @@ def verify_map_arity(
 # Reductions
 
 
-class ReductionKind(StrEnum):
-    SUM = "sum"
-    PROD = "prod"
-    MAX = "max"
-    MIN = "min"
-    ARGMAX = "argmax"
-    ARGMIN = "argmin"
-
-    @property
-    def returns_index(self) -> bool:
-        return self in (ReductionKind.ARGMAX, ReductionKind.ARGMIN)
-
-
 def parse_reduction_kind(parser: Parser) -> ReductionKind:
     """Parse `<sum>`."""
     parser.parse_punctuation("<")
     kind = parser.parse_str_enum(ReductionKind)
     parser.parse_punctuation(">")
     return kind
-
-
-def verify_reduction_kind(kind: StringAttr) -> ReductionKind:
-    try:
-        return ReductionKind(kind.data)
-    except ValueError:
-        raise VerifyException(
-            f"unknown reduction kind '{kind.data}'; expected one of "
-            + ", ".join(k.value for k in ReductionKind)
-        ) from None
 
 
 def reduction_result_type(kind: ReductionKind, element_or_tensor: Attribute) -> Attribute:
@@ -514,42 +511,31 @@ class SelectOpBase(IRDLOperation):
             )
 
 
-FLOAT_PREDICATES = (
-    "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
-    "ueq", "ugt", "uge", "ult", "ule", "une", "uno",
-)  # fmt: skip
-"""arith.cmpf's predicates but the constant `false`/`true`: `o*` are false where either
-side is NaN, `u*` true; `ord` is "neither is NaN", `uno` "either is"."""
-
-INT_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
-"""arith.cmpi's predicates: `s*` compare as signed, `u*` as unsigned."""
-
-
 class CompareOpBase(IRDLOperation):
     """`%c = D.compare <olt> %a, %b : tensor<8x128xf32>`: an elementwise comparison of
     two tiles of one type, giving an `i1` tile of their shape. The predicates are
     arith's (`FLOAT_PREDICATES` on floats, `INT_PREDICATES` on integers and index)."""
 
     T: ClassVar = VarConstraint("T", base(TensorType))
-    predicate = prop_def(StringAttr)
+    predicate = prop_def(ComparePredicateAttr)
     lhs = operand_def(T)
     rhs = operand_def(T)
     result = result_def(TensorType)
 
     traits = traits_def(Pure())
 
-    def __init__(self, predicate: str, lhs: SSAValue, rhs: SSAValue):
+    def __init__(self, predicate: ComparePredicate | str, lhs: SSAValue, rhs: SSAValue):
         assert isinstance(lhs.type, TensorType)
         super().__init__(
             operands=[lhs, rhs],
-            properties={"predicate": StringAttr(predicate)},
+            properties={"predicate": compare_predicate_attr(self.name, predicate)},
             result_types=[TensorType(IntegerType(1), lhs.type.get_shape())],
         )
 
     @classmethod
     def parse(cls, parser: Parser):
         parser.parse_punctuation("<")
-        predicate = parser.parse_identifier()
+        predicate = parser.parse_str_enum(ComparePredicate)
         parser.parse_punctuation(">")
         lhs = parser.parse_unresolved_operand()
         parser.parse_punctuation(",")
@@ -573,6 +559,7 @@ class CompareOpBase(IRDLOperation):
         printer.print_attribute(self.lhs.type)
 
     def verify_(self) -> None:
+        check_dialect(self.predicate, self.name, "predicate")
         src, res = self.lhs.type, self.result.type
         assert isinstance(src, TensorType) and isinstance(res, TensorType)
         elt = src.element_type
@@ -596,7 +583,7 @@ class ReduceTileOpBase(IRDLOperation):
     """`%r = D.reduce <sum> %v [1] : tensor<8x128xf32> -> tensor<8x1xf32>`: reduced
     dims are kept with size 1; argmax/argmin reduce one dim and give i32 positions."""
 
-    kind = prop_def(StringAttr)
+    kind = prop_def(ReductionKindAttr)
     dims = prop_def(DenseArrayBase[I64])
     source = operand_def(TensorType)
     result = result_def(TensorType)
@@ -611,7 +598,7 @@ class ReduceTileOpBase(IRDLOperation):
         super().__init__(
             operands=[source],
             properties={
-                "kind": StringAttr(kind.value),
+                "kind": reduction_kind_attr(self.name, kind),
                 "dims": DenseArrayBase.from_list(i64, dims),
             },
             result_types=[TensorType(elt, shape)],
@@ -654,7 +641,7 @@ class ReduceTileOpBase(IRDLOperation):
         printer.print_attribute(self.result.type)
 
     def verify_(self) -> None:
-        kind = verify_reduction_kind(self.kind)
+        kind = verify_reduction_kind(self.kind, self.name)
         src, res = self.source.type, self.result.type
         assert isinstance(src, TensorType) and isinstance(res, TensorType)
         dims = self.dims.get_values()
