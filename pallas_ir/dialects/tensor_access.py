@@ -50,9 +50,11 @@ from xdsl.irdl import (
     var_operand_def,
 )
 from xdsl.parser import Parser
+from xdsl.pattern_rewriter import RewritePattern
 from xdsl.printer import Printer
 from xdsl.traits import (
     HasAncestor,
+    HasCanonicalizationPatternsTrait,
     HasParent,
     MemoryReadEffect,
     MemoryWriteEffect,
@@ -455,6 +457,17 @@ class ReduceOp(IRDLOperation):
             )
 
 
+class ReshapeHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from pallas_ir.dialects.canonicalization.ta import (
+            IdentityReshape,
+            ReshapeOfReshape,
+        )
+
+        return (ReshapeOfReshape(), IdentityReshape())
+
+
 @irdl_op_definition
 class ReshapeOp(IRDLOperation):
     """A contiguous reinterpretation of a buffer's storage: a view, no data moves.
@@ -472,7 +485,7 @@ class ReshapeOp(IRDLOperation):
     source = operand_def(MemRefType)
     result = result_def(MemRefType)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), ReshapeHasCanonicalizationPatterns())
     assembly_format = "$source attr-dict `:` type($source) `to` type($result)"
 
     def __init__(self, source: SSAValue, result_type: MemRefType):

@@ -50,9 +50,11 @@ from xdsl.irdl import (
     var_operand_def,
 )
 from xdsl.parser import Parser
+from xdsl.pattern_rewriter import RewritePattern
 from xdsl.printer import Printer
 from xdsl.traits import (
     HasAncestor,
+    HasCanonicalizationPatternsTrait,
     HasParent,
     MemoryReadEffect,
     MemoryWriteEffect,
@@ -498,6 +500,28 @@ class ScalarLoadOp(IRDLOperation):
         _kernel_arg(self.buffer, frozenset({ArgRole.PREFETCH}), "scalar_load")
 
 
+class TransposeHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from pallas_ir.dialects.canonicalization.tl import (
+            IdentityTranspose,
+            TransposeOfTranspose,
+        )
+
+        return (TransposeOfTranspose(), IdentityTranspose())
+
+
+class ReshapeHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from pallas_ir.dialects.canonicalization.tl import (
+            IdentityReshape,
+            ReshapeOfReshape,
+        )
+
+        return (ReshapeOfReshape(), IdentityReshape())
+
+
 @irdl_op_definition
 class TransposeOp(TransposeOpBase):
     """Permute the dims of a tile.
@@ -508,6 +532,8 @@ class TransposeOp(TransposeOpBase):
     """
 
     name = "tl.transpose"
+
+    traits = traits_def(Pure(), TransposeHasCanonicalizationPatterns())
 
 
 @irdl_op_definition
@@ -545,6 +571,8 @@ class ReshapeOp(ReshapeOpBase):
     """
 
     name = "tl.reshape"
+
+    traits = traits_def(Pure(), ReshapeHasCanonicalizationPatterns())
 
 
 @irdl_op_definition
