@@ -1,14 +1,15 @@
 """Syntax and verification helpers shared by the ta, tl and pallas dialects.
 
-Nothing here defines an op: this module holds the pieces that every level spells the
-same way (kernel signatures with argument roles, `%buf[map](dims)[symbols]` accesses,
-reduction kinds, interval bounds of index maps), so that the three dialects cannot drift
-apart and none of them imports another.
+Nothing here defines a concrete op: this module holds the pieces that every level spells
+the same way (kernel signatures with argument roles, `%buf[map](dims)[symbols]`
+accesses, the reductions and tile-level compute that tl and pallas share), so that the
+three dialects cannot drift apart. The enum contracts (roles, reduction kinds, compare
+predicates) are in `enums`; interval bounds of index maps in `pallas_ir.interval_bounds`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -38,11 +39,7 @@ from xdsl.ir import (
     SSAValue,
 )
 from xdsl.ir.affine import (
-    AffineBinaryOpExpr,
-    AffineBinaryOpKind,
-    AffineConstantExpr,
     AffineDimExpr,
-    AffineExpr,
     AffineMap,
     AffineSymExpr,
 )
@@ -61,7 +58,8 @@ from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, NoTerminator, Pure, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
-# The contracts live in `enums`; these names stay importable from here too.
+# The contracts live in `enums`, interval bounds in `interval_bounds`; these names stay
+# importable from here too.
 from pallas_ir.dialects.enums import (  # noqa: F401
     FLOAT_PREDICATES,
     INT_PREDICATES,
@@ -79,6 +77,12 @@ from pallas_ir.dialects.enums import (  # noqa: F401
     dialect_of,
     reduction_kind_attr,
     verify_reduction_kind,
+)
+from pallas_ir.interval_bounds import (  # noqa: F401
+    Interval,
+    expr_bounds,
+    loop_bounds_of,
+    map_bounds,
 )
 
 # ---------------------------------------------------------------------------------------
@@ -663,66 +667,6 @@ class ReduceTileOpBase(IRDLOperation):
             raise VerifyException(
                 f"result must be tensor<{_shape_str(shape)}x{elt}>, got {res}"
             )
-
-
-# ---------------------------------------------------------------------------------------
-# Interval bounds of affine expressions: used by verifiers to reject accesses that
-# leave their buffer for every point of a static iteration domain.
-
-
-Interval = tuple[int, int]
-
-
-def expr_bounds(
-    expr: AffineExpr, dims: Sequence[Interval | None], symbols: Sequence[Interval | None]
-) -> Interval | None:
-    """Inclusive bounds of `expr` over the box `dims` x `symbols`; None when unknown."""
-    match expr:
-        case AffineConstantExpr(value=v):
-            return (v, v)
-        case AffineDimExpr(position=p):
-            return dims[p] if p < len(dims) else None
-        case AffineSymExpr(position=p):
-            return symbols[p] if p < len(symbols) else None
-        case AffineBinaryOpExpr(kind=kind, lhs=lhs, rhs=rhs):
-            lo_hi = expr_bounds(lhs, dims, symbols)
-            r = expr_bounds(rhs, dims, symbols)
-            if lo_hi is None or r is None:
-                return None
-            (a, b), (c, d) = lo_hi, r
-            if kind == AffineBinaryOpKind.Add:
-                return (a + c, b + d)
-            if kind == AffineBinaryOpKind.Mul:
-                products = (a * c, a * d, b * c, b * d)
-                return (min(products), max(products))
-            if c != d or c <= 0:
-                return None  # division by a non-constant or non-positive value
-            if kind == AffineBinaryOpKind.FloorDiv:
-                return (a // c, b // c)
-            if kind == AffineBinaryOpKind.CeilDiv:
-                return (-(-a // c), -(-b // c))
-            if kind == AffineBinaryOpKind.Mod:
-                if b - a + 1 >= c or a // c != b // c:
-                    return (0, c - 1)
-                return (a % c, b % c)
-    return None
-
-
-def map_bounds(
-    map: AffineMap, dims: Sequence[Interval | None], symbols: Sequence[Interval | None]
-) -> list[Interval | None]:
-    return [expr_bounds(e, dims, symbols) for e in map.results]
-
-
-def loop_bounds_of(
-    values: Sequence[SSAValue], extent_of: Callable[[SSAValue], int | None]
-) -> list[Interval | None]:
-    """Intervals [0, extent - 1] of iteration variables; None where not known."""
-    out: list[Interval | None] = []
-    for v in values:
-        n = extent_of(v)
-        out.append(None if n is None or n <= 0 else (0, n - 1))
-    return out
 
 
 class DotOpBase(IRDLOperation):
