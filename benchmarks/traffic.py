@@ -17,8 +17,8 @@ if any did.
 
 `--pass-inputs` measures instead every single-kernel input of the pass tests
 (`tests/filecheck/passes`), launched by a synthetic @forward whose host buffers take the
-N-D shape the kernel views them as (`pallas_ir.check.lower_on_host_storage`, as a
-frontend holds torch tensors). Accesses that no Pallas idiom covers run on XLA there;
+N-D shape the kernel views them as (`lower_on_host_storage` in
+`tests/support/pass_inputs.py`, as a frontend holds torch tensors). Accesses that no Pallas idiom covers run on XLA there;
 their rows say so.
 """
 
@@ -36,13 +36,15 @@ from xdsl.ir import Operation
 
 import pallas_ir
 from pallas_ir.affine_analysis import linearize
-from pallas_ir.check import lower_on_host_storage, pass_test_programs
 from pallas_ir.dialects import pallas
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dtypes import numpy_dtype
 from pallas_ir.registry import default_pipeline
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+from support.pass_inputs import lower_on_host_storage, pass_test_programs
+
 EXAMPLES = ROOT / "examples"
 THRESHOLD = 1.05
 

@@ -34,7 +34,7 @@ from xdsl.ir.affine import (
     AffineSymExpr,
 )
 
-from pallas_ir.dialects.common import Interval, expr_bounds
+from pallas_ir.interval_bounds import Interval, expr_bounds
 
 # ---------------------------------------------------------------------------------------
 # Linear forms

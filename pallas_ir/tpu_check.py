@@ -37,6 +37,8 @@ from typing import Any
 
 import numpy as np
 
+from pallas_ir.tpu_rules import ALL_CHIPS, Chip
+
 __all__ = [
     "SUPPORTED_CHIPS",
     "ArraySpec",
@@ -93,22 +95,14 @@ class TpuCheckError(Exception):
     """Raised by the ``require_*`` helpers, or when libtpu is not installed."""
 
 
-# chip -> (topology name, chips_per_host_bounds, pltpu.ChipVersion member, TPU_ACCELERATOR_TYPE)
-_CHIPS: dict[str, tuple[str, tuple[int, int, int], str, str]] = {
-    "v5e": ("v5e:1x1", (1, 1, 1), "TPU_V5E", "v5litepod-1"),
-    "v6e": ("v6e:1x1", (1, 1, 1), "TPU_V6E", "v6e-1"),
-    "v4": ("v4:1x1x1", (1, 1, 1), "TPU_V4", "v4-8"),
-    "v5p": ("v5p:1x1x1", (1, 1, 1), "TPU_V5P", "v5p-8"),
-    "v7x": ("tpu7x:1x1x1", (1, 1, 1), "TPU_7X", "tpu7x-2"),
-}
-SUPPORTED_CHIPS: tuple[str, ...] = tuple(_CHIPS)
+SUPPORTED_CHIPS: tuple[str, ...] = tuple(ALL_CHIPS)
 
 _LIBTPU_PIN = "libtpu==0.0.42.1"
 
 
-def _chip_entry(chip: str) -> tuple[str, tuple[int, int, int], str, str]:
+def _chip_entry(chip: str) -> Chip:
     try:
-        return _CHIPS[chip]
+        return ALL_CHIPS[chip]
     except KeyError:
         raise ValueError(
             f"unknown TPU chip {chip!r}; expected one of {SUPPORTED_CHIPS}"
@@ -256,7 +250,7 @@ def register_cpu_as_tpu(chip: str = "v5e") -> None:
     from jax._src.pallas.mosaic import tpu_info
     from jax.experimental.pallas import tpu as pltpu
 
-    version = getattr(pltpu.ChipVersion, _CHIPS[chip][2])
+    version = getattr(pltpu.ChipVersion, ALL_CHIPS[chip].chip_version)
     info_fn = lambda: pltpu.get_tpu_info_for_chip(version, 1)
     # The CPU device kind is "cpu"; registering the literal avoids jax.devices(), which
     # would initialise every backend (and probe for a TPU when libtpu is installed).
@@ -339,7 +333,7 @@ def _child_env(chip: str) -> dict[str, str]:
     # Without these two, libtpu prints "could not determine TPU accelerator type" and an
     # INVALID_ARGUMENT "unexpected worker hostname" status at load. Neither changes the
     # target chip, which comes from the topology name.
-    env["TPU_ACCELERATOR_TYPE"] = _CHIPS[chip][3]
+    env["TPU_ACCELERATOR_TYPE"] = ALL_CHIPS[chip].accelerator_type
     env["TPU_WORKER_HOSTNAMES"] = "localhost"
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     env.pop("JAX_ENABLE_X64", None)  # the child sets x64 explicitly
@@ -618,7 +612,8 @@ def _child_main() -> int:
         from jax.experimental import topologies
         from jax.sharding import NamedSharding, PartitionSpec
 
-        name, bounds, _, _ = _chip_entry(chip)
+        entry = _chip_entry(chip)
+        name, bounds = entry.topology, entry.chips_per_host_bounds
         topo = topologies.get_topology_desc(
             platform="tpu",
             topology_name=name,

@@ -32,12 +32,30 @@ class Chip:
     topology: str
     default_scoped_vmem_bytes: int
     vmem_bytes: int
+    chip_version: str = ""
+    """The `pltpu.ChipVersion` member (`tpu_check` answers `get_tpu_info` with it)."""
+    accelerator_type: str = ""
+    """`TPU_ACCELERATOR_TYPE` of a one-chip slice (`tpu_check`'s deviceless compile)."""
+    chips_per_host_bounds: tuple[int, int, int] = (1, 1, 1)
 
 
 CHIPS: dict[str, Chip] = {
-    "v5e": Chip("v5e", "TPU v5 lite", "v5e:1x1", 16 << 20, 128 << 20),
-    "v6e": Chip("v6e", "TPU v6 lite", "v6e:1x1", 32 << 20, 128 << 20),
+    "v5e": Chip(
+        "v5e", "TPU v5 lite", "v5e:1x1", 16 << 20, 128 << 20, "TPU_V5E", "v5litepod-1"
+    ),
+    "v6e": Chip("v6e", "TPU v6 lite", "v6e:1x1", 32 << 20, 128 << 20, "TPU_V6E", "v6e-1"),
 }
+"""The chips the compiler targets."""
+
+CHECK_ONLY_CHIPS: dict[str, Chip] = {
+    "v4": Chip("v4", "TPU v4", "v4:1x1x1", 16 << 20, 16 << 20, "TPU_V4", "v4-8"),
+    "v5p": Chip("v5p", "TPU v5", "v5p:1x1x1", 16 << 20, 64 << 20, "TPU_V5P", "v5p-8"),
+    "v7x": Chip("v7x", "TPU7x", "tpu7x:1x1x1", 32 << 20, 64 << 20, "TPU_7X", "tpu7x-2"),
+}
+"""Chips `tpu_check` also compiles emitted kernels for (the facts' sweep: default scoped
+VMEM 16 MiB on v4/v5p, 32 MiB on 7x; physical 16, 64 and 64 MiB)."""
+
+ALL_CHIPS: dict[str, Chip] = CHIPS | CHECK_ONLY_CHIPS
 
 
 def min_sublanes(bitwidth: int) -> int:

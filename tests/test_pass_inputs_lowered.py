@@ -10,9 +10,10 @@ from pathlib import Path
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from support.pass_inputs import lower_on_host_storage, pass_test_programs
 
 import pallas_ir
-from pallas_ir.check import arg_specs, lower_on_host_storage, pass_test_programs
+from pallas_ir.check import arg_specs
 from pallas_ir.diagnostics import PassError
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects.common import find_forward

@@ -1,14 +1,15 @@
 """Syntax and verification helpers shared by the ta, tl and pallas dialects.
 
-Nothing here defines an op: this module holds the pieces that every level spells the
-same way (kernel signatures with argument roles, `%buf[map](dims)[symbols]` accesses,
-reduction kinds, interval bounds of index maps), so that the three dialects cannot drift
-apart and none of them imports another.
+Nothing here defines a concrete op: this module holds the pieces that every level spells
+the same way (kernel signatures with argument roles, `%buf[map](dims)[symbols]`
+accesses, the reductions and tile-level compute that tl and pallas share), so that the
+three dialects cannot drift apart. The enum contracts (roles, reduction kinds, compare
+predicates) are in `enums`; interval bounds of index maps in `pallas_ir.interval_bounds`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -30,13 +31,15 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Attribute, Block, BlockArgument, Region, SSAValue
+from xdsl.ir import (
+    Attribute,
+    Block,
+    BlockArgument,
+    Region,
+    SSAValue,
+)
 from xdsl.ir.affine import (
-    AffineBinaryOpExpr,
-    AffineBinaryOpKind,
-    AffineConstantExpr,
     AffineDimExpr,
-    AffineExpr,
     AffineMap,
     AffineSymExpr,
 )
@@ -54,33 +57,45 @@ from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, NoTerminator, Pure, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
-from xdsl.utils.str_enum import StrEnum
+
+# The contracts live in `enums`, interval bounds in `interval_bounds`; these names stay
+# importable from here too.
+from pallas_ir.dialects.enums import (  # noqa: F401
+    FLOAT_PREDICATES,
+    INT_PREDICATES,
+    READABLE_ROLES,
+    WRITABLE_ROLES,
+    ArgRole,
+    ArgRoleAttr,
+    ComparePredicate,
+    ComparePredicateAttr,
+    ReductionKind,
+    ReductionKindAttr,
+    arg_role_attrs,
+    check_dialect,
+    compare_predicate_attr,
+    dialect_of,
+    reduction_kind_attr,
+    verify_reduction_kind,
+)
+from pallas_ir.interval_bounds import (  # noqa: F401
+    Interval,
+    expr_bounds,
+    loop_bounds_of,
+    map_bounds,
+)
 
 # ---------------------------------------------------------------------------------------
 # Kernel argument roles
 
 
-class ArgRole(StrEnum):
-    """What a kernel does with a buffer argument."""
-
-    IN = "in"
-    OUT = "out"
-    INOUT = "inout"
-    PREFETCH = "prefetch"
-    """A small integer buffer whose values choose blocks (scalar prefetch, SMEM on TPU)."""
-
-
-READABLE_ROLES = frozenset({ArgRole.IN, ArgRole.INOUT, ArgRole.PREFETCH})
-WRITABLE_ROLES = frozenset({ArgRole.OUT, ArgRole.INOUT})
-
-
 def parse_kernel_signature(
     parser: Parser,
-) -> tuple[StringAttr, list[Parser.Argument], list[str]]:
+) -> tuple[StringAttr, list[Parser.Argument], list[ArgRole]]:
     """Parse `@name(%a: T {role = "in"}, ...)` and return name, block args and roles."""
     name = parser.parse_symbol_name()
 
-    def parse_one() -> tuple[Parser.Argument, str]:
+    def parse_one() -> tuple[Parser.Argument, ArgRole]:
         arg = parser.parse_argument()
         pos = parser.pos
         attrs = parser.parse_optional_attr_dict()
@@ -95,14 +110,24 @@ def parse_kernel_signature(
             parser.raise_error(
                 "kernel arguments take only a role attribute", pos, parser.pos
             )
-        return arg, role.data
+        valid = {r.value for r in ArgRole}
+        if role.data not in valid:
+            parser.raise_error(
+                f"argument #{len(roles)} has role '{role.data}'; expected one of "
+                + ", ".join(sorted(valid)),
+                pos,
+                parser.pos,
+            )
+        roles.append(ArgRole(role.data))
+        return arg, roles[-1]
 
+    roles: list[ArgRole] = []
     pairs = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parse_one)
     return name, [a for a, _ in pairs], [r for _, r in pairs]
 
 
 def print_kernel_signature(
-    printer: Printer, name: StringAttr, block: Block, roles: ArrayAttr[StringAttr]
+    printer: Printer, name: StringAttr, block: Block, roles: ArrayAttr[ArgRoleAttr]
 ) -> None:
     printer.print_string(" ")
     printer.print_symbol_name(name.data)
@@ -115,7 +140,7 @@ def print_kernel_signature(
     printer.print_string(")")
 
 
-def verify_roles(roles: ArrayAttr[StringAttr], region: Region, what: str) -> None:
+def verify_roles(roles: ArrayAttr[ArgRoleAttr], region: Region, what: str) -> None:
     if not region.blocks:
         raise VerifyException(f"{what} needs a body")
     block = region.block
@@ -123,13 +148,8 @@ def verify_roles(roles: ArrayAttr[StringAttr], region: Region, what: str) -> Non
         raise VerifyException(
             f"{what} has {len(block.args)} arguments but {len(roles.data)} roles"
         )
-    valid = {r.value for r in ArgRole}
-    for i, role in enumerate(roles.data):
-        if role.data not in valid:
-            raise VerifyException(
-                f"argument #{i} has role '{role.data}'; expected one of "
-                + ", ".join(sorted(valid))
-            )
+    for role in roles.data:
+        check_dialect(role, what, "role")
     if not any(r.data in WRITABLE_ROLES for r in roles.data):
         raise VerifyException(f"{what} has no output argument (role 'out' or 'inout')")
 
@@ -156,7 +176,7 @@ class KernelOpBase(IRDLOperation):
     """
 
     sym_name = prop_def(SymbolNameConstraint())
-    roles = prop_def(ArrayAttr[StringAttr])
+    roles = prop_def(ArrayAttr[ArgRoleAttr])
     body = region_def("single_block")
 
     traits = traits_def(SymbolOpInterface(), IsolatedFromAbove(), NoTerminator())
@@ -173,13 +193,17 @@ class KernelOpBase(IRDLOperation):
         super().__init__(
             properties={
                 "sym_name": StringAttr(name),
-                "roles": ArrayAttr([StringAttr(str(r)) for r in roles]),
+                "roles": arg_role_attrs(self.name, roles),
             },
             regions=[body],
         )
 
     def role_of(self, arg: BlockArgument) -> ArgRole:
-        return ArgRole(self.roles.data[arg.index].data)
+        return self.roles.data[arg.index].data
+
+    def set_roles(self, roles: Sequence[str | ArgRole]) -> None:
+        """Replace the roles (one per argument), e.g. after adding an argument."""
+        self.roles = arg_role_attrs(self.name, roles)
 
     @classmethod
     def parse(cls, parser: Parser):
@@ -298,35 +322,12 @@ def verify_map_arity(
 # Reductions
 
 
-class ReductionKind(StrEnum):
-    SUM = "sum"
-    PROD = "prod"
-    MAX = "max"
-    MIN = "min"
-    ARGMAX = "argmax"
-    ARGMIN = "argmin"
-
-    @property
-    def returns_index(self) -> bool:
-        return self in (ReductionKind.ARGMAX, ReductionKind.ARGMIN)
-
-
 def parse_reduction_kind(parser: Parser) -> ReductionKind:
     """Parse `<sum>`."""
     parser.parse_punctuation("<")
     kind = parser.parse_str_enum(ReductionKind)
     parser.parse_punctuation(">")
     return kind
-
-
-def verify_reduction_kind(kind: StringAttr) -> ReductionKind:
-    try:
-        return ReductionKind(kind.data)
-    except ValueError:
-        raise VerifyException(
-            f"unknown reduction kind '{kind.data}'; expected one of "
-            + ", ".join(k.value for k in ReductionKind)
-        ) from None
 
 
 def reduction_result_type(kind: ReductionKind, element_or_tensor: Attribute) -> Attribute:
@@ -514,42 +515,31 @@ class SelectOpBase(IRDLOperation):
             )
 
 
-FLOAT_PREDICATES = (
-    "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
-    "ueq", "ugt", "uge", "ult", "ule", "une", "uno",
-)  # fmt: skip
-"""arith.cmpf's predicates but the constant `false`/`true`: `o*` are false where either
-side is NaN, `u*` true; `ord` is "neither is NaN", `uno` "either is"."""
-
-INT_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
-"""arith.cmpi's predicates: `s*` compare as signed, `u*` as unsigned."""
-
-
 class CompareOpBase(IRDLOperation):
     """`%c = D.compare <olt> %a, %b : tensor<8x128xf32>`: an elementwise comparison of
     two tiles of one type, giving an `i1` tile of their shape. The predicates are
     arith's (`FLOAT_PREDICATES` on floats, `INT_PREDICATES` on integers and index)."""
 
     T: ClassVar = VarConstraint("T", base(TensorType))
-    predicate = prop_def(StringAttr)
+    predicate = prop_def(ComparePredicateAttr)
     lhs = operand_def(T)
     rhs = operand_def(T)
     result = result_def(TensorType)
 
     traits = traits_def(Pure())
 
-    def __init__(self, predicate: str, lhs: SSAValue, rhs: SSAValue):
+    def __init__(self, predicate: ComparePredicate | str, lhs: SSAValue, rhs: SSAValue):
         assert isinstance(lhs.type, TensorType)
         super().__init__(
             operands=[lhs, rhs],
-            properties={"predicate": StringAttr(predicate)},
+            properties={"predicate": compare_predicate_attr(self.name, predicate)},
             result_types=[TensorType(IntegerType(1), lhs.type.get_shape())],
         )
 
     @classmethod
     def parse(cls, parser: Parser):
         parser.parse_punctuation("<")
-        predicate = parser.parse_identifier()
+        predicate = parser.parse_str_enum(ComparePredicate)
         parser.parse_punctuation(">")
         lhs = parser.parse_unresolved_operand()
         parser.parse_punctuation(",")
@@ -573,6 +563,7 @@ class CompareOpBase(IRDLOperation):
         printer.print_attribute(self.lhs.type)
 
     def verify_(self) -> None:
+        check_dialect(self.predicate, self.name, "predicate")
         src, res = self.lhs.type, self.result.type
         assert isinstance(src, TensorType) and isinstance(res, TensorType)
         elt = src.element_type
@@ -596,7 +587,7 @@ class ReduceTileOpBase(IRDLOperation):
     """`%r = D.reduce <sum> %v [1] : tensor<8x128xf32> -> tensor<8x1xf32>`: reduced
     dims are kept with size 1; argmax/argmin reduce one dim and give i32 positions."""
 
-    kind = prop_def(StringAttr)
+    kind = prop_def(ReductionKindAttr)
     dims = prop_def(DenseArrayBase[I64])
     source = operand_def(TensorType)
     result = result_def(TensorType)
@@ -611,7 +602,7 @@ class ReduceTileOpBase(IRDLOperation):
         super().__init__(
             operands=[source],
             properties={
-                "kind": StringAttr(kind.value),
+                "kind": reduction_kind_attr(self.name, kind),
                 "dims": DenseArrayBase.from_list(i64, dims),
             },
             result_types=[TensorType(elt, shape)],
@@ -654,7 +645,7 @@ class ReduceTileOpBase(IRDLOperation):
         printer.print_attribute(self.result.type)
 
     def verify_(self) -> None:
-        kind = verify_reduction_kind(self.kind)
+        kind = verify_reduction_kind(self.kind, self.name)
         src, res = self.source.type, self.result.type
         assert isinstance(src, TensorType) and isinstance(res, TensorType)
         dims = self.dims.get_values()
@@ -676,66 +667,6 @@ class ReduceTileOpBase(IRDLOperation):
             raise VerifyException(
                 f"result must be tensor<{_shape_str(shape)}x{elt}>, got {res}"
             )
-
-
-# ---------------------------------------------------------------------------------------
-# Interval bounds of affine expressions: used by verifiers to reject accesses that
-# leave their buffer for every point of a static iteration domain.
-
-
-Interval = tuple[int, int]
-
-
-def expr_bounds(
-    expr: AffineExpr, dims: Sequence[Interval | None], symbols: Sequence[Interval | None]
-) -> Interval | None:
-    """Inclusive bounds of `expr` over the box `dims` x `symbols`; None when unknown."""
-    match expr:
-        case AffineConstantExpr(value=v):
-            return (v, v)
-        case AffineDimExpr(position=p):
-            return dims[p] if p < len(dims) else None
-        case AffineSymExpr(position=p):
-            return symbols[p] if p < len(symbols) else None
-        case AffineBinaryOpExpr(kind=kind, lhs=lhs, rhs=rhs):
-            lo_hi = expr_bounds(lhs, dims, symbols)
-            r = expr_bounds(rhs, dims, symbols)
-            if lo_hi is None or r is None:
-                return None
-            (a, b), (c, d) = lo_hi, r
-            if kind == AffineBinaryOpKind.Add:
-                return (a + c, b + d)
-            if kind == AffineBinaryOpKind.Mul:
-                products = (a * c, a * d, b * c, b * d)
-                return (min(products), max(products))
-            if c != d or c <= 0:
-                return None  # division by a non-constant or non-positive value
-            if kind == AffineBinaryOpKind.FloorDiv:
-                return (a // c, b // c)
-            if kind == AffineBinaryOpKind.CeilDiv:
-                return (-(-a // c), -(-b // c))
-            if kind == AffineBinaryOpKind.Mod:
-                if b - a + 1 >= c or a // c != b // c:
-                    return (0, c - 1)
-                return (a % c, b % c)
-    return None
-
-
-def map_bounds(
-    map: AffineMap, dims: Sequence[Interval | None], symbols: Sequence[Interval | None]
-) -> list[Interval | None]:
-    return [expr_bounds(e, dims, symbols) for e in map.results]
-
-
-def loop_bounds_of(
-    values: Sequence[SSAValue], extent_of: Callable[[SSAValue], int | None]
-) -> list[Interval | None]:
-    """Intervals [0, extent - 1] of iteration variables; None where not known."""
-    out: list[Interval | None] = []
-    for v in values:
-        n = extent_of(v)
-        out.append(None if n is None or n <= 0 else (0, n - 1))
-    return out
 
 
 class DotOpBase(IRDLOperation):

@@ -89,6 +89,7 @@ from pallas_ir.dialects.common import (
     map_bounds,
     parse_optional_attributes_keyword,
 )
+from pallas_ir.dialects.enums import PallasComparePredicateAttr, PallasReductionKindAttr
 from pallas_ir.tpu_rules import (
     MAX_ELEMENT_BITS,
     SMEM_BYTES,
@@ -1666,5 +1667,7 @@ Pallas = Dialect(
         CostEstimateAttr,
         DimensionSemanticsAttr,
         SliceAttr,
+        PallasReductionKindAttr,
+        PallasComparePredicateAttr,
     ],
 )

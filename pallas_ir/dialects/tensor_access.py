@@ -16,6 +16,7 @@ be an N-D contiguous `memref<AxBxT>` and maps give one index per dim.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     I64,
@@ -36,8 +37,10 @@ from xdsl.ir import (
     SSAValue,
 )
 from xdsl.irdl import (
+    AnyAttr,
     AttrSizedOperandSegments,
     IRDLOperation,
+    VarConstraint,
     irdl_op_definition,
     operand_def,
     prop_def,
@@ -47,9 +50,11 @@ from xdsl.irdl import (
     var_operand_def,
 )
 from xdsl.parser import Parser
+from xdsl.pattern_rewriter import RewritePattern
 from xdsl.printer import Printer
 from xdsl.traits import (
     HasAncestor,
+    HasCanonicalizationPatternsTrait,
     HasParent,
     MemoryReadEffect,
     MemoryWriteEffect,
@@ -67,17 +72,14 @@ from pallas_ir.dialects.common import (
     ReductionKind,
     loop_bounds_of,
     map_bounds,
-    parse_access,
     parse_optional_attributes_keyword,
     parse_reduction_kind,
-    print_access,
     print_optional_attributes_keyword,
     reduction_result_type,
-    resolve_indices,
     verify_map_arity,
-    verify_reduction_kind,
     verify_same_elements,
 )
+from pallas_ir.dialects.enums import TaArgRoleAttr, TaReductionKindAttr
 
 XLA_TARGET = StringAttr("xla")
 """The `target` of a `ta.kernel` that runs as XLA, not as a Pallas kernel."""
@@ -308,14 +310,19 @@ class LoadOp(IRDLOperation):
 
     name = "ta.load"
 
-    buffer = operand_def(MemRefType)
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    buffer = operand_def(MemRefType.constr(T))
     dims = var_operand_def(IndexType)
     symbols = var_operand_def(IndexType)
     map = prop_def(AffineMapAttr)
-    result = result_def()
+    result = result_def(T)
 
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = traits_def(HasAncestor(LoopOp), MemoryReadEffect())
+    assembly_format = (
+        "$buffer `[` $map `]` `` `(` $dims `)` (`` `[` $symbols^ `]`)? attr-dict "
+        "`:` type($buffer)"
+    )
 
     def __init__(
         self,
@@ -331,38 +338,9 @@ class LoadOp(IRDLOperation):
             result_types=[buffer.type.element_type],
         )
 
-    @classmethod
-    def parse(cls, parser: Parser) -> LoadOp:
-        access = parse_access(parser)
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        pos = parser.pos
-        btype = parser.parse_type()
-        if not isinstance(btype, MemRefType):
-            parser.raise_error("expected a memref type", pos, parser.pos)
-        op = cls(
-            parser.resolve_operand(access.buffer, btype),
-            AffineMapAttr(access.map),
-            resolve_indices(parser, access.dims),
-            resolve_indices(parser, access.symbols),
-        )
-        op.attributes.update(attrs)
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        print_access(printer, self.buffer, self.map, self.dims, self.symbols)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.buffer.type)
-
     def verify_(self) -> None:
-        mtype = _verify_access(self.buffer, self.map, self.dims, self.symbols, "load")
-        if self.result.type != mtype.element_type:
-            raise VerifyException(
-                f"result type {self.result.type} differs from the buffer's element "
-                f"type {mtype.element_type}"
-            )
+        # The result type is the buffer's element type by the operand constraints.
+        _verify_access(self.buffer, self.map, self.dims, self.symbols, "load")
         _verify_buffer_role(self.buffer, READABLE_ROLES, "loaded")
 
 
@@ -377,14 +355,19 @@ class StoreOp(IRDLOperation):
 
     name = "ta.store"
 
-    value = operand_def()
-    buffer = operand_def(MemRefType)
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    value = operand_def(T)
+    buffer = operand_def(MemRefType.constr(T))
     dims = var_operand_def(IndexType)
     symbols = var_operand_def(IndexType)
     map = prop_def(AffineMapAttr)
 
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = traits_def(HasAncestor(LoopOp), MemoryWriteEffect())
+    assembly_format = (
+        "$value `,` $buffer `[` $map `]` `` `(` $dims `)` (`` `[` $symbols^ `]`)? "
+        "attr-dict `:` type($buffer)"
+    )
 
     def __init__(
         self,
@@ -396,43 +379,9 @@ class StoreOp(IRDLOperation):
     ):
         super().__init__(operands=[value, buffer, dims, symbols], properties={"map": map})
 
-    @classmethod
-    def parse(cls, parser: Parser) -> StoreOp:
-        value = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        access = parse_access(parser)
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        pos = parser.pos
-        btype = parser.parse_type()
-        if not isinstance(btype, MemRefType):
-            parser.raise_error("expected a memref type", pos, parser.pos)
-        op = cls(
-            parser.resolve_operand(value, btype.element_type),
-            parser.resolve_operand(access.buffer, btype),
-            AffineMapAttr(access.map),
-            resolve_indices(parser, access.dims),
-            resolve_indices(parser, access.symbols),
-        )
-        op.attributes.update(attrs)
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.value)
-        printer.print_string(", ")
-        print_access(printer, self.buffer, self.map, self.dims, self.symbols)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.buffer.type)
-
     def verify_(self) -> None:
-        mtype = _verify_access(self.buffer, self.map, self.dims, self.symbols, "store")
-        if self.value.type != mtype.element_type:
-            raise VerifyException(
-                f"stored value has type {self.value.type} but the buffer holds "
-                f"{mtype.element_type}"
-            )
+        # The value's type is the buffer's element type by the operand constraints.
+        _verify_access(self.buffer, self.map, self.dims, self.symbols, "store")
         _verify_buffer_role(self.buffer, WRITABLE_ROLES, "stored")
 
 
@@ -452,7 +401,7 @@ class ReduceOp(IRDLOperation):
 
     name = "ta.reduce"
 
-    kind = prop_def(StringAttr)
+    kind = prop_def(TaReductionKindAttr)
     value = operand_def()
     result = result_def()
 
@@ -462,7 +411,7 @@ class ReduceOp(IRDLOperation):
         kind = ReductionKind(kind)
         super().__init__(
             operands=[value],
-            properties={"kind": StringAttr(kind.value)},
+            properties={"kind": TaReductionKindAttr(kind)},
             result_types=[reduction_result_type(kind, value.type)],
         )
 
@@ -497,7 +446,7 @@ class ReduceOp(IRDLOperation):
             printer.print_attribute(self.result.type)
 
     def verify_(self) -> None:
-        kind = verify_reduction_kind(self.kind)
+        kind = self.kind.data
         loop = _enclosing_loop(self)
         if loop is None or not loop.reduce_extents:
             raise VerifyException("ta.reduce needs an enclosing ta.loop with reduce dims")
@@ -506,6 +455,17 @@ class ReduceOp(IRDLOperation):
             raise VerifyException(
                 f"<{kind}> result must be {expected}, got {self.result.type}"
             )
+
+
+class ReshapeHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from pallas_ir.dialects.canonicalization.ta import (
+            IdentityReshape,
+            ReshapeOfReshape,
+        )
+
+        return (ReshapeOfReshape(), IdentityReshape())
 
 
 @irdl_op_definition
@@ -525,7 +485,7 @@ class ReshapeOp(IRDLOperation):
     source = operand_def(MemRefType)
     result = result_def(MemRefType)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), ReshapeHasCanonicalizationPatterns())
     assembly_format = "$source attr-dict `:` type($source) `to` type($result)"
 
     def __init__(self, source: SSAValue, result_type: MemRefType):
@@ -602,5 +562,5 @@ class LaunchOp(IRDLOperation):
 TensorAccess = Dialect(
     "ta",
     [KernelOp, LoopOp, LoadOp, StoreOp, ReduceOp, ReshapeOp, AllocOp, LaunchOp],
-    [],
+    [TaArgRoleAttr, TaReductionKindAttr],
 )

@@ -22,7 +22,6 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     MemRefType,
-    StringAttr,
     TensorType,
     i32,
     i64,
@@ -51,9 +50,11 @@ from xdsl.irdl import (
     var_operand_def,
 )
 from xdsl.parser import Parser
+from xdsl.pattern_rewriter import RewritePattern
 from xdsl.printer import Printer
 from xdsl.traits import (
     HasAncestor,
+    HasCanonicalizationPatternsTrait,
     HasParent,
     MemoryReadEffect,
     MemoryWriteEffect,
@@ -81,12 +82,16 @@ from pallas_ir.dialects.common import (
     map_bounds,
     parse_access,
     parse_optional_attributes_keyword,
-    parse_reduction_kind,
     print_access,
     print_optional_attributes_keyword,
     resolve_indices,
     verify_map_arity,
     verify_reduction_kind,
+)
+from pallas_ir.dialects.enums import (
+    TlArgRoleAttr,
+    TlComparePredicateAttr,
+    TlReductionKindAttr,
 )
 
 
@@ -280,21 +285,6 @@ def _verify_tile_access(
             )
 
 
-def _parse_strides(parser: Parser) -> list[int] | None:
-    if parser.parse_optional_keyword("strides") is None:
-        return None
-    return parser.parse_comma_separated_list(
-        parser.Delimiter.SQUARE, parser.parse_integer
-    )
-
-
-def _print_strides(printer: Printer, strides: DenseArrayBase | None) -> None:
-    if strides is not None:
-        printer.print_string(" strides [")
-        printer.print_list(strides.get_values(), lambda s: printer.print_string(str(s)))
-        printer.print_string("]")
-
-
 def _strides_or_ones(strides: DenseArrayBase | None, rank: int) -> tuple[int, ...]:
     return strides.get_values() if strides is not None else (1,) * rank
 
@@ -325,6 +315,10 @@ class LoadOp(IRDLOperation):
 
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = traits_def(HasAncestor(GridOp), MemoryReadEffect())
+    assembly_format = (
+        "$buffer `[` $map `]` `` `(` $dims `)` (`` `[` $symbols^ `]`)? "
+        "(`strides` $strides^)? attr-dict `:` type($buffer) `->` type($result)"
+    )
 
     def __init__(
         self,
@@ -345,39 +339,6 @@ class LoadOp(IRDLOperation):
             },
             result_types=[tile_type],
         )
-
-    @classmethod
-    def parse(cls, parser: Parser) -> LoadOp:
-        access = parse_access(parser)
-        strides = _parse_strides(parser)
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        pos = parser.pos
-        btype = parser.parse_type()
-        parser.parse_punctuation("->")
-        ttype = parser.parse_type()
-        if not isinstance(btype, MemRefType) or not isinstance(ttype, TensorType):
-            parser.raise_error("expected `memref<...> -> tensor<...>`", pos, parser.pos)
-        op = cls(
-            parser.resolve_operand(access.buffer, btype),
-            AffineMapAttr(access.map),
-            resolve_indices(parser, access.dims),
-            resolve_indices(parser, access.symbols),
-            ttype,
-            strides,
-        )
-        op.attributes.update(attrs)
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        print_access(printer, self.buffer, self.map, self.dims, self.symbols)
-        _print_strides(printer, self.strides)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.buffer.type)
-        printer.print_string(" -> ")
-        printer.print_attribute(self.result.type)
 
     def verify_(self) -> None:
         tile = self.result.type
@@ -414,10 +375,15 @@ class StoreOp(IRDLOperation):
     symbols = var_operand_def(IndexType)
     map = prop_def(AffineMapAttr)
     strides = opt_prop_def(DenseArrayBase[I64])
-    accumulate = opt_prop_def(StringAttr)
+    accumulate = opt_prop_def(TlReductionKindAttr)
 
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = traits_def(HasAncestor(GridOp), MemoryWriteEffect())
+    assembly_format = (
+        "$value `,` $buffer `[` $map `]` `` `(` $dims `)` (`` `[` $symbols^ `]`)? "
+        "(`strides` $strides^)? (`accumulate` ` ` `<` $accumulate^ `>`)? attr-dict "
+        "`:` type($value) `,` type($buffer)"
+    )
 
     def __init__(
         self,
@@ -438,52 +404,9 @@ class StoreOp(IRDLOperation):
                 else DenseArrayBase.from_list(i64, strides),
                 "accumulate": None
                 if accumulate is None
-                else StringAttr(ReductionKind(accumulate).value),
+                else TlReductionKindAttr(ReductionKind(accumulate)),
             },
         )
-
-    @classmethod
-    def parse(cls, parser: Parser) -> StoreOp:
-        value = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        access = parse_access(parser)
-        strides = _parse_strides(parser)
-        kind = None
-        if parser.parse_optional_keyword("accumulate") is not None:
-            kind = parse_reduction_kind(parser)
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        pos = parser.pos
-        ttype = parser.parse_type()
-        parser.parse_punctuation(",")
-        btype = parser.parse_type()
-        if not isinstance(btype, MemRefType) or not isinstance(ttype, TensorType):
-            parser.raise_error("expected `tensor<...>, memref<...>`", pos, parser.pos)
-        op = cls(
-            parser.resolve_operand(value, ttype),
-            parser.resolve_operand(access.buffer, btype),
-            AffineMapAttr(access.map),
-            resolve_indices(parser, access.dims),
-            resolve_indices(parser, access.symbols),
-            strides,
-            kind,
-        )
-        op.attributes.update(attrs)
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.value)
-        printer.print_string(", ")
-        print_access(printer, self.buffer, self.map, self.dims, self.symbols)
-        _print_strides(printer, self.strides)
-        if self.accumulate is not None:
-            printer.print_string(f" accumulate <{self.accumulate.data}>")
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.value.type)
-        printer.print_string(", ")
-        printer.print_attribute(self.buffer.type)
 
     def verify_(self) -> None:
         tile = self.value.type
@@ -497,7 +420,7 @@ class StoreOp(IRDLOperation):
             self._verify_accumulate()
 
     def _verify_accumulate(self) -> None:
-        kind = verify_reduction_kind(self.accumulate)  # type: ignore[arg-type]
+        kind = verify_reduction_kind(self.accumulate, self.name)  # type: ignore[arg-type]
         if kind.returns_index:
             raise VerifyException(f"a store cannot accumulate with <{kind}>")
         if self.symbols:
@@ -547,34 +470,12 @@ class ScalarLoadOp(IRDLOperation):
     result = result_def(IndexType)
 
     traits = traits_def(HasAncestor(GridOp), MemoryReadEffect())
+    assembly_format = "$buffer `[` $map `]` `` `(` $dims `)` attr-dict `:` type($buffer)"
 
     def __init__(self, buffer: SSAValue, map: AffineMapAttr, dims: Sequence[SSAValue]):
         super().__init__(
             operands=[buffer, dims], properties={"map": map}, result_types=[IndexType()]
         )
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ScalarLoadOp:
-        access = parse_access(parser)
-        if access.symbols:
-            parser.raise_error("tl.scalar_load takes no symbols")
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        btype = parser.parse_type()
-        op = cls(
-            parser.resolve_operand(access.buffer, btype),
-            AffineMapAttr(access.map),
-            resolve_indices(parser, access.dims),
-        )
-        op.attributes.update(attrs)
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        print_access(printer, self.buffer, self.map, self.dims, ())
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.buffer.type)
 
     def verify_(self) -> None:
         mtype = self.buffer.type
@@ -599,6 +500,28 @@ class ScalarLoadOp(IRDLOperation):
         _kernel_arg(self.buffer, frozenset({ArgRole.PREFETCH}), "scalar_load")
 
 
+class TransposeHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from pallas_ir.dialects.canonicalization.tl import (
+            IdentityTranspose,
+            TransposeOfTranspose,
+        )
+
+        return (TransposeOfTranspose(), IdentityTranspose())
+
+
+class ReshapeHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from pallas_ir.dialects.canonicalization.tl import (
+            IdentityReshape,
+            ReshapeOfReshape,
+        )
+
+        return (ReshapeOfReshape(), IdentityReshape())
+
+
 @irdl_op_definition
 class TransposeOp(TransposeOpBase):
     """Permute the dims of a tile.
@@ -609,6 +532,8 @@ class TransposeOp(TransposeOpBase):
     """
 
     name = "tl.transpose"
+
+    traits = traits_def(Pure(), TransposeHasCanonicalizationPatterns())
 
 
 @irdl_op_definition
@@ -646,6 +571,8 @@ class ReshapeOp(ReshapeOpBase):
     """
 
     name = "tl.reshape"
+
+    traits = traits_def(Pure(), ReshapeHasCanonicalizationPatterns())
 
 
 @irdl_op_definition
@@ -906,5 +833,5 @@ TiledLoop = Dialect(
         SelectOp,
         ReshapeOp,
     ],
-    [GridSemanticsAttr],
+    [GridSemanticsAttr, TlArgRoleAttr, TlReductionKindAttr, TlComparePredicateAttr],
 )

@@ -35,7 +35,6 @@ import math
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     AffineMapAttr,
-    ArrayAttr,
     IndexType,
     IntegerAttr,
     MemRefType,
@@ -131,7 +130,7 @@ def _add_scratch(module: ModuleOp, kernel: ta.KernelOp, t: MemRefType) -> BlockA
     block = kernel.body.block
     arg = block.insert_arg(t, len(block.args))
     arg.name_hint = "xla"
-    kernel.roles = ArrayAttr([*kernel.roles.data, StringAttr(ArgRole.INOUT.value)])
+    kernel.set_roles([*(r.data for r in kernel.roles.data), ArgRole.INOUT])
     for launch in [
         o
         for o in module.walk()
@@ -389,7 +388,7 @@ def outline_index(
         # to SMEM in chunks (G3c). The split keeps `prefetch` for the reading part.
         roles = [r.data for r in kernel.roles.data]
         roles[ridx.index] = ArgRole.PREFETCH.value
-        kernel.roles = ArrayAttr([StringAttr(r) for r in roles])
+        kernel.set_roles(roles)
     return _split(module, kernel, 0, "index")
 
 

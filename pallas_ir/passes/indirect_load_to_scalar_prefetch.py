@@ -30,7 +30,6 @@ from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     AffineMapAttr,
-    ArrayAttr,
     MemRefType,
     ModuleOp,
     StringAttr,
@@ -618,7 +617,7 @@ class _KernelRewrite:
             ArgRole.PREFETCH if a in prefetch else self.kernel.role_of(a)
             for a in self.kernel.body.block.args
         ]
-        self.kernel.properties["roles"] = ArrayAttr([StringAttr(str(r)) for r in roles])
+        self.kernel.set_roles(roles)
         for d in decisions:
             load = d.gather.load
             if d.gather.reshape:

@@ -698,7 +698,7 @@ func.func @f(%a: tensor<8x128xf32>) {
 
 func.func @f(%a: tensor<8x128xf32>) {
   // expected-error@+1 {{compare gives tensor<8x128xi1>, not tensor<8x128xi32>}}
-  %c = "pallas.compare"(%a, %a) <{predicate = "olt"}> : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xi32>
+  %c = "pallas.compare"(%a, %a) <{predicate = #pallas<compare_predicate olt>}> : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xi32>
   func.return
 }
 
@@ -706,7 +706,7 @@ func.func @f(%a: tensor<8x128xf32>) {
 
 func.func @f(%a: tensor<8x128xf32>, %b: tensor<8x128xf16>) {
   // expected-error@+1 {{operand 'rhs' at position 1 does not verify}}
-  %c = "pallas.compare"(%a, %b) <{predicate = "olt"}> : (tensor<8x128xf32>, tensor<8x128xf16>) -> tensor<8x128xi1>
+  %c = "pallas.compare"(%a, %b) <{predicate = #pallas<compare_predicate olt>}> : (tensor<8x128xf32>, tensor<8x128xf16>) -> tensor<8x128xi1>
   func.return
 }
 

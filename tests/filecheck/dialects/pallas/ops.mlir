@@ -175,7 +175,7 @@ func.func @forward(%idx: tensor<8xi32>, %x: tensor<64x1x256xf32>, %w: tensor<16x
 // CHECK-GENERIC-NEXT:      %even = "pallas.load"(%w_ref) <{indexers = [#pallas.ds<0, 8, 2>, #pallas.ds<0, 128, 1>]}> : (!pallas.ref<16x128xf32, vmem>) -> tensor<8x128xf32>
 // CHECK-GENERIC-NEXT:      %low = "pallas.load"(%w_ref) <{indexers = [#pallas.ds<8, 8, 1>, #pallas.ds<0, 128, 1>]}>
 // CHECK-GENERIC-NEXT:      %row = "pallas.load"(%w_ref) <{indexers = [#builtin.int<3>, #pallas.ds<0, 64, 1>]}>
-// CHECK-GENERIC:           %am = "pallas.reduce"(%e) <{kind = "argmax", dims = array<i64: 1>}> : (tensor<8x128xf32>) -> tensor<8x1xi32>
+// CHECK-GENERIC:           %am = "pallas.reduce"(%e) <{kind = #pallas<reduction_kind argmax>, dims = array<i64: 1>}> : (tensor<8x128xf32>) -> tensor<8x1xi32>
 // CHECK-GENERIC:           %t = "pallas.transpose"(%n) <{permutation = array<i64: 1, 0>}> : (tensor<8x128xf32>) -> tensor<128x8xf32>
 // CHECK-GENERIC:           "pallas.store"(%row, %o1_ref) <{indexers = [#builtin.int<0>, #pallas.ds<64, 64, 1>]}> : (tensor<64xf32>, !pallas.ref<8x128xf32, vmem>) -> ()
 
@@ -240,7 +240,7 @@ func.func @forward(%x: tensor<2048xf32>, %y: tensor<4x8x128xf32>) -> (tensor<204
 // are absent from the properties.
 // CHECK-GENERIC:         %a, %b = "pallas.call"(%x, %y) <{kernel_name = "misc", grid = array<i64: 2>,
 // CHECK-GENERIC-SAME:      dimension_semantics = [#pallas<dimension_semantics arbitrary>], scratch_shapes = [], input_output_aliases = array<i64>}> ({
-// CHECK-GENERIC:           %an = "pallas.reduce"(%yv) <{kind = "argmin", dims = array<i64: 2>}> : (tensor<4x8x128xf32>) -> tensor<4x8x1xi32>
+// CHECK-GENERIC:           %an = "pallas.reduce"(%yv) <{kind = #pallas<reduction_kind argmin>, dims = array<i64: 2>}> : (tensor<4x8x128xf32>) -> tensor<4x8x1xi32>
 // CHECK-GENERIC:           %dt = "pallas.transpose"(%d) <{permutation = array<i64: 1, 2, 0>}> : (tensor<4x8x128xf32>) -> tensor<8x128x4xf32>
 // CHECK-GENERIC:         }) {note = "misc"} : (tensor<2048xf32>, tensor<4x8x128xf32>) -> (tensor<2048xf32>, tensor<8x128x4xf32>)
 
@@ -283,7 +283,7 @@ func.func @forward(%x: tensor<64x256xi8>, %y: tensor<64x256xf32>) -> tensor<64x2
 // CHECK-NEXT:      %h = pallas.convert %r : tensor<32x256xf32> to tensor<32x256xbf16>
 
 // CHECK-GENERIC:           %w = "pallas.convert"(%a) : (tensor<32x256xi8>) -> tensor<32x256xi32>
-// CHECK-GENERIC:           %neg = "pallas.compare"(%w, %z) <{predicate = "slt"}> : (tensor<32x256xi32>, tensor<32x256xi32>) -> tensor<32x256xi1>
+// CHECK-GENERIC:           %neg = "pallas.compare"(%w, %z) <{predicate = #pallas<compare_predicate slt>}> : (tensor<32x256xi32>, tensor<32x256xi32>) -> tensor<32x256xi1>
 // CHECK-GENERIC:           %m = "pallas.select"(%neg, %abs, %w) : (tensor<32x256xi1>, tensor<32x256xi32>, tensor<32x256xi32>) -> tensor<32x256xi32>
 
 // -----
@@ -539,7 +539,7 @@ func.func @forward(%x: tensor<256x512xbf16>, %w: tensor<512x256xbf16>, %y: tenso
 // CHECK-GENERIC:           %c = "pallas.dot"(%a, %b) : (tensor<128x128xbf16>, tensor<128x128xbf16>) -> tensor<128x128xf32>
 // CHECK-GENERIC:         %m = "pallas.call"(%y) <{kernel_name = "lane_max", grid = array<i64: 8, 8>,
 // CHECK-GENERIC:           %g = "pallas.reshape"(%v) : (tensor<8x512xf32>) -> tensor<8x4x128xf32>
-// CHECK-GENERIC-NEXT:      %r = "pallas.reduce"(%g) <{kind = "max", dims = array<i64: 1>}> : (tensor<8x4x128xf32>) -> tensor<8x1x128xf32>
+// CHECK-GENERIC-NEXT:      %r = "pallas.reduce"(%g) <{kind = #pallas<reduction_kind max>, dims = array<i64: 1>}> : (tensor<8x4x128xf32>) -> tensor<8x1x128xf32>
 // CHECK-GENERIC-NEXT:      %p = "pallas.reshape"(%r) : (tensor<8x1x128xf32>) -> tensor<8x128xf32>
 // CHECK-GENERIC:           "pallas.when"(%first) ({
 // CHECK-GENERIC-NEXT:        "pallas.store"(%p, %m_ref) <{indexers = []}> : (tensor<8x128xf32>, !pallas.ref<8x128xf32, vmem>) -> ()

@@ -85,10 +85,11 @@ ta.kernel @k(%x: memref<8192xf32> {role = "in"}, %o: memref<8192xf32> {role = "o
 
 // -----
 
-// In generic form, a load result that is not the buffer's element type.
+// In generic form, a load result that is not the buffer's element type (the type
+// constraint the declarative syntax infers the result type from).
 ta.kernel @k(%x: memref<8192xf32> {role = "in"}, %o: memref<8192xf32> {role = "out"}) {
   ta.loop [64, 128] (%i, %j) {
-    // expected-error@+1 {{result type i32 differs from the buffer's element type f32}}
+    // expected-error@+1 {{'ta.load' op result 'result' at position 0 does not verify:}}
     %v = "ta.load"(%x, %i, %j) <{map = affine_map<(d0, d1) -> (d0 * 128 + d1)>, operandSegmentSizes = array<i32: 1, 2, 0>}> : (memref<8192xf32>, index, index) -> i32
   }
 }
@@ -130,18 +131,19 @@ ta.kernel @k(%x: memref<8192xf32> {role = "in"}, %o: memref<64xi32> {role = "out
   ta.loop [64] reduce [128] (%i, %j) {
     %v = ta.load %x[affine_map<(d0, d1) -> (d0 * 128 + d1)>](%i, %j) : memref<8192xf32>
     // expected-error@+1 {{<argmax> result must be i32, got f32}}
-    %s = "ta.reduce"(%v) <{kind = "argmax"}> : (f32) -> f32
+    %s = "ta.reduce"(%v) <{kind = #ta<reduction_kind argmax>}> : (f32) -> f32
   }
 }
 
 // -----
 
-// An unknown reduction kind in generic form.
+// An unknown reduction kind in generic form (a `#ta<reduction_kind ...>`) is a parse
+// error.
 ta.kernel @k(%x: memref<8192xf32> {role = "in"}, %o: memref<64xf32> {role = "out"}) {
   ta.loop [64] reduce [128] (%i, %j) {
     %v = ta.load %x[affine_map<(d0, d1) -> (d0 * 128 + d1)>](%i, %j) : memref<8192xf32>
-    // expected-error@+1 {{unknown reduction kind 'mean'; expected one of sum, prod, max, min, argmax, argmin}}
-    %s = "ta.reduce"(%v) <{kind = "mean"}> : (f32) -> f32
+    // expected-error@+1 {{Expected `sum`, `prod`, `max`, `min`, `argmax`, or `argmin`.}}
+    %s = "ta.reduce"(%v) <{kind = #ta<reduction_kind mean>}> : (f32) -> f32
   }
 }
 
@@ -242,7 +244,7 @@ ta.kernel @k(%x: tensor<8192xf32> {role = "in"}, %o: memref<8192xf32> {role = "o
 
 // expected-error@+2 {{ta.kernel has 2 arguments but 1 roles}}
 // The roles property must have one entry per argument (generic form).
-"ta.kernel"() <{sym_name = "k", roles = ["in"]}> ({
+"ta.kernel"() <{sym_name = "k", roles = [#ta<arg_role in>]}> ({
 ^bb0(%x: memref<8192xf32>, %o: memref<8192xf32>):
 }) : () -> ()
 
@@ -296,7 +298,7 @@ ta.kernel @k(%x: memref<8192xf32> {role = "in"}, %o: memref<8192xf32> {role = "o
 
 ta.kernel @k(%x: memref<8192xf32> {role = "in"}, %o: memref<8192xf32> {role = "out"}) {
   ta.loop [64, 128] (%i, %j) {
-    // expected-error@+1 {{expected a memref type}}
+    // expected-error@+1 {{tensor<8192xf32> should be of base attribute memref}}
     %v = ta.load %x[affine_map<(d0, d1) -> (d0 * 128 + d1)>](%i, %j) : tensor<8192xf32>
   }
 }

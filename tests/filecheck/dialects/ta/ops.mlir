@@ -63,13 +63,13 @@ func.func @forward(%x: memref<16384xf32>) -> memref<64x128xf32> {
 // CHECK-NEXT:    func.return %acc : memref<64x128xf32>
 // CHECK-NEXT:  }
 
-// CHECK-GENERIC-LABEL: "ta.kernel"() <{sym_name = "mul", roles = ["in", "out"]}> ({
+// CHECK-GENERIC-LABEL: "ta.kernel"() <{sym_name = "mul", roles = [#ta<arg_role in>, #ta<arg_role out>]}> ({
 // CHECK-GENERIC-NEXT:  ^bb0(%x: memref<16384xf32>, %out: memref<8192xf32>):
 // CHECK-GENERIC-NEXT:    "ta.loop"() <{bounds = array<i64: 64, 128>, reduce_bounds = array<i64>}> ({
 // CHECK-GENERIC-NEXT:    ^bb0(%i: index, %j: index):
 // CHECK-GENERIC-NEXT:      %v = "ta.load"(%x, %i, %j) <{map = affine_map<(d0, d1) -> (((d0 * 256) + (d1 * 2)))>, operandSegmentSizes = array<i32: 1, 2, 0>}> : (memref<16384xf32>, index, index) -> f32
 // CHECK-GENERIC:         "ta.store"(%m, %out, %i, %j) <{map = affine_map<(d0, d1) -> (((d0 * 128) + d1))>, operandSegmentSizes = array<i32: 1, 1, 2, 0>}> : (f32, memref<8192xf32>, index, index) -> ()
-// CHECK-GENERIC-LABEL: "ta.kernel"() <{sym_name = "acc", roles = ["in", "inout"]}> ({
+// CHECK-GENERIC-LABEL: "ta.kernel"() <{sym_name = "acc", roles = [#ta<arg_role in>, #ta<arg_role inout>]}> ({
 // CHECK-GENERIC:         }) {note = "acc"} : () -> ()
 // CHECK-GENERIC-NEXT:  }) {fused = 2 : i64} : () -> ()
 // CHECK-GENERIC:       %tmp = "ta.alloc"() : () -> memref<8192xf32>
@@ -117,9 +117,9 @@ ta.kernel @scatter(%idx: memref<64xi32> {role = "prefetch"}, %src: memref<4096xf
 // CHECK-NEXT:    }
 // CHECK-NEXT:  }
 
-// CHECK-GENERIC-LABEL: "ta.kernel"() <{sym_name = "embedding", roles = ["prefetch", "in", "out"]}> ({
+// CHECK-GENERIC-LABEL: "ta.kernel"() <{sym_name = "embedding", roles = [#ta<arg_role prefetch>, #ta<arg_role in>, #ta<arg_role out>]}> ({
 // CHECK-GENERIC:         %e = "ta.load"(%table, %d, %row) <{map = affine_map<(d0)[s0] -> (((s0 * 64) + d0))>, operandSegmentSizes = array<i32: 1, 1, 1>}> : (memref<64000xf32>, index, index) -> f32
-// CHECK-GENERIC-LABEL: "ta.kernel"() <{sym_name = "scatter", roles = ["prefetch", "in", "inout"]}> ({
+// CHECK-GENERIC-LABEL: "ta.kernel"() <{sym_name = "scatter", roles = [#ta<arg_role prefetch>, #ta<arg_role in>, #ta<arg_role inout>]}> ({
 // CHECK-GENERIC:         "ta.store"(%v, %dst, %d, %row) <{map = affine_map<(d0)[s0] -> (((s0 * 64) + d0))>, operandSegmentSizes = array<i32: 1, 1, 1, 1>}> : (f32, memref<64000xf32>, index, index) -> ()
 
 // -----
@@ -162,9 +162,9 @@ ta.kernel @rowstats(%x: memref<64x256xf32> {role = "in"}, %s: memref<64x4xf32> {
 // CHECK-NEXT:    }
 // CHECK-NEXT:  }
 
-// CHECK-GENERIC-LABEL: "ta.kernel"() <{sym_name = "rowstats", roles = ["in", "out", "out"]}> ({
+// CHECK-GENERIC-LABEL: "ta.kernel"() <{sym_name = "rowstats", roles = [#ta<arg_role in>, #ta<arg_role out>, #ta<arg_role out>]}> ({
 // CHECK-GENERIC:         "ta.loop"() <{bounds = array<i64: 64>, reduce_bounds = array<i64: 256>}> ({
 // CHECK-GENERIC-NEXT:    ^bb0(%i: index, %k: index):
-// CHECK-GENERIC:           %sum = "ta.reduce"(%v) <{kind = "sum"}> : (f32) -> f32
-// CHECK-GENERIC:           %am = "ta.reduce"(%v) <{kind = "argmax"}> : (f32) -> i32
-// CHECK-GENERIC-NEXT:      %an = "ta.reduce"(%v) <{kind = "argmin"}> : (f32) -> i32
+// CHECK-GENERIC:           %sum = "ta.reduce"(%v) <{kind = #ta<reduction_kind sum>}> : (f32) -> f32
+// CHECK-GENERIC:           %am = "ta.reduce"(%v) <{kind = #ta<reduction_kind argmax>}> : (f32) -> i32
+// CHECK-GENERIC-NEXT:      %an = "ta.reduce"(%v) <{kind = #ta<reduction_kind argmin>}> : (f32) -> i32

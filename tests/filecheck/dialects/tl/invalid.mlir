@@ -272,7 +272,7 @@ tl.kernel @k(%x: memref<128x128xf32> {role = "in"}, %o: memref<128x128xf32> {rol
   tl.grid [1] (parallel) (%i) {
     %t = tl.load %x[affine_map<(d0) -> (0, 0)>](%i) : memref<128x128xf32> -> tensor<8x128xf32>
     // expected-error@+1 {{reduction dims [1, 1] must be distinct dims of a rank-2 tensor}}
-    %s = "tl.reduce"(%t) <{kind = "sum", dims = array<i64: 1, 1>}> : (tensor<8x128xf32>) -> tensor<8x1xf32>
+    %s = "tl.reduce"(%t) <{kind = #tl<reduction_kind sum>, dims = array<i64: 1, 1>}> : (tensor<8x128xf32>) -> tensor<8x1xf32>
   }
 }
 
@@ -304,7 +304,7 @@ tl.kernel @k(%x: memref<128x128xf32> {role = "in"}, %o: memref<128x128xf32> {rol
   tl.grid [1] (parallel) (%i) {
     %t = tl.load %x[affine_map<(d0) -> (0, 0)>](%i) : memref<128x128xf32> -> tensor<8x128xf32>
     // expected-error@+1 {{result must be tensor<8x1xf32>, got tensor<8xf32>}}
-    %s = "tl.reduce"(%t) <{kind = "sum", dims = array<i64: 1>}> : (tensor<8x128xf32>) -> tensor<8xf32>
+    %s = "tl.reduce"(%t) <{kind = #tl<reduction_kind sum>, dims = array<i64: 1>}> : (tensor<8x128xf32>) -> tensor<8xf32>
   }
 }
 
@@ -321,7 +321,8 @@ tl.kernel @k(%x: memref<512x1024xf32> {role = "in"}, %o: memref<512x1024xf32> {r
 
 tl.kernel @k(%idx: memref<64xi32> {role = "prefetch"}, %o: memref<64x256xi32> {role = "out"}) {
   tl.grid [64] (parallel) (%i) {
-    // expected-error@+1 {{tl.scalar_load takes no symbols}}
+    // tl.scalar_load takes no symbols.
+    // expected-error@+1 {{Expected ':'}}
     %row = tl.scalar_load %idx[affine_map<(d0)[s0] -> (d0)>](%i)[%i] : memref<64xi32>
   }
 }
@@ -331,7 +332,7 @@ tl.kernel @k(%idx: memref<64xi32> {role = "prefetch"}, %o: memref<64x256xi32> {r
 tl.kernel @k(%x: memref<128x128xf32> {role = "in"}, %o: memref<128x128xf32> {role = "out"}) {
   tl.grid [1] (parallel) (%i) {
     %t = tl.load %x[affine_map<(d0) -> (0, 0)>](%i) : memref<128x128xf32> -> tensor<8x128xf32>
-    // expected-error@+1 {{expected `tensor<...>, memref<...>`}}
+    // expected-error@+1 {{memref<128x128xf32> should be of base attribute tensor}}
     tl.store %t, %o[affine_map<(d0) -> (0, 0)>](%i) : memref<128x128xf32>, tensor<8x128xf32>
   }
 }
@@ -381,7 +382,7 @@ func.func @f(%a: tensor<8x128xf32>) {
 
 func.func @f(%a: tensor<8x128xf32>) {
   // expected-error@+1 {{compare gives tensor<8x128xi1>, not tensor<8x128xi32>}}
-  %c = "tl.compare"(%a, %a) <{predicate = "olt"}> : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xi32>
+  %c = "tl.compare"(%a, %a) <{predicate = #tl<compare_predicate olt>}> : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xi32>
   func.return
 }
 
@@ -389,7 +390,7 @@ func.func @f(%a: tensor<8x128xf32>) {
 
 func.func @f(%a: tensor<8x128xf32>, %b: tensor<8x128xf16>) {
   // expected-error@+1 {{operand 'rhs' at position 1 does not verify}}
-  %c = "tl.compare"(%a, %b) <{predicate = "olt"}> : (tensor<8x128xf32>, tensor<8x128xf16>) -> tensor<8x128xi1>
+  %c = "tl.compare"(%a, %b) <{predicate = #tl<compare_predicate olt>}> : (tensor<8x128xf32>, tensor<8x128xf16>) -> tensor<8x128xi1>
   func.return
 }
 
@@ -626,13 +627,36 @@ tl.kernel @k(%x: memref<64x4096xf32> {role = "in"}, %s: memref<64x8xf32> {role =
 
 // -----
 
-// The generic form spells the kind as a string; it must be a reduction kind.
+// A reduction kind of another level is a mix-up of dialects.
+tl.kernel @k(%x: memref<128x128xf32> {role = "in"}, %o: memref<128x128xf32> {role = "out"}) {
+  tl.grid [1] (parallel) (%i) {
+    %t = tl.load %x[affine_map<(d0) -> (0, 0)>](%i) : memref<128x128xf32> -> tensor<8x128xf32>
+    // expected-error@+1 {{tl.reduce needs a reduction kind of its own dialect, got #pallas<reduction_kind sum>}}
+    %s = "tl.reduce"(%t) <{kind = #pallas<reduction_kind sum>, dims = array<i64: 1>}> : (tensor<8x128xf32>) -> tensor<8x1xf32>
+  }
+}
+
+// -----
+
+// A kernel role of another dialect.
+// expected-error@+1 {{tl.kernel needs a role of its own dialect, got #ta<arg_role out>}}
+"tl.kernel"() <{sym_name = "k", roles = [#ta<arg_role out>]}> ({
+^bb0(%o: memref<8x128xf32>):
+  "tl.grid"() <{shape = array<i64: 1>, semantics = [#tl<grid_semantics parallel>]}> ({
+  ^bb1(%i: index):
+  }) : () -> ()
+}) : () -> ()
+
+// -----
+
+// The generic form spells the kind as a `#tl<reduction_kind ...>`; it must be a
+// reduction kind.
 tl.kernel @k(%x: memref<64x4096xf32> {role = "in"}, %s: memref<64x1xf32> {role = "out"}) {
   tl.grid [8, 8] (parallel, sequential) (%i, %k) {
     %v = tl.load %x[affine_map<(d0, d1) -> (d0 * 8, d1 * 512)>](%i, %k) : memref<64x4096xf32> -> tensor<8x512xf32>
     %p = tl.reduce <sum> %v [1] : tensor<8x512xf32> -> tensor<8x1xf32>
-    // expected-error@+1 {{unknown reduction kind 'mean'; expected one of sum, prod, max, min, argmax, argmin}}
-    "tl.store"(%p, %s, %i, %k) <{map = affine_map<(d0, d1) -> (d0 * 8, 0)>, accumulate = "mean", operandSegmentSizes = array<i32: 1, 1, 2, 0>}> : (tensor<8x1xf32>, memref<64x1xf32>, index, index) -> ()
+    // expected-error@+1 {{Expected `sum`, `prod`, `max`, `min`, `argmax`, or `argmin`.}}
+    "tl.store"(%p, %s, %i, %k) <{map = affine_map<(d0, d1) -> (d0 * 8, 0)>, accumulate = #tl<reduction_kind mean>, operandSegmentSizes = array<i32: 1, 1, 2, 0>}> : (tensor<8x1xf32>, memref<64x1xf32>, index, index) -> ()
   }
 }
 

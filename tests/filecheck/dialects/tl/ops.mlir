@@ -25,7 +25,7 @@ tl.kernel @add(%x: memref<512x1024xf32> {role = "in"}, %y: memref<512x1024xf32> 
 // CHECK-NEXT:    }
 // CHECK-NEXT:  }
 
-// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "add", roles = ["in", "in", "out"]}> ({
+// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "add", roles = [#tl<arg_role in>, #tl<arg_role in>, #tl<arg_role out>]}> ({
 // CHECK-GENERIC:         "tl.grid"() <{shape = array<i64: 4, 2>, semantics = [#tl<grid_semantics parallel>, #tl<grid_semantics parallel>]}> ({
 // CHECK-GENERIC-NEXT:    ^bb0(%i: index, %j: index):
 // CHECK-GENERIC-NEXT:      %a = "tl.load"(%x, %i, %j) <{map = affine_map<(d0, d1) -> ((d0 * 128), (d1 * 512))>, operandSegmentSizes = array<i32: 1, 2, 0>}> : (memref<512x1024xf32>, index, index) -> tensor<128x512xf32>
@@ -76,13 +76,13 @@ tl.kernel @softmax_t(%x: memref<128x1024xf32> {role = "in"}, %o: memref<1024x64x
 // CHECK-NEXT:    }
 // CHECK-NEXT:  }
 
-// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "softmax_t", roles = ["in", "out", "inout", "out"]}> ({
+// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "softmax_t", roles = [#tl<arg_role in>, #tl<arg_role out>, #tl<arg_role inout>, #tl<arg_role out>]}> ({
 // CHECK-GENERIC:         "tl.grid"() <{shape = array<i64: 8, 4>, semantics = [#tl<grid_semantics parallel>, #tl<grid_semantics sequential>]}> ({
 // CHECK-GENERIC:           %t = "tl.load"(%x, %i, %j) <{map = affine_map<(d0, d1) -> ((d0 * 16), (d1 * 256))>, strides = array<i64: 2, 1>, operandSegmentSizes = array<i32: 1, 2, 0>}>
-// CHECK-GENERIC-NEXT:      %m = "tl.reduce"(%t) <{kind = "max", dims = array<i64: 1>}> : (tensor<8x256xf32>) -> tensor<8x1xf32>
+// CHECK-GENERIC-NEXT:      %m = "tl.reduce"(%t) <{kind = #tl<reduction_kind max>, dims = array<i64: 1>}> : (tensor<8x256xf32>) -> tensor<8x1xf32>
 // CHECK-GENERIC-NEXT:      %mb = "tl.broadcast"(%m) : (tensor<8x1xf32>) -> tensor<8x256xf32>
-// CHECK-GENERIC:           %p = "tl.reduce"(%e) <{kind = "prod", dims = array<i64: 0, 1>}> : (tensor<8x256xf32>) -> tensor<1x1xf32>
-// CHECK-GENERIC:           %an = "tl.reduce"(%t) <{kind = "argmin", dims = array<i64: 1>}> {tie = "first"} : (tensor<8x256xf32>) -> tensor<8x1xi32>
+// CHECK-GENERIC:           %p = "tl.reduce"(%e) <{kind = #tl<reduction_kind prod>, dims = array<i64: 0, 1>}> : (tensor<8x256xf32>) -> tensor<1x1xf32>
+// CHECK-GENERIC:           %an = "tl.reduce"(%t) <{kind = #tl<reduction_kind argmin>, dims = array<i64: 1>}> {tie = "first"} : (tensor<8x256xf32>) -> tensor<8x1xi32>
 // CHECK-GENERIC-NEXT:      %et = "tl.transpose"(%e) <{permutation = array<i64: 1, 0>}> : (tensor<8x256xf32>) -> tensor<256x8xf32>
 // CHECK-GENERIC:           "tl.store"(%s, %stats, %i, %j) <{map = affine_map<(d0, d1) -> ((d0 * 8), d1)>, strides = array<i64: 1, 1>, operandSegmentSizes = array<i32: 1, 1, 2, 0>}>
 // CHECK-GENERIC:         }) {note = "rows"} : () -> ()
@@ -117,7 +117,7 @@ tl.kernel @scatter(%idx: memref<64xi32> {role = "prefetch"}, %src: memref<64x256
 // CHECK-NEXT:    }
 // CHECK-NEXT:  }
 
-// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "embedding", roles = ["prefetch", "in", "out"]}> ({
+// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "embedding", roles = [#tl<arg_role prefetch>, #tl<arg_role in>, #tl<arg_role out>]}> ({
 // CHECK-GENERIC:         "tl.grid"() <{shape = array<i64: 64>, semantics = [#tl<grid_semantics sequential>]}> ({
 // CHECK-GENERIC:           %row = "tl.scalar_load"(%idx, %i) <{map = affine_map<(d0) -> (d0)>}> : (memref<64xi32>, index) -> index
 // CHECK-GENERIC-NEXT:      %t = "tl.load"(%table, %i, %row) <{map = affine_map<(d0)[s0] -> (s0, 0)>, operandSegmentSizes = array<i32: 1, 1, 1>}> : (memref<1000x256xf32>, index, index) -> tensor<1x256xf32>
@@ -130,7 +130,7 @@ tl.kernel @scatter(%idx: memref<64xi32> {role = "prefetch"}, %src: memref<64x256
 // CHECK-NEXT:    }
 // CHECK-NEXT:  }
 
-// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "scatter", roles = ["prefetch", "in", "inout"]}> ({
+// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "scatter", roles = [#tl<arg_role prefetch>, #tl<arg_role in>, #tl<arg_role inout>]}> ({
 // CHECK-GENERIC:         "tl.store"(%t, %dst, %i, %row) <{map = affine_map<(d0)[s0] -> (s0, 0)>, operandSegmentSizes = array<i32: 1, 1, 1, 1>}> : (tensor<1x256xf32>, memref<1000x256xf32>, index, index) -> ()
 
 // -----
@@ -169,9 +169,9 @@ tl.kernel @casts(%x: memref<64x256xi8> {role = "in"}, %y: memref<64x256xf32> {ro
 // CHECK-NEXT:      %h = tl.convert %r : tensor<32x256xf32> to tensor<32x256xbf16>
 // CHECK-NEXT:      %u = tl.convert %w : tensor<32x256xi32> to tensor<32x256xui32>
 
-// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "casts", roles = ["in", "in", "out"]}> ({
+// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "casts", roles = [#tl<arg_role in>, #tl<arg_role in>, #tl<arg_role out>]}> ({
 // CHECK-GENERIC:           %w = "tl.convert"(%a) : (tensor<32x256xi8>) -> tensor<32x256xi32>
-// CHECK-GENERIC:           %neg = "tl.compare"(%w, %z) <{predicate = "slt"}> : (tensor<32x256xi32>, tensor<32x256xi32>) -> tensor<32x256xi1>
+// CHECK-GENERIC:           %neg = "tl.compare"(%w, %z) <{predicate = #tl<compare_predicate slt>}> : (tensor<32x256xi32>, tensor<32x256xi32>) -> tensor<32x256xi1>
 // CHECK-GENERIC:           %m = "tl.select"(%neg, %abs, %w) : (tensor<32x256xi1>, tensor<32x256xi32>, tensor<32x256xi32>) -> tensor<32x256xi32>
 // CHECK-GENERIC:           %r = "tl.select"(%pos, %b, %f) {note = "max"} : (tensor<32x256xi1>, tensor<32x256xf32>, tensor<32x256xf32>) -> tensor<32x256xf32>
 
@@ -218,11 +218,11 @@ tl.kernel @matmul_i8(%x: memref<64x256xi8> {role = "in"}, %w: memref<256x128xi8>
 // CHECK-NEXT:  }
 
 // The accumulation kind is a string property; a store without it has none.
-// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "matmul", roles = ["in", "in", "out"]}> ({
+// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "matmul", roles = [#tl<arg_role in>, #tl<arg_role in>, #tl<arg_role out>]}> ({
 // CHECK-GENERIC:         "tl.grid"() <{shape = array<i64: 2, 2, 4>, semantics = [#tl<grid_semantics parallel>, #tl<grid_semantics parallel>, #tl<grid_semantics sequential>]}> ({
 // CHECK-GENERIC:           %c = "tl.dot"(%a, %b) : (tensor<128x128xbf16>, tensor<128x128xbf16>) -> tensor<128x128xf32>
-// CHECK-GENERIC-NEXT:      "tl.store"(%c, %o, %i, %j, %k) <{map = affine_map<(d0, d1, d2) -> ((d0 * 128), (d1 * 128))>, accumulate = "sum", operandSegmentSizes = array<i32: 1, 1, 3, 0>}> : (tensor<128x128xf32>, memref<256x256xf32>, index, index, index) -> ()
-// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "matmul_i8", roles = ["in", "in", "out"]}> ({
+// CHECK-GENERIC-NEXT:      "tl.store"(%c, %o, %i, %j, %k) <{map = affine_map<(d0, d1, d2) -> ((d0 * 128), (d1 * 128))>, accumulate = #tl<reduction_kind sum>, operandSegmentSizes = array<i32: 1, 1, 3, 0>}> : (tensor<128x128xf32>, memref<256x256xf32>, index, index, index) -> ()
+// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "matmul_i8", roles = [#tl<arg_role in>, #tl<arg_role in>, #tl<arg_role out>]}> ({
 // CHECK-GENERIC:           %c = "tl.dot"(%a, %b) {note = "int8 MXU"} : (tensor<32x256xi8>, tensor<256x128xi8>) -> tensor<32x128xi32>
 // CHECK-GENERIC-NEXT:      "tl.store"(%c, %o, %i) <{map = affine_map<(d0) -> ((d0 * 32), 0)>, operandSegmentSizes = array<i32: 1, 1, 1, 0>}> : (tensor<32x128xi32>, memref<64x128xi32>, index) -> ()
 
@@ -251,11 +251,11 @@ tl.kernel @lane_max(%x: memref<64x4096xf32> {role = "in"}, %m: memref<64x128xf32
 // CHECK-NEXT:    }
 // CHECK-NEXT:  }
 
-// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "lane_max", roles = ["in", "out"]}> ({
+// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "lane_max", roles = [#tl<arg_role in>, #tl<arg_role out>]}> ({
 // CHECK-GENERIC:           %g = "tl.reshape"(%v) : (tensor<8x512xf32>) -> tensor<8x4x128xf32>
-// CHECK-GENERIC-NEXT:      %r = "tl.reduce"(%g) <{kind = "max", dims = array<i64: 1>}> : (tensor<8x4x128xf32>) -> tensor<8x1x128xf32>
+// CHECK-GENERIC-NEXT:      %r = "tl.reduce"(%g) <{kind = #tl<reduction_kind max>, dims = array<i64: 1>}> : (tensor<8x4x128xf32>) -> tensor<8x1x128xf32>
 // CHECK-GENERIC-NEXT:      %p = "tl.reshape"(%r) {note = "drop unit dim"} : (tensor<8x1x128xf32>) -> tensor<8x128xf32>
-// CHECK-GENERIC-NEXT:      "tl.store"(%p, %m, %i, %k) <{map = affine_map<(d0, d1) -> ((d0 * 8), 0)>, accumulate = "max", operandSegmentSizes = array<i32: 1, 1, 2, 0>}> {note = "running max"} : (tensor<8x128xf32>, memref<64x128xf32>, index, index) -> ()
+// CHECK-GENERIC-NEXT:      "tl.store"(%p, %m, %i, %k) <{map = affine_map<(d0, d1) -> ((d0 * 8), 0)>, accumulate = #tl<reduction_kind max>, operandSegmentSizes = array<i32: 1, 1, 2, 0>}> {note = "running max"} : (tensor<8x128xf32>, memref<64x128xf32>, index, index) -> ()
 
 // -----
 
@@ -297,9 +297,9 @@ tl.kernel @embedding_rows3(%idx: memref<32xi32> {role = "prefetch"}, %table: mem
 // CHECK-NEXT:  }
 
 // The generic gather: operands table, index buffer, then the dim operands.
-// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "embedding_rows", roles = ["prefetch", "in", "out"]}> ({
+// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "embedding_rows", roles = [#tl<arg_role prefetch>, #tl<arg_role in>, #tl<arg_role out>]}> ({
 // CHECK-GENERIC:           %rows = "tl.gather"(%table, %idx, %i) <{map = affine_map<(d0) -> ((d0 * 8))>, operandSegmentSizes = array<i32: 1, 1, 1>}> : (memref<1000x256xf32>, memref<64xi32>, index) -> tensor<8x256xf32>
-// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "embedding_rows3", roles = ["prefetch", "in", "out"]}> ({
+// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "embedding_rows3", roles = [#tl<arg_role prefetch>, #tl<arg_role in>, #tl<arg_role out>]}> ({
 // CHECK-GENERIC:           %rows = "tl.gather"(%table, %idx, %i, %j) <{map = affine_map<(d0, d1) -> (((d0 * 8) + (d1 * 4)))>, operandSegmentSizes = array<i32: 1, 1, 2>}> {note = "half"} : (memref<500x1x128xbf16>, memref<32xi32>, index, index) -> tensor<4x1x128xbf16>
 
 // -----

@@ -1,0 +1,6 @@
+"""Canonicalization patterns of the ta and tl ops (`-p canonicalize` runs them).
+
+Each op lists its patterns through a `HasCanonicalizationPatternsTrait`, which imports
+them from here lazily (the model is xDSL's `transforms/canonicalization_patterns/`).
+Every pattern keeps what the program computes.
+"""

@@ -1,0 +1,214 @@
+"""The enumerations that pass between the ta, tl and pallas levels, and their attributes.
+
+A kernel argument's role, a reduction's kind and a comparison's predicate are typed
+contracts (`EnumAttribute`s), not strings: each dialect that holds one registers its
+own attribute class (an attribute's name carries its dialect, and a context loads each
+name once), so `tl.reduce` holds a `#tl<reduction_kind sum>` and `pallas.reduce` a
+`#pallas<reduction_kind sum>`. The custom syntax spells them as before (`<sum>`,
+`{role = "in"}`, `<olt>`). Constructors take the StrEnum or its string; reading
+`op.kind.data` gives the StrEnum member, which compares equal to the string.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import ArrayAttr
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import Attribute, SpacedOpaqueSyntaxAttribute
+from xdsl.irdl import irdl_attr_definition
+from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
+
+# ---------------------------------------------------------------------------------------
+# Kernel argument roles
+
+
+class ArgRole(StrEnum):
+    """What a kernel does with a buffer argument."""
+
+    IN = "in"
+    OUT = "out"
+    INOUT = "inout"
+    PREFETCH = "prefetch"
+    """A small integer buffer whose values choose blocks (scalar prefetch, SMEM on TPU)."""
+
+
+READABLE_ROLES = frozenset({ArgRole.IN, ArgRole.INOUT, ArgRole.PREFETCH})
+WRITABLE_ROLES = frozenset({ArgRole.OUT, ArgRole.INOUT})
+
+
+# One attribute class per dialect that uses it (an attribute's name carries its
+# dialect, and a context loads each name once); each dialect registers its own.
+
+
+@irdl_attr_definition
+class TaArgRoleAttr(EnumAttribute[ArgRole], SpacedOpaqueSyntaxAttribute):
+    """`#ta<arg_role in>`: a `ta.kernel` argument's role (custom form: `{role = "in"}`)."""
+
+    name = "ta.arg_role"
+
+
+@irdl_attr_definition
+class TlArgRoleAttr(EnumAttribute[ArgRole], SpacedOpaqueSyntaxAttribute):
+    """`#tl<arg_role in>`: a `tl.kernel` argument's role (custom form: `{role = "in"}`)."""
+
+    name = "tl.arg_role"
+
+
+ArgRoleAttr = TaArgRoleAttr | TlArgRoleAttr
+_ARG_ROLE_ATTRS: dict[str, type[TaArgRoleAttr | TlArgRoleAttr]] = {
+    "ta": TaArgRoleAttr,
+    "tl": TlArgRoleAttr,
+}
+
+
+def dialect_of(op_name: str) -> str:
+    return op_name.split(".", 1)[0]
+
+
+def arg_role_attrs(
+    op_name: str, roles: Sequence[str | ArgRole]
+) -> ArrayAttr[ArgRoleAttr]:
+    """The `roles` property of kernel `op_name` (`ta.kernel` or `tl.kernel`)."""
+    attr = _ARG_ROLE_ATTRS[dialect_of(op_name)]
+    return ArrayAttr([attr(ArgRole(r)) for r in roles])
+
+
+def check_dialect(attr: Attribute, op_name: str, what: str) -> None:
+    """An enum attribute of another dialect on this op is a mix-up of levels."""
+    if attr.name.split(".", 1)[0] != dialect_of(op_name):  # pyright: ignore
+        raise VerifyException(f"{op_name} needs a {what} of its own dialect, got {attr}")
+
+
+# ---------------------------------------------------------------------------------------
+# Reductions
+
+
+class ReductionKind(StrEnum):
+    SUM = "sum"
+    PROD = "prod"
+    MAX = "max"
+    MIN = "min"
+    ARGMAX = "argmax"
+    ARGMIN = "argmin"
+
+    @property
+    def returns_index(self) -> bool:
+        return self in (ReductionKind.ARGMAX, ReductionKind.ARGMIN)
+
+
+@irdl_attr_definition
+class TaReductionKindAttr(EnumAttribute[ReductionKind], SpacedOpaqueSyntaxAttribute):
+    """`#ta<reduction_kind sum>`: what `ta.reduce` computes (custom form: `<sum>`)."""
+
+    name = "ta.reduction_kind"
+
+
+@irdl_attr_definition
+class TlReductionKindAttr(EnumAttribute[ReductionKind], SpacedOpaqueSyntaxAttribute):
+    """`#tl<reduction_kind sum>`: what `tl.reduce` computes, or how an accumulating
+    `tl.store` combines (custom form: `<sum>`)."""
+
+    name = "tl.reduction_kind"
+
+
+@irdl_attr_definition
+class PallasReductionKindAttr(EnumAttribute[ReductionKind], SpacedOpaqueSyntaxAttribute):
+    """`#pallas<reduction_kind sum>`: what `pallas.reduce` computes (custom form:
+    `<sum>`)."""
+
+    name = "pallas.reduction_kind"
+
+
+ReductionKindAttr = TaReductionKindAttr | TlReductionKindAttr | PallasReductionKindAttr
+_REDUCTION_KIND_ATTRS: dict[str, type[ReductionKindAttr]] = {
+    "ta": TaReductionKindAttr,
+    "tl": TlReductionKindAttr,
+    "pallas": PallasReductionKindAttr,
+}
+
+
+def reduction_kind_attr(op_name: str, kind: ReductionKind | str) -> ReductionKindAttr:
+    """The reduction kind property of op `op_name`, in the op's dialect."""
+    return _REDUCTION_KIND_ATTRS[dialect_of(op_name)](ReductionKind(kind))
+
+
+def verify_reduction_kind(kind: ReductionKindAttr, op_name: str) -> ReductionKind:
+    check_dialect(kind, op_name, "reduction kind")
+    return kind.data
+
+
+# ---------------------------------------------------------------------------------------
+# Comparisons
+
+
+class ComparePredicate(StrEnum):
+    """arith's comparison predicates (cmpf's and cmpi's; `ult`..`uge` are in both)."""
+
+    OEQ = "oeq"
+    OGT = "ogt"
+    OGE = "oge"
+    OLT = "olt"
+    OLE = "ole"
+    ONE = "one"
+    ORD = "ord"
+    UEQ = "ueq"
+    UGT = "ugt"
+    UGE = "uge"
+    ULT = "ult"
+    ULE = "ule"
+    UNE = "une"
+    UNO = "uno"
+    EQ = "eq"
+    NE = "ne"
+    SLT = "slt"
+    SLE = "sle"
+    SGT = "sgt"
+    SGE = "sge"
+
+
+P = ComparePredicate
+FLOAT_PREDICATES = (
+    P.OEQ, P.OGT, P.OGE, P.OLT, P.OLE, P.ONE, P.ORD,
+    P.UEQ, P.UGT, P.UGE, P.ULT, P.ULE, P.UNE, P.UNO,
+)  # fmt: skip
+"""arith.cmpf's predicates but the constant `false`/`true`: `o*` are false where either
+side is NaN, `u*` true; `ord` is "neither is NaN", `uno` "either is"."""
+
+INT_PREDICATES = (P.EQ, P.NE, P.SLT, P.SLE, P.SGT, P.SGE, P.ULT, P.ULE, P.UGT, P.UGE)
+"""arith.cmpi's predicates: `s*` compare as signed, `u*` as unsigned."""
+del P
+
+
+@irdl_attr_definition
+class TlComparePredicateAttr(
+    EnumAttribute[ComparePredicate], SpacedOpaqueSyntaxAttribute
+):
+    """`#tl<compare_predicate olt>`: what `tl.compare` tests (custom form: `<olt>`)."""
+
+    name = "tl.compare_predicate"
+
+
+@irdl_attr_definition
+class PallasComparePredicateAttr(
+    EnumAttribute[ComparePredicate], SpacedOpaqueSyntaxAttribute
+):
+    """`#pallas<compare_predicate olt>`: what `pallas.compare` tests (custom form:
+    `<olt>`)."""
+
+    name = "pallas.compare_predicate"
+
+
+ComparePredicateAttr = TlComparePredicateAttr | PallasComparePredicateAttr
+_COMPARE_PREDICATE_ATTRS: dict[str, type[ComparePredicateAttr]] = {
+    "tl": TlComparePredicateAttr,
+    "pallas": PallasComparePredicateAttr,
+}
+
+
+def compare_predicate_attr(
+    op_name: str, predicate: ComparePredicate | str
+) -> ComparePredicateAttr:
+    """The predicate property of op `op_name`, in the op's dialect."""
+    return _COMPARE_PREDICATE_ATTRS[dialect_of(op_name)](ComparePredicate(predicate))

@@ -1,0 +1,1 @@
+"""Test and benchmark harness code that the library does not ship."""
