@@ -21,6 +21,10 @@ the current value of each buffer and defines a new value for each one it writes;
 
 Offsets that are not multiples of their block size cannot be Pallas blocks: they are
 rejected with a located error rather than mis-tiled.
+
+Kernels come out in their plain form (an `arith` op on i8 tiles, a `math.expm1`, a
+lane-strided `pallas.load`): valid pallas, which `pallas-legalize-mosaic` then rewrites
+into what Mosaic accepts.
 """
 
 from __future__ import annotations
@@ -332,37 +336,6 @@ class _Host:
         self.value[root] = value
 
 
-_WIDENING = (arith.ExtFOp, arith.ExtSIOp, arith.ExtUIOp, arith.SIToFPOp, arith.UIToFPOp)
-
-
-def _widen_before_reshapes(call: pallas.CallOp) -> None:
-    """In a kernel, a value of narrow (8- or 16-bit) data reshaped and then widened is
-    widened first: Mosaic cannot shape-cast packed data across its last two dims
-    (measured: `vector<16x16xbf16> -> vector<16x16x1xbf16>` fails "unsupported shape
-    cast"), while the 32-bit reshape is the one f32 kernels already use."""
-    for reshape in [o for o in call.walk() if isinstance(o, pallas.ReshapeOp)]:
-        src, uses = reshape.source.type, list(reshape.result.uses)
-        if (
-            not isinstance(src, TensorType)
-            or getattr(src.element_type, "bitwidth", 32) >= 32
-        ):
-            continue
-        if len(uses) != 1 or not isinstance(widen := uses[0].operation, _WIDENING):
-            continue
-        wide = widen.results[0].type
-        assert isinstance(wide, TensorType)
-        first = type(widen)(
-            reshape.source, TensorType(wide.element_type, src.get_shape())
-        )
-        then = pallas.ReshapeOp(first.results[0], wide)
-        block = reshape.parent_block()
-        assert block is not None
-        block.insert_ops_before([first, then], reshape)
-        widen.results[0].replace_all_uses_with(then.result)
-        block.erase_op(widen)
-        block.erase_op(reshape)
-
-
 @dataclass(frozen=True)
 class TlToPallasPass(ModulePass):
     """Convert `tl.kernel`s and the `func.func @forward` that launches them to `pallas`.
@@ -412,8 +385,6 @@ class TlToPallasPass(ModulePass):
                 op.body.block.erase_op(k)
         op.body.block.insert_op_after(new_forward, forward)
         op.body.block.erase_op(forward)
-        for call in [c for c in op.walk() if isinstance(c, pallas.CallOp)]:
-            _widen_before_reshapes(call)
 
     def convert_host_op(
         self,
@@ -735,8 +706,7 @@ class TlToPallasPass(ModulePass):
                 new = pallas.ConvertOp(values[o.source], o.result.type)  # type: ignore[arg-type]
                 flops += _elements(o)
             elif isinstance(o, tl.CompareOp):
-                lhs, rhs = (_widened_for_compare(values[v], body) for v in (o.lhs, o.rhs))
-                new = pallas.CompareOp(o.predicate.data, lhs, rhs)
+                new = pallas.CompareOp(o.predicate.data, values[o.lhs], values[o.rhs])
                 flops += _elements(o)
             elif isinstance(o, tl.SelectOp):
                 new = pallas.SelectOp(
@@ -749,9 +719,7 @@ class TlToPallasPass(ModulePass):
                         raise PassError(
                             o, "tl-to-pallas: tile compute may use only tile values"
                         )
-                new = _widened_8bit_arith(o, values, body) or o.clone(
-                    value_mapper=dict(values)
-                )
+                new = o.clone(value_mapper=dict(values))
                 elements = _elements(o)
                 if o.dialect_name() == "math":
                     transcendentals += elements
@@ -791,54 +759,6 @@ class TlToPallasPass(ModulePass):
         for s, r in zip(stores, call.outs):
             host.write(launch.args[s.buffer.index], r)  # type: ignore[attr-defined]
         return call
-
-
-_8BIT_ARITH = (
-    arith.AddiOp,
-    arith.SubiOp,
-    arith.MuliOp,
-    arith.DivSIOp,
-    arith.RemSIOp,
-    arith.MaxSIOp,
-    arith.MinSIOp,
-)
-
-
-def _widened_8bit_arith(
-    o: Operation, values: dict[SSAValue, SSAValue], body: Block
-) -> Operation | None:
-    """Mosaic has no 8-bit integer vector arithmetic: an `i8` tile op runs on `i32`
-    (sign-extended) and is narrowed back; the low 8 bits are what `i8` wrapping gives.
-    Returns the narrowing op (the result), its inputs already added to `body`."""
-    t = o.results[0].type if o.results else None
-    if not isinstance(o, _8BIT_ARITH) or not isinstance(t, TensorType):
-        return None
-    element = t.element_type
-    if not isinstance(element, IntegerType) or element.width.data != 8:
-        return None
-    wide = TensorType(i32, t.get_shape())
-    operands = []
-    for v in o.operands:
-        widen = pallas.ConvertOp(values[v], wide)
-        body.add_op(widen)
-        operands.append(widen.result)
-    op = type(o)(*operands, result_type=wide)  # type: ignore[call-arg]
-    body.add_op(op)
-    return pallas.ConvertOp(op.results[0], t)
-
-
-def _widened_for_compare(value: SSAValue, body: Block) -> SSAValue:
-    """Mosaic compares only 32-bit integers: widen 8- and 16-bit tiles to i32 first.
-    Sign extension keeps both the signed and the unsigned order, so every predicate
-    means what it did. (i1 is left alone: widening would flip its signed order.)"""
-    t = value.type
-    assert isinstance(t, TensorType)
-    element = t.element_type
-    if not isinstance(element, IntegerType) or element.width.data not in (8, 16):
-        return value
-    widen = pallas.ConvertOp(value, TensorType(i32, t.get_shape()))
-    body.add_op(widen)
-    return widen.result
 
 
 def _grid_scalar(expr: AffineExpr, where: Operation) -> tuple[list[Operation], SSAValue]:

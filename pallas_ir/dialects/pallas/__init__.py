@@ -47,6 +47,7 @@ from pallas_ir.dialects.pallas.ops import (
     ReduceOp,
     ReshapeOp,
     SelectOp,
+    SliceOp,
     StoreOp,
     TransposeOp,
     WhenOp,
@@ -83,6 +84,7 @@ __all__ = [
     "ReshapeOp",
     "SelectOp",
     "SliceAttr",
+    "SliceOp",
     "StoreOp",
     "TransposeOp",
     "WhenOp",
@@ -111,6 +113,7 @@ Pallas = Dialect(
         ConvertOp,
         CompareOp,
         SelectOp,
+        SliceOp,
         XlaCallOp,
     ],
     [

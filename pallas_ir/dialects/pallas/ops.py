@@ -165,11 +165,12 @@ def indexed_shape(indexers: ArrayAttr, ref_shape: Sequence[int]) -> list[int]:
     return [ix.size.data for ix in indexers.data if isinstance(ix, SliceAttr)]
 
 
-def _verify_indexers(indexers: ArrayAttr, ref: RefType) -> None:
-    shape = ref.get_shape()
+def _verify_indexers(
+    indexers: ArrayAttr, shape: Sequence[int], what: str = "ref"
+) -> None:
     if indexers.data and len(indexers.data) != len(shape):
         raise VerifyException(
-            f"{len(indexers.data)} indexers for a rank-{len(shape)} ref"
+            f"{len(indexers.data)} indexers for a rank-{len(shape)} {what}"
         )
     for k, (ix, n) in enumerate(zip(indexers.data, shape)):
         if isinstance(ix, IntAttr):
@@ -198,7 +199,7 @@ def _verify_tile_against_ref(
         )
     if ref.space == MemorySpace.SEMAPHORE:
         raise VerifyException(f"{what} cannot touch a semaphore ref")
-    _verify_indexers(indexers, ref)
+    _verify_indexers(indexers, ref.get_shape())
     want = indexed_shape(indexers, ref.get_shape())
     if not isinstance(tile, TensorType):
         raise VerifyException(f"{what} moves tensors, got {tile}")
@@ -342,6 +343,83 @@ class StoreOp(IRDLOperation):
 
     def verify_(self) -> None:
         _verify_tile_against_ref(self.value.type, self.ref.type, self.indexers, "store")
+
+
+@irdl_op_definition
+class SliceOp(IRDLOperation):
+    """A static slice of a value in registers, through the indexers of `pallas.load`:
+    `v[:, 3:67]`, `v[:, :, 1]` (an int drops its dim).
+
+    ```mlir
+    %s = pallas.slice %v[:, ds(3, 64)] : tensor<8x128xf32> -> tensor<8x64xf32>
+    %e = pallas.slice %p[:, :, 0] : tensor<8x64x2xf32> -> tensor<8x64xf32>
+    ```
+
+    Mosaic cannot load some windows of a ref directly (a lane slice of a strided load,
+    a lane stride): `pallas-legalize-mosaic` loads more and slices the value.
+    """
+
+    name = "pallas.slice"
+
+    source = operand_def(TensorType)
+    indexers = prop_def(ArrayAttr)
+    result = result_def(TensorType)
+
+    traits = traits_def(Pure())
+
+    def __init__(
+        self, source: SSAValue, result_type: TensorType, indexers: Sequence[Indexer]
+    ):
+        super().__init__(
+            operands=[source],
+            properties={"indexers": ArrayAttr(indexers)},
+            result_types=[result_type],
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> SliceOp:
+        source = parser.parse_unresolved_operand()
+        ix_pos = parser.pos
+        raw = _parse_indexers(parser)
+        ix_span = (ix_pos, parser.pos)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        stype = parser.parse_type()
+        parser.parse_punctuation("->")
+        rtype = parser.parse_type()
+        if not isinstance(stype, TensorType) or not isinstance(rtype, TensorType):
+            parser.raise_error("expected `tensor<...> -> tensor<...>`", pos, parser.pos)
+        op = cls(
+            parser.resolve_operand(source, stype),
+            rtype,
+            _resolve_indexers(parser, raw, stype.get_shape(), ix_span).data,  # type: ignore[arg-type]
+        )
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.source)
+        stype = self.source.type
+        assert isinstance(stype, TensorType)
+        _print_indexers(printer, self.indexers, stype.get_shape())
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(stype)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+    def verify_(self) -> None:
+        stype, rtype = self.source.type, self.result.type
+        assert isinstance(stype, TensorType) and isinstance(rtype, TensorType)
+        _verify_indexers(self.indexers, stype.get_shape(), "value")
+        want = indexed_shape(self.indexers, stype.get_shape())
+        if list(rtype.get_shape()) != want or rtype.element_type != stype.element_type:
+            raise VerifyException(
+                f"slice of {stype} at these indexers is tensor<{_shape_prefix(want)}"
+                f"{stype.element_type}>, not {rtype}"
+            )
 
 
 @irdl_op_definition
