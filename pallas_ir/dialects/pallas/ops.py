@@ -34,9 +34,11 @@ from xdsl.irdl import (
     var_operand_def,
 )
 from xdsl.parser import Parser
+from xdsl.pattern_rewriter import RewritePattern
 from xdsl.printer import Printer
 from xdsl.traits import (
     HasAncestor,
+    HasCanonicalizationPatternsTrait,
     MemoryReadEffect,
     MemoryWriteEffect,
     NoTerminator,
@@ -454,6 +456,28 @@ class ProgramIdOp(IRDLOperation):
             )
 
 
+class ReshapeHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from pallas_ir.dialects.pallas.canonicalization import (
+            FoldIdentityReshape,
+            FoldReshapeOfReshape,
+        )
+
+        return (FoldIdentityReshape(), FoldReshapeOfReshape())
+
+
+class TransposeHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from pallas_ir.dialects.pallas.canonicalization import (
+            FoldIdentityTranspose,
+            FoldTransposeOfTranspose,
+        )
+
+        return (FoldIdentityTranspose(), FoldTransposeOfTranspose())
+
+
 @irdl_op_definition
 class TransposeOp(TransposeOpBase):
     """`jnp.transpose` of a value in the kernel.
@@ -464,6 +488,8 @@ class TransposeOp(TransposeOpBase):
     """
 
     name = "pallas.transpose"
+
+    traits = traits_def(Pure(), TransposeHasCanonicalizationPatterns())
 
 
 @irdl_op_definition
@@ -505,6 +531,8 @@ class ReshapeOp(ReshapeOpBase):
     """
 
     name = "pallas.reshape"
+
+    traits = traits_def(Pure(), ReshapeHasCanonicalizationPatterns())
 
     @property
     def is_relayout(self) -> bool:
