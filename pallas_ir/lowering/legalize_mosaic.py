@@ -7,14 +7,16 @@ rejects some of it. Each pattern here rewrites one such form into explicit palla
 `arith` and `math` ops that compute the same values and that Mosaic lowers, so that
 `emit-python` prints what it sees:
 
-| pattern                   | Mosaic limit                                  | rewrite                                            |
-|---------------------------|-----------------------------------------------|----------------------------------------------------|
-| `CompactStridedLanes`     | no load or DMA strides lanes                  | full-width load, reshape (.., n, k), `pallas.slice` |
-| `SliceLanesOfStridedLoad` | a strided load takes all of the ref's lanes   | load every lane, `pallas.slice` the lanes          |
-| `ExpandExpM1`             | no expm1                                      | `2t / (1 - t)`, `t = tanh(x / 2)`, near 0          |
-| `WidenI8Arith`            | no 8-bit integer vector arithmetic            | on i32, then narrowed                              |
-| `WidenNarrowCompare`      | compares only 32-bit integers                 | both sides widened to i32                          |
-| `WidenBeforeNarrowReshape`| no shape cast of packed data across the last two dims | widen, then reshape the 32-bit value       |
+- `CompactStridedLanes`: no load or DMA strides lanes. A full-width load, a reshape
+  to (..., n, k) and a `pallas.slice` of column s.
+- `SliceLanesOfStridedLoad`: a strided load takes all of the ref's lanes. Load every
+  lane, `pallas.slice` the ones used.
+- `ExpandExpM1`: no expm1. `2t / (1 - t)` with `t = tanh(x / 2)` near 0, else
+  `exp(x) - 1`.
+- `WidenI8Arith`: no 8-bit integer vector arithmetic. On i32, then narrowed.
+- `WidenNarrowCompare`: compares only 32-bit integers. Both sides widened to i32.
+- `WidenBeforeNarrowReshape`: no shape cast of packed (8- or 16-bit) data across the
+  last two dims. Widen, then reshape the 32-bit value.
 
 Patterns apply only inside `pallas.call` kernels (host code and XLA kernels are not
 Mosaic's). The structure follows xDSL's `memref_stream_legalize` and MLIR's
