@@ -31,11 +31,13 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 from xdsl.dialects import arith
 from xdsl.ir import Operation
 
 import pallas_ir
 from pallas_ir.affine_analysis import linearize
+from pallas_ir.analysis.cost_model import used_elements
 from pallas_ir.dialects import pallas
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dtypes import numpy_dtype
@@ -90,9 +92,34 @@ def _nbytes(t) -> int:
     return n * (t.element_type.bitwidth // 8)
 
 
-def _indexers(op: pallas.LoadOp | pallas.StoreOp, shape) -> str:
+def _window(op: pallas.LoadOp | pallas.StoreOp, ref_shape) -> list:
+    """The indexers of what the kernel uses of a ref: a load's, narrowed by the slices of
+    the loaded value (a load `pallas-legalize-mosaic` widened reads as the window it
+    uses), each dim's used positions as `ds(start, size, stride)`."""
+    indexers = list(op.indexers.data)
+    used = used_elements(op.result) if isinstance(op, pallas.LoadOp) else True
+    if isinstance(used, bool):
+        return indexers
+    window, d = [], 0
+    for ix in indexers or [pallas.SliceAttr(0, n) for n in ref_shape]:
+        if not isinstance(ix, pallas.SliceAttr):
+            window.append(ix)
+            continue
+        others = tuple(a for a in range(used.ndim) if a != d)
+        d += 1
+        pos = np.flatnonzero(used.any(axis=others))
+        step = int(pos[1] - pos[0]) if len(pos) > 1 else 1
+        if not len(pos) or np.any(np.diff(pos) != step):
+            window.append(ix)  # not one progression: the load's own indexer
+            continue
+        start, stride = ix.start.data + int(pos[0]) * ix.stride.data, ix.stride.data
+        window.append(pallas.SliceAttr(start, len(pos), stride * step))
+    return window
+
+
+def _indexers(window: list, shape) -> str:
     parts = []
-    for ix, n in zip(op.indexers.data, shape):
+    for ix, n in zip(window, shape):
         if isinstance(ix, pallas.SliceAttr):
             s, z, k = ix.start.data, ix.size.data, ix.stride.data
             if (s, z, k) == (0, n, 1):
@@ -300,7 +327,7 @@ def explain(module, report) -> list[str]:
                 ref_shape = ref.type.get_shape()
                 kinds: set[str] = set()
                 for op in sliced:
-                    for d, (ix, n) in enumerate(zip(op.indexers.data, ref_shape)):
+                    for d, (ix, n) in enumerate(zip(_window(op, ref_shape), ref_shape)):
                         kind = _dim_kind(d, len(ref_shape))
                         if not isinstance(ix, pallas.SliceAttr):
                             kinds.add(f"{kind} index")
@@ -308,7 +335,11 @@ def explain(module, report) -> list[str]:
                             kinds.add(f"{kind} stride {ix.stride.data}")
                         elif (ix.start.data, ix.size.data) != (0, n):
                             kinds.add(f"{kind} slice {ix.size.data} of {n}")
-                idx = ", ".join(sorted({_indexers(op, ref_shape) for op in sliced}))
+                idx = ", ".join(
+                    sorted(
+                        {_indexers(_window(op, ref_shape), ref_shape) for op in sliced}
+                    )
+                )
                 causes.append(
                     f"blocks of {_shape(ref.type)} read wider than the kernel's "
                     f"{idx} needs ({', '.join(sorted(kinds))}){_floor(kinds)}"

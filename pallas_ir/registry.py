@@ -73,6 +73,12 @@ def _tl_to_pallas() -> type[ModulePass]:
     return TlToPallasPass
 
 
+def _legalize_mosaic() -> type[ModulePass]:
+    from pallas_ir.lowering.legalize_mosaic import LegalizeMosaicPass
+
+    return LegalizeMosaicPass
+
+
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """pallas-ir's own passes: ta → ta rewrites (`passes/`) and level-to-level
     conversions (`lowering/`), in pipeline order."""
@@ -83,6 +89,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "indirect-load-to-scalar-prefetch": _indirect_load_to_scalar_prefetch,
         "tile": _tile,
         "tl-to-pallas": _tl_to_pallas,
+        "pallas-legalize-mosaic": _legalize_mosaic,
     }
 
 
@@ -91,7 +98,7 @@ def default_pipeline(chip: str = "v5e") -> str:
     return (
         "split-kernel-loops,stride-to-reshape,canonicalize-permutation,"
         "indirect-load-to-scalar-prefetch,"
-        f"tile{{chip={chip}}},tl-to-pallas{{chip={chip}}}"
+        f"tile{{chip={chip}}},tl-to-pallas{{chip={chip}}},pallas-legalize-mosaic"
     )
 
 

@@ -350,6 +350,7 @@ def test_the_compiled_object_keeps_every_stage(compiled) -> None:
         "indirect-load-to-scalar-prefetch",
         "tile",
         "tl-to-pallas",
+        "pallas-legalize-mosaic",
     ]
     assert "ta.reduce <max>" in k.ir["ta"] and "pallas.call" in k.ir["tl-to-pallas"]
     assert "def forward(" in k.source

@@ -17,7 +17,7 @@ from pallas_ir.tpu_check import aot_compile_many, exec_source, lower_for_tpu
 EXAMPLES = sorted((Path(__file__).parent.parent / "examples" / "ta").glob("*.mlir"))
 PIPELINE = (
     "split-kernel-loops,stride-to-reshape,canonicalize-permutation,"
-    "indirect-load-to-scalar-prefetch,tile,tl-to-pallas"
+    "indirect-load-to-scalar-prefetch,tile,tl-to-pallas,pallas-legalize-mosaic"
 )
 
 
@@ -398,9 +398,9 @@ func.func @forward(%x: memref<64x256xi8>, %y: memref<64x256xi8>) -> memref<64x25
 
 
 def test_int8_arithmetic_runs_on_int32_in_the_kernel() -> None:
-    """Mosaic has no 8-bit vector multiply (nor add on every chip): `tl-to-pallas` runs
-    i8 tile arithmetic on sign-extended i32 and narrows the result, whose low 8 bits
-    are the i8 wrapping result. Products of values in [-8, 8) stay in range; 127 * 2
+    """Mosaic has no 8-bit vector multiply (nor add on every chip):
+    `pallas-legalize-mosaic` runs i8 tile arithmetic on sign-extended i32 and narrows
+    the result, whose low 8 bits are the i8 wrapping result. Products of values in [-8, 8) stay in range; 127 * 2
     wraps to -2 in both."""
     items = []
     for op in ("muli", "addi", "subi", "maxsi", "minsi"):

@@ -19,7 +19,9 @@ from pallas_ir.reference.pallas import run_forward as run_pallas_forward
 from pallas_ir.tpu_check import aot_compile_many, exec_source
 
 R, C = 32, 256
-PIPELINE = "stride-to-reshape,canonicalize-permutation,tile,tl-to-pallas"
+PIPELINE = (
+    "stride-to-reshape,canonicalize-permutation,tile,tl-to-pallas,pallas-legalize-mosaic"
+)
 NP: dict[str, Any] = {
     "i8": np.int8,
     "i16": np.int16,
@@ -92,7 +94,7 @@ CASES: dict[str, tuple[str, str, str, Callable[[np.ndarray], np.ndarray]]] = {
                  lambda x: (x != 0.5).astype(np.int32)),
     "select_i32": ("i32", "i32", _cmp("%v", "sgt", "0", "i32") + "\n    %n = arith.subi %z, %v : i32\n    %r = arith.select %c, %v, %n : i32",
                    np.abs),
-    # Mosaic compares only 32-bit integers: tl-to-pallas widens 8- and 16-bit tiles by
+    # Mosaic compares only 32-bit integers: pallas-legalize-mosaic widens 8- and 16-bit tiles by
     # sign extension, which keeps the unsigned order too.
     "select_i8": ("i8", "i8", _cmp("%v", "sgt", "0", "i8") + "\n    %r = arith.select %c, %v, %z : i8",
                   lambda x: np.maximum(x, 0)),

@@ -22,7 +22,7 @@ def convert(path: Path):
     tiled = pallas_ir.parse(path.read_text(), str(path))
     pallas_ir.verify(tiled)
     lowered = pallas_ir.parse(path.read_text(), str(path))
-    pallas_ir.run_passes(lowered, "tl-to-pallas")
+    pallas_ir.run_passes(lowered, "tl-to-pallas,pallas-legalize-mosaic")
     return tiled, lowered
 
 

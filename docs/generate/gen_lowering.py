@@ -73,7 +73,7 @@ The ta → ta passes that run first (`stride-to-reshape`, `canonicalize-permutat
 
 ```
 ta ─stride-to-reshape─▶ ta ─canonicalize-permutation─▶ ta ─indirect-load-to-scalar-prefetch─▶ ta
-   ─tile{chip}─▶ tl ─tl-to-pallas{chip}─▶ pallas
+   ─tile{chip}─▶ tl ─tl-to-pallas{chip}─▶ pallas ─pallas-legalize-mosaic─▶ pallas ─emit-python─▶ Python
 ```
 
 Contents: [1 The tile policy](#1-tile-the-tile-policy) ·
@@ -248,7 +248,7 @@ Ratios are from section 7.
 |---|---|---|---|
 | leading-dim strides via index maps | **implemented** | `tile` walks the host storage with one row per grid step, block index `k·i + c` (section 3.1); `examples/ta/leading_stride.mlir` (pipeline tests), `examples/tl/leading_stride.mlir` (tl tests) | 1.000 |
 | sublane strides | **implemented**, by row DMA (any rank) | `tile` emits `tl.load ... strides [..., k, 1]` on host storage with whole rows and one index of each leading dim per step; `tl-to-pallas` copies each used row by DMA (`pallas.dma_start`/`dma_wait` from the array in memory space `any`, with the leading indices: `x.at[b, pl.ds(row, 1)]`), exact traffic; `examples/ta/row_stride.mlir`, `examples/ta/row_stride_3d.mlir` (pipeline tests), `examples/tl/strided_rows.mlir` (tl tests). The `pl.ds(start, n, stride=k)` form (a `t·k`-row block read) is still emitted for strided tiles that are not whole rows (`tests/test_cost_model.py`) | 1.000 |
-| lane strides via full-row read + in-kernel compaction | **implemented** (32-bit data) | `tile` reads whole lanes from host storage (`strides [1, k]`); `tl-to-pallas` gives a block `t·k` lanes wide and a `pallas.load` with `ds(s, t, stride = k)` on the lane dim, which `emit-python` spells as a full-width load plus `reshape(..., t, k)[..., s]` (no TPU load or DMA strides lanes); `examples/ta/lane_stride.mlir` (pipeline tests) | 1.500 (the floor for k = 2) |
+| lane strides via full-row read + in-kernel compaction | **implemented** (32-bit data) | `tile` reads whole lanes from host storage (`strides [1, k]`); `tl-to-pallas` gives a block `t·k` lanes wide and a `pallas.load` with `ds(s, t, stride = k)` on the lane dim, which `pallas-legalize-mosaic` rewrites into a full-width load, a `pallas.reshape` to `(..., t, k)` and a `pallas.slice` of column `s` (no TPU load or DMA strides lanes); `examples/ta/lane_stride.mlir` (pipeline tests) | 1.500 (the floor for k = 2) |
 | permutations via permuted index maps + in-kernel transpose | **implemented** | `canonicalize-permutation`, then `tile`: `tl.transpose` into loop space, tiles legal for the blocks on both sides, offsets permuted; → `pallas.transpose`. A store through a view that splits the output's lane dim (a channels-last permute written flat: `x.permute(0, 3, 1, 2).reshape(n, c, h * w)`) merges the two dims in the kernel (`tl.reshape`) when the tile holds them whole, so the output needs no host relayout (`tests/filecheck/lowering/tile/lane-split-store.mlir`, `examples/ta/channels_last_flat.mlir`); `examples/ta/permute3d.mlir`, `examples/ta/transpose.mlir` (pipeline tests), `examples/tl/transpose.mlir` (tl tests), `examples/pallas/transpose.mlir` (`tests/test_examples.py`, `tests/test_cost_model.py`) | 1.000 |
 | gathers: scalar prefetch (G1) | **implemented** | `tile` turns index loads into `tl.scalar_load`, one row per grid step, `(…, A, 1, B)` views for one-row blocks (section 3.2); `tl-to-pallas` makes prefetch operands (`i32`, converted on the host) and index-map bindings (section 4.5); `examples/ta/embedding.mlir` (pipeline tests), `examples/tl/embedding.mlir` (tl tests), `examples/pallas/embedding.mlir` (`tests/test_examples.py`, `tests/test_cost_model.py`). The `(V, 1, D)` table view is a relayout of the whole table on every call | kernel 1.000; with the host copies 17.6 |
 | gathers: manual row DMA (G3) | **implemented** (32-bit tables; indices read one lookup at a time, whole rows of the table's leading dims) | `tile` emits `tl.gather` for a `gather = "dma"` load, 8 lookups per grid step (a ragged last step reads the last index into the block's padding, which the write drops), or all of them (at most 128, the DMAs are unrolled) when another access walks the lookups along its lanes, as a rank-1 output does (`examples/ta/embedding_row_sum.mlir`, ratio 1.012); `tl-to-pallas` reads each index from SMEM (`pallas.read`), starts one row DMA per row from the table left in HBM into a VMEM buffer and waits (`pallas.dma_start`/`dma_wait`, a DMA semaphore scratch); `examples/ta/embedding.mlir` (pipeline tests), `examples/tl/embedding_dma.mlir` (tl tests), `examples/pallas/embedding_dma.mlir` (`tests/test_examples.py`). No relayout of the table. G3c: an index buffer over the SMEM budget (`gather = "dma_chunked"`) stays an `in` operand streamed as an SMEM block of 1024 lookups, block index `first lookup floordiv 1024`, read at `start mod 1024` (`tests/test_lowering_pipeline.py::test_gather_indices_over_smem_are_streamed_in_chunks`) | 1.006 (the int64 → int32 index conversion) |
@@ -393,7 +393,8 @@ made, and its in-kernel `ta.reshape` moves to the host before the launch (a
 a leading-dim step takes one row per grid step, so the index map does the stride and only
 used rows move; a sublane step copies each used row by DMA from the array left in HBM
 (exact traffic); a lane step reads `t·k` lanes and keeps every `k`-th in registers
-(`ref[...].reshape(..., t, k)[..., s]`), the floor for lanes.
+(`pallas-legalize-mosaic`: a full-width load, a reshape to `(..., t, k)` and a
+`pallas.slice` of column `s`), the floor for lanes.
 
 **Leading-dim step** (`examples/ta/leading_stride.mlir`, `out = x[1::3] * 2` for
 `x: f32[12, 16, 256]`): block index `3·i + 1` on the leading dim, nothing else moves.
@@ -410,8 +411,8 @@ used rows move; a sublane step copies each used row by DMA from the array left i
 
 **Lane step** (`examples/ta/lane_stride.mlir`, `out = x[:, ::2] * 2` for
 `x: f32[64, 256]`): the kernel reads whole 256-lane rows and keeps the even lanes in
-registers: `pallas.load %x_ref[:, ds(0, 128, stride = 2)]` is printed as a full-width
-load and a reshape (no TPU load strides lanes). Twice the needed input moves: the floor.
+registers: `pallas.load %x_ref[:, ds(0, 128, stride = 2)]` becomes a full-width load, a
+reshape and a `pallas.slice` in `pallas-legalize-mosaic` (no TPU load strides lanes). Twice the needed input moves: the floor.
 
 {shown(f'pallas-opt {ln} -p "{PIPE}"', excerpt(ln_out, "func.func"))}
 
@@ -612,16 +613,9 @@ The `tl.grid` extents are the call's grid; `parallel` dims stay `parallel`,
 buffer stored twice in one grid step is an error; an accumulating store becomes the
 guarded read-combine-write of section 4.7). Tile compute is copied: `arith`/`math` as
 they are, `tl.transpose`/`broadcast`/`reduce`/`reshape`/`convert`/`compare`/`select`/`dot`
-as their `pallas` forms, except that a `tl.compare` of 8- or 16-bit integers first widens
-both sides to `i32` with `pallas.convert` (Mosaic compares only 32-bit integers; sign
-extension keeps the signed and the unsigned order), and `i8` integer arithmetic
-(`addi`, `subi`, `muli`, `divsi`, `remsi`, `maxsi`, `minsi`) runs on sign-extended `i32`
-tiles and is narrowed back (Mosaic has no 8-bit vector multiply; the low 8 bits are the
-`i8` wrapping result). A reshape of 8- or 16-bit data whose only use widens it
-(`arith.extf`, `extsi`, ...) is swapped with the widening: Mosaic cannot shape-cast
-packed data across its last two dims (measured: `vector<16x16xbf16> ->
-vector<16x16x1xbf16>` fails "unsupported shape cast"), so the reshape runs on the 32-bit
-value (`tests/filecheck/lowering/tl-to-pallas/narrow-reshape.mlir`). Kernel refs are
+as their `pallas` forms, in their plain form: an `i8` `arith` op, a `tl.compare` of
+8- or 16-bit integers, a reshape of narrow data then widened, a `math.expm1` stay as they
+are, and `pallas-legalize-mosaic` (section 4.10) rewrites what Mosaic rejects. Kernel refs are
 ordered scalar-prefetch refs (SMEM, whole buffer), input blocks, aliased inputs (memory
 space `any`), output blocks.
 
@@ -674,9 +668,10 @@ one. `examples/tl/offset_view.mlir` (`x[3:, 5:] + 1` for `x: f32[16, 32]`):
 A `tl.load ... strides [k, 1]` of an `n`-row tile reads a block `n·k` rows tall and keeps
 every `k`-th row from `start = c mod (n·k)` (which must be under `k`). Mosaic accepts it
 for 32-bit data and a 128-lane ref (`../shared/notes/pallas-tpu-facts.md` §5), loading
-all of the ref's lanes: emit-python writes a lane slice as a full-width strided load and
-a slice of the value (`ref[pl.ds(1, 4, stride=2), :][..., 7:8]`; measured: a strided
-load at a lane offset fails with "Index on last dim is not 0"). Rows wider than 128
+all of the ref's lanes: `pallas-legalize-mosaic` turns a lane slice into a full-width
+strided load and a `pallas.slice` of the value (`ref[pl.ds(1, 4, stride=2), :]`, then
+`v[:, 7:8]`; measured: a strided load at a lane offset fails with "Index on last dim is
+not 0"). Rows wider than 128
 lanes come by row DMA instead, the lanes sliced after
 (`tests/filecheck/lowering/tl-to-pallas/strided-rows-part-lanes.mlir`).
 `examples/tl/strided_rows.mlir` (`x[1::2, :]` for `x: f32[64, 128]`):
@@ -748,7 +743,40 @@ broadcasts are not counted); `transcendentals` the elements of every `math` op; 
 times the number of grid steps; `bytes_accessed` is the modelled HBM
 bytes of the call (section 5, kernels only). When the call's VMEM footprint exceeds the
 chip's default scoped VMEM, it gets `vmem_limit_bytes = min(physical VMEM, 2 ×
-footprint)`.
+footprint)`. The counts are of the plain form, before `pallas-legalize-mosaic`: an
+expanded `expm1` still counts as one transcendental per element.
+
+### 4.10 `pallas-legalize-mosaic`: what Mosaic rejects, made explicit
+
+`tl-to-pallas` writes valid pallas that Mosaic (the TPU kernel compiler) does not always
+accept; `pallas-legalize-mosaic` (`pallas_ir/lowering/legalize_mosaic.py`, the last pass
+of the default pipeline) rewrites each such form inside `pallas.call` kernels into
+explicit `pallas`/`arith`/`math` ops that compute the same values, one rewrite pattern
+per Mosaic limit (after xDSL's `memref_stream_legalize` and MLIR's `ExpandPatterns`).
+Host code and XLA kernels are left alone; IR that is already legal is left as it was.
+
+| pattern | Mosaic limit | rewrite | test |
+|---------|--------------|---------|------|
+| `CompactStridedLanes` | no load or DMA strides lanes | a load with `ds(s, n, stride = k)` on the last dim of an `n·k`-lane ref becomes a full-width load, a `pallas.reshape` to `(..., n, k)` and a `pallas.slice` keeping column `s`; any other lane-strided load is a located error | `compact-strided-lanes.mlir` |
+| `SliceLanesOfStridedLoad` | a strided load takes all of the ref's lanes | a sublane-strided load of part of the lanes loads every lane, then `pallas.slice`s them | `slice-lanes-of-strided-load.mlir` |
+| `ExpandExpM1` | no `expm1` | `where(|x| < 1, 2t / (1 - t), exp(x) - 1)` with `t = tanh(x / 2)`, which keeps the relative precision `exp(x) - 1` loses near 0 (3.8e-7 at most, as `jnp.expm1`) | `expand-expm1.mlir` |
+| `WidenI8Arith` | no 8-bit integer vector arithmetic | `addi`, `subi`, `muli`, `divsi`, `remsi`, `maxsi`, `minsi` on `i8` run on sign-extended `i32` and are narrowed back (the low 8 bits are the `i8` wrapping result) | `widen-i8-arith.mlir` |
+| `WidenNarrowCompare` | compares only 32-bit integers | both sides of a `pallas.compare` of 8- or 16-bit integers are widened to `i32` (sign extension keeps the signed and the unsigned order) | `widen-narrow-compare.mlir` |
+| `WidenBeforeNarrowReshape` | no shape cast of packed data across the last two dims (`vector<16x16xbf16> -> vector<16x16x1xbf16>`: "unsupported shape cast") | a reshape of 8- or 16-bit data whose only use widens it (`arith.extf`, `extsi`, ...) is swapped with the widening | `widen-before-narrow-reshape.mlir` |
+
+Tests: `tests/filecheck/lowering/legalize-mosaic/` (input → output, and
+`--verify-semantics`: the reference interpreter gives the same values before and after),
+`tests/filecheck/lowering/tl-to-pallas/narrow-reshape.mlir` (both passes), and the
+pipeline tests, which AOT-compile the emitted kernels for TPU.
+
+### 4.11 `emit-python`: printing what the IR says
+
+`emit-python` (`-t python`) prints a legalized `pallas` module as Python, one method per
+op class (`functools.singledispatchmethod`, as xDSL's WGSL printer): `KernelEmitter` for
+kernel bodies, `HostEmitter` for `@forward`. It makes no decisions: every spelling
+follows from the op alone (docs/dialects.md, *Python spelling*), and what Mosaic needs
+spelled differently is already explicit IR. An op it has no spelling for is a located
+`EmitError`.
 """)
 
 # --------------------------------------------------------------------------------------

@@ -10,7 +10,8 @@ index data when it is given; without it the model assumes every step fetches (an
 bound) and says so.
 
 The minimum is each input element the kernel actually reads (its loads' indexers select
-within the block) read once, and each output element written once.
+within the block, narrowed by the `pallas.slice`s of the loaded value) read once, and
+each output element written once.
 
 A `pallas.xla_call` (an access or kernel the tiler handed to XLA) reads every element
 its loads take (a gather one element per loop point) and writes what its stores write.
@@ -295,13 +296,35 @@ def _window_bytes(
     return sizes * item
 
 
+def used_elements(value: SSAValue) -> np.ndarray | bool:
+    """Mask over a loaded value of the elements the kernel goes on to use: narrowed
+    through the `pallas.slice`s (and the `pallas.reshape`s before them) that
+    `pallas-legalize-mosaic` writes after a load Mosaic must take wider; True (all of
+    it) when any other op uses it."""
+    t = value.type
+    if not value.uses or not isinstance(t, TensorType):
+        return True
+    mask = np.zeros(t.get_shape(), dtype=bool)
+    for use in value.uses:
+        op = use.operation
+        if isinstance(op, pallas.SliceOp):
+            mask[pallas.python_index(op.indexers)] |= used_elements(op.result)
+        elif isinstance(op, pallas.ReshapeOp):
+            inner = used_elements(op.result)
+            mask |= inner if isinstance(inner, bool) else inner.reshape(mask.shape)
+        else:
+            return True
+    return mask
+
+
 def _selected(
     ref_uses: Sequence[pallas.LoadOp | pallas.StoreOp], block: Sequence[int]
 ) -> np.ndarray:
     """Mask over one block of the elements the kernel's loads (or stores) touch."""
     mask = np.zeros(block, dtype=bool)
     for op in ref_uses:
-        mask[pallas.python_index(op.indexers)] = True
+        used = used_elements(op.result) if isinstance(op, pallas.LoadOp) else True
+        mask[pallas.python_index(op.indexers)] |= used
     return mask
 
 

@@ -8,6 +8,7 @@ The same text runs in interpret mode on a CPU and lowers for TPU.
 
 from __future__ import annotations
 
+import functools
 import keyword
 import math as pymath
 import re
@@ -231,52 +232,28 @@ def _indexers(op: pallas.LoadOp | pallas.StoreOp, ref: str) -> str:
                 parts.append(f"pl.ds({s}, {z}, stride={k})")
         else:
             parts.append(str(ix.data))  # type: ignore[union-attr]
-    last = op.indexers.data[-1]
-    strided = any(
-        isinstance(ix, pallas.SliceAttr) and ix.stride.data > 1
-        for ix in op.indexers.data[:-1]
-    )
-    if (
-        isinstance(op, pallas.LoadOp)
-        and strided
-        and isinstance(last, pallas.SliceAttr)
-        and parts[-1] != ":"
-    ):
-        # Mosaic's strided load takes all of the ref's lanes (measured: "Index on last
-        # dim is not 0" for a lane slice at an offset, "The last dim size is not 128 in
-        # original base memref" for part of 256 lanes): load them, then slice the
-        # value's lanes in registers.
-        s, z = last.start.data, last.size.data
-        parts[-1] = ":"
-        return f"{ref}[{', '.join(parts)}][..., {s}:{s + z}]"
     return f"{ref}[{', '.join(parts)}]"
 
 
-def _lane_compaction(op: pallas.LoadOp) -> str | None:
-    """A load that keeps every k-th lane (`ds(s, n, stride=k)` on the last dim, over a
-    ref exactly n * k lanes wide). No TPU load or DMA can stride lanes, so it is spelled
-    as a full-width load compacted in registers: `ref[...].reshape(..., n, k)[..., s]`."""
-    rtype = op.ref.type
-    assert isinstance(rtype, pallas.RefType)
+def _value_slice(op: pallas.SliceOp, value: str) -> str:
+    """`pallas.slice` as a Python index of a jax array: `v[:, 3:67]`, `v[:, :, 1]`."""
+    stype = op.source.type
+    assert isinstance(stype, TensorType)
     if not op.indexers.data:
-        return None
-    last = op.indexers.data[-1]
-    if not isinstance(last, pallas.SliceAttr) or last.stride.data == 1:
-        return None
-    s, n, k = last.start.data, last.size.data, last.stride.data
-    if rtype.get_shape()[-1] != n * k or any(
-        not isinstance(ix, pallas.SliceAttr) or ix.stride.data != 1
-        for ix in op.indexers.data[:-1]
-    ):
-        raise EmitError(op, "emit-python: a lane-strided load must span its ref's lanes")
-    lead = [
-        f"{ix.start.data}:{ix.start.data + ix.size.data}"  # type: ignore[union-attr]
-        for ix in op.indexers.data[:-1]
-    ]
-    sizes = [str(ix.size.data) for ix in op.indexers.data[:-1]]  # type: ignore[union-attr]
-    rows = ", ".join([*lead, ":"])
-    keep = ", ".join([":"] * (len(lead) + 1) + [str(s)])
-    return f"{{ref}}[{rows}].reshape(({', '.join([*sizes, str(n), str(k)])}))[{keep}]"
+        return f"{value}[...]"
+    parts: list[str] = []
+    for ix, n in zip(op.indexers.data, stype.get_shape()):
+        if isinstance(ix, pallas.SliceAttr):
+            s, z, k = ix.start.data, ix.size.data, ix.stride.data
+            if s == 0 and z == n and k == 1:
+                parts.append(":")
+            elif k == 1:
+                parts.append(f"{s}:{s + z}")
+            else:
+                parts.append(f"{s}:{s + (z - 1) * k + 1}:{k}")
+        else:
+            parts.append(str(ix.data))  # type: ignore[union-attr]
+    return f"{value}[{', '.join(parts)}]"
 
 
 _BINARY: dict[type[Operation], str] = {
@@ -309,13 +286,7 @@ _UNARY: dict[type[Operation], str] = {
     arith.NegfOp: "-{0}",
     math.ExpOp: "jnp.exp({0})",
     math.Exp2Op: "jnp.exp2({0})",
-    # Mosaic has no expm1. Near 0, 2t / (1 - t) with t = tanh(x / 2) keeps the relative
-    # precision exp(x) - 1 loses (measured: 3.8e-7 at most, as jnp.expm1); XLA cannot
-    # simplify it away, as it does log(exp(x)) in Kahan's formula.
-    math.ExpM1Op: (
-        "(lambda x, t: jnp.where(jnp.abs(x) < 1.0, 2.0 * t / (1.0 - t),"
-        " jnp.exp(x) - 1.0))({0}, jnp.tanh({0} * 0.5))"
-    ),
+    math.ExpM1Op: "jnp.expm1({0})",
     math.LogOp: "jnp.log({0})",
     math.Log1pOp: "jnp.log1p({0})",
     math.Log2Op: "jnp.log2({0})",
@@ -410,114 +381,125 @@ def _literal(v: float, element: Attribute) -> str:
 
 @dataclass
 class KernelEmitter:
-    """The statements of one kernel body."""
+    """The statements of one kernel body: one method per op class (`emit` for
+    statements, `expression` for the value of a one-result op), as xDSL's WGSL printer.
+    Each spells its op as it is; `pallas-legalize-mosaic` has already made it legal."""
 
     namer: Namer
     lines: list[str] = field(default_factory=list[str])
 
+    def operand_names(self, op: Operation) -> list[str]:
+        return [self.namer[o] for o in op.operands]
+
+    # -- statements ------------------------------------------------------------------
+
+    @functools.singledispatchmethod
     def emit(self, op: Operation) -> None:
-        if isinstance(op, pallas.WhenOp):
-            self.lines.append(f"@pl.when({self.namer[op.condition]})")
-            self.lines.append(f"def {self.namer.fresh('_when')}():")
-            inner = KernelEmitter(self.namer)
-            for nested in op.body.block.ops:
-                inner.emit(nested)
-            self.lines += [f"    {line}" for line in inner.lines or ["pass"]]
-            return
-        if isinstance(op, pallas.DmaStartOp | pallas.DmaWaitOp):
-            n = self.namer
-            row, r = n[op.src_row], op.dst_row.value.data
-            lead = "".join(f"{n[v]}, " for v in op.src_lead)
-            phase = "start" if isinstance(op, pallas.DmaStartOp) else "wait"
-            p = op.row_count
-            dst = f"{n[op.dst]}.at[{r}]" if p > 1 else f"{n[op.dst]}.at[pl.ds({r}, 1)]"
-            self.lines.append(
-                f"pltpu.make_async_copy({n[op.src]}.at[{lead}pl.ds({row}, {p})], "
-                f"{dst}, {n[op.sem]}).{phase}()"
-            )
-            return
-        if isinstance(op, pallas.StoreOp):
-            self.lines.append(
-                f"{_indexers(op, self.namer[op.ref])} = {self.namer[op.value]}"
-            )
-            return
-        out = self._expression(op)
-        if out is None:
-            raise EmitError(op, f"emit-python: no Python for '{op.name}' in a kernel")
+        """A one-result op: `name = <expression>`."""
+        out = self.expression(op)
         (result,) = op.results
         self.lines.append(f"{self.namer.define(result)} = {out}")
 
-    def _expression(self, op: Operation) -> str | None:
-        n = self.namer
-        args = [n[o] for o in op.operands]
-        if (
-            isinstance(op, pallas.LoadOp)
-            and (compact := _lane_compaction(op)) is not None
-        ):
-            return compact.format(ref=n[op.ref])
-        if isinstance(op, pallas.LoadOp):
-            return _indexers(op, n[op.ref])
-        if isinstance(op, pallas.IotaOp):
-            shape = _tuple(op.result.type.get_shape())  # type: ignore[attr-defined]
-            iota = f"jax.lax.broadcasted_iota(jnp.int32, {shape}, {op.dim.value.data})"
-            return f"{iota} + {args[0]}"
-        if isinstance(op, pallas.ReadOp):
-            index = ", ".join(n[i] for i in op.indices) or "..."  # a rank-0 ref: ref[...]
-            return f"{n[op.ref]}[{index}]"
-        if isinstance(op, pallas.DotOp):
-            acc = dtype_name(op.result.type.element_type, op)  # type: ignore[attr-defined]
-            return f"jnp.dot({args[0]}, {args[1]}, preferred_element_type={acc})"
-        if isinstance(op, pallas.ProgramIdOp):
-            return f"pl.program_id({op.axis.value.data})"
-        if isinstance(op, pallas.TransposeOp):
-            perm = op.permutation.get_values()
-            if perm == (1, 0):
-                return f"{args[0]}.T"
-            return f"jnp.transpose({args[0]}, {_tuple(perm)})"
-        if isinstance(op, pallas.ReshapeOp):
-            assert isinstance(op.result.type, TensorType)
-            return f"{args[0]}.reshape({_tuple(op.result.type.get_shape())})"
-        if isinstance(op, pallas.BroadcastOp):
-            assert isinstance(op.result.type, TensorType)
-            return f"jnp.broadcast_to({args[0]}, {_tuple(op.result.type.get_shape())})"
-        if isinstance(op, pallas.ConvertOp):
-            # jnp astype is XLA convert_element_type: float → int truncates toward zero.
-            elt = op.result.type.element_type  # type: ignore[attr-defined]
-            return f"{args[0]}.astype({dtype_name(elt, op)})"
-        if isinstance(op, pallas.SelectOp):
-            return f"jnp.where({args[0]}, {args[1]}, {args[2]})"
-        if isinstance(op, pallas.CompareOp):
-            return _compare(op, args[0], args[1])
-        if isinstance(op, pallas.ReduceOp):
-            kind = ReductionKind(op.kind.data)
-            return _reduction(kind, args[0], op.dims.get_values(), op)
-        if isinstance(op, arith.ConstantOp):
-            return self._constant(op)
-        if (fmt := _BINARY.get(type(op))) is not None:
-            return fmt.format(*args)
-        if (fmt := _UNARY.get(type(op))) is not None:
-            return fmt.format(*args)
-        if isinstance(op, _CASTS):
-            t = op.results[0].type
-            elt = t.element_type if isinstance(t, TensorType) else t
-            return f"{args[0]}.astype({dtype_name(elt, op)})"
-        if isinstance(op, arith.CmpfOp | arith.CmpiOp):
-            table = _CMPF if isinstance(op, arith.CmpfOp) else _CMPI
-            pred = op.predicate.value.data
-            names = (
-                arith.CMPF_COMPARISON_OPERATIONS
-                if isinstance(op, arith.CmpfOp)
-                else arith.CMPI_COMPARISON_OPERATIONS
-            )
-            sym = table.get(names[pred])
-            if sym is None:
-                raise EmitError(op, f"emit-python: no Python for predicate {names[pred]}")
-            return f"{args[0]} {sym} {args[1]}"
-        if isinstance(op, arith.SelectOp):
-            return f"jnp.where({args[0]}, {args[1]}, {args[2]})"
-        return None
+    @emit.register
+    def _(self, op: pallas.WhenOp) -> None:
+        self.lines.append(f"@pl.when({self.namer[op.condition]})")
+        self.lines.append(f"def {self.namer.fresh('_when')}():")
+        inner = KernelEmitter(self.namer)
+        for nested in op.body.block.ops:
+            inner.emit(nested)
+        self.lines += [f"    {line}" for line in inner.lines or ["pass"]]
 
-    def _constant(self, op: arith.ConstantOp) -> str:
+    @emit.register
+    def _(self, op: pallas.DmaStartOp | pallas.DmaWaitOp) -> None:
+        n = self.namer
+        row, r = n[op.src_row], op.dst_row.value.data
+        lead = "".join(f"{n[v]}, " for v in op.src_lead)
+        phase = "start" if isinstance(op, pallas.DmaStartOp) else "wait"
+        p = op.row_count
+        dst = f"{n[op.dst]}.at[{r}]" if p > 1 else f"{n[op.dst]}.at[pl.ds({r}, 1)]"
+        self.lines.append(
+            f"pltpu.make_async_copy({n[op.src]}.at[{lead}pl.ds({row}, {p})], "
+            f"{dst}, {n[op.sem]}).{phase}()"
+        )
+
+    @emit.register
+    def _(self, op: pallas.StoreOp) -> None:
+        self.lines.append(f"{_indexers(op, self.namer[op.ref])} = {self.namer[op.value]}")
+
+    # -- expressions -----------------------------------------------------------------
+
+    @functools.singledispatchmethod
+    def expression(self, op: Operation) -> str:
+        raise EmitError(op, f"emit-python: no Python for '{op.name}' in a kernel")
+
+    @expression.register
+    def _(self, op: pallas.SliceOp) -> str:
+        return _value_slice(op, self.namer[op.source])
+
+    @expression.register
+    def _(self, op: pallas.LoadOp) -> str:
+        return _indexers(op, self.namer[op.ref])
+
+    @expression.register
+    def _(self, op: pallas.IotaOp) -> str:
+        shape = _tuple(op.result.type.get_shape())  # type: ignore[attr-defined]
+        iota = f"jax.lax.broadcasted_iota(jnp.int32, {shape}, {op.dim.value.data})"
+        return f"{iota} + {self.namer[op.offset]}"
+
+    @expression.register
+    def _(self, op: pallas.ReadOp) -> str:
+        index = ", ".join(self.namer[i] for i in op.indices) or "..."  # rank 0: ref[...]
+        return f"{self.namer[op.ref]}[{index}]"
+
+    @expression.register
+    def _(self, op: pallas.DotOp) -> str:
+        a, b = self.operand_names(op)
+        acc = dtype_name(op.result.type.element_type, op)  # type: ignore[attr-defined]
+        return f"jnp.dot({a}, {b}, preferred_element_type={acc})"
+
+    @expression.register
+    def _(self, op: pallas.ProgramIdOp) -> str:
+        return f"pl.program_id({op.axis.value.data})"
+
+    @expression.register
+    def _(self, op: pallas.TransposeOp) -> str:
+        perm = op.permutation.get_values()
+        if perm == (1, 0):
+            return f"{self.namer[op.source]}.T"
+        return f"jnp.transpose({self.namer[op.source]}, {_tuple(perm)})"
+
+    @expression.register
+    def _(self, op: pallas.ReshapeOp) -> str:
+        assert isinstance(op.result.type, TensorType)
+        return f"{self.namer[op.source]}.reshape({_tuple(op.result.type.get_shape())})"
+
+    @expression.register
+    def _(self, op: pallas.BroadcastOp) -> str:
+        assert isinstance(op.result.type, TensorType)
+        shape = _tuple(op.result.type.get_shape())
+        return f"jnp.broadcast_to({self.namer[op.source]}, {shape})"
+
+    @expression.register
+    def _(self, op: pallas.ConvertOp) -> str:
+        # jnp astype is XLA convert_element_type: float → int truncates toward zero.
+        elt = op.result.type.element_type  # type: ignore[attr-defined]
+        return f"{self.namer[op.source]}.astype({dtype_name(elt, op)})"
+
+    @expression.register
+    def _(self, op: pallas.SelectOp | arith.SelectOp) -> str:
+        return "jnp.where({}, {}, {})".format(*self.operand_names(op))
+
+    @expression.register
+    def _(self, op: pallas.CompareOp) -> str:
+        return _compare(op, *self.operand_names(op))
+
+    @expression.register
+    def _(self, op: pallas.ReduceOp) -> str:
+        kind = ReductionKind(op.kind.data)
+        return _reduction(kind, self.namer[op.source], op.dims.get_values(), op)
+
+    @expression.register
+    def _(self, op: arith.ConstantOp) -> str:
         value = op.value
         t = op.result.type
         if isinstance(value, DenseIntOrFPElementsAttr) and isinstance(t, TensorType):
@@ -531,6 +513,36 @@ class KernelEmitter:
         if isinstance(value, FloatAttr | IntegerAttr):
             return f"{dtype_name(t, op)}({_literal(value.value.data, t)})"
         raise EmitError(op, f"emit-python: unsupported constant {value}")
+
+    def _cast(self, op: Operation) -> str:
+        t = op.results[0].type
+        elt = t.element_type if isinstance(t, TensorType) else t
+        return f"{self.operand_names(op)[0]}.astype({dtype_name(elt, op)})"
+
+    def _table(self, op: Operation) -> str:
+        """An `arith`/`math` op in `_BINARY` or `_UNARY`: a jnp expression."""
+        return (_BINARY.get(type(op)) or _UNARY[type(op)]).format(*self.operand_names(op))
+
+    for _op_class in (*_BINARY, *_UNARY):
+        expression.register(_op_class, _table)
+    for _op_class in _CASTS:
+        expression.register(_op_class, _cast)
+    del _op_class
+
+    @expression.register
+    def _(self, op: arith.CmpfOp | arith.CmpiOp) -> str:
+        table = _CMPF if isinstance(op, arith.CmpfOp) else _CMPI
+        pred = op.predicate.value.data
+        names = (
+            arith.CMPF_COMPARISON_OPERATIONS
+            if isinstance(op, arith.CmpfOp)
+            else arith.CMPI_COMPARISON_OPERATIONS
+        )
+        sym = table.get(names[pred])
+        if sym is None:
+            raise EmitError(op, f"emit-python: no Python for predicate {names[pred]}")
+        a, b = self.operand_names(op)
+        return f"{a} {sym} {b}"
 
 
 def _kernel_function(call: pallas.CallOp, name: str) -> list[str]:
@@ -700,6 +712,61 @@ def _call_statement(
     return [f"    {target} = pl.pallas_call(", *lines, f"    )({args})"]
 
 
+@dataclass
+class HostEmitter:
+    """The statements of `forward` and the functions it calls: one method per op class
+    of `@forward`."""
+
+    xla_kernels: dict[str, ta.KernelOp]
+    namer: Namer = field(default_factory=Namer)
+    lines: list[str] = field(default_factory=list[str])
+    kernels: list[list[str]] = field(default_factory=list[list[str]])
+    """The kernel (and XLA) functions, in call order."""
+
+    @functools.singledispatchmethod
+    def emit(self, op: Operation) -> None:
+        raise EmitError(op, f"emit-python: no Python for '{op.name}' in @forward")
+
+    @emit.register
+    def _(self, op: pallas.CallOp) -> None:
+        kname = self.namer.fresh(f"{op.kernel_name.data}_kernel")
+        self.kernels.append(_kernel_function(op, kname))
+        self.lines += _call_statement(op, kname, self.namer, Namer(self.namer.used))
+
+    @emit.register
+    def _(self, op: pallas.ReshapeOp) -> None:
+        assert isinstance(op.result.type, TensorType)
+        shape = _tuple(op.result.type.get_shape())
+        source = self.namer[op.source]
+        self.lines.append(
+            f"    {self.namer.define(op.result)} = jnp.reshape({source}, {shape})"
+        )
+
+    @emit.register
+    def _(self, op: pallas.ConvertOp) -> None:
+        elt = op.result.type.element_type  # type: ignore[attr-defined]
+        self.lines.append(
+            f"    {self.namer.define(op.result)} = "
+            f"{self.namer[op.source]}.astype({dtype_name(elt, op)})"
+        )
+
+    @emit.register
+    def _(self, op: pallas.XlaCallOp) -> None:
+        kernel = self.xla_kernels[op.callee.string_value()]
+        kname = self.namer.fresh(f"{kernel.sym_name.data}_xla")
+        shapes = [r.type.get_shape() for r in op.outs]  # type: ignore[attr-defined]
+        self.kernels.append(_xla_function(kernel, kname, shapes))
+        results = [self.namer.define(r, "out") for r in op.outs]
+        args = ", ".join(self.namer[a] for a in op.args)
+        target = results[0] if len(results) == 1 else ", ".join(results)
+        self.lines.append(f"    {target or '_'} = {kname}({args})")
+
+    @emit.register
+    def _(self, op: func.ReturnOp) -> None:
+        vals = [self.namer[v] for v in op.arguments]
+        self.lines.append(f"    return {', '.join(vals)}" if vals else "    return None")
+
+
 def emit_python(module: ModuleOp) -> str:
     """The Python module for a verified `pallas` module."""
     forward = None
@@ -717,41 +784,11 @@ def emit_python(module: ModuleOp) -> str:
     if forward is None or not forward.body.blocks:
         raise EmitError(module, "emit-python: the module has no func.func @forward")
 
-    kernels: list[list[str]] = []
-    namer = Namer()
-    params = [namer.define(a, f"arg{a.index}") for a in forward.body.block.args]
-    body: list[str] = []
+    host = HostEmitter(xla_kernels)
+    params = [host.namer.define(a, f"arg{a.index}") for a in forward.body.block.args]
     for op in forward.body.block.ops:
-        if isinstance(op, pallas.CallOp):
-            kname = namer.fresh(f"{op.kernel_name.data}_kernel")
-            kernels.append(_kernel_function(op, kname))
-            body += _call_statement(op, kname, namer, Namer(namer.used))
-        elif isinstance(op, pallas.ReshapeOp):
-            assert isinstance(op.result.type, TensorType)
-            shape = _tuple(op.result.type.get_shape())
-            body.append(
-                f"    {namer.define(op.result)} = jnp.reshape({namer[op.source]}, {shape})"
-            )
-        elif isinstance(op, pallas.ConvertOp):
-            elt = op.result.type.element_type  # type: ignore[attr-defined]
-            body.append(
-                f"    {namer.define(op.result)} = "
-                f"{namer[op.source]}.astype({dtype_name(elt, op)})"
-            )
-        elif isinstance(op, pallas.XlaCallOp):
-            kernel = xla_kernels[op.callee.string_value()]
-            kname = namer.fresh(f"{kernel.sym_name.data}_xla")
-            shapes = [r.type.get_shape() for r in op.outs]  # type: ignore[attr-defined]
-            kernels.append(_xla_function(kernel, kname, shapes))
-            results = [namer.define(r, "out") for r in op.outs]
-            args = ", ".join(namer[a] for a in op.args)
-            target = results[0] if len(results) == 1 else ", ".join(results)
-            body.append(f"    {target or '_'} = {kname}({args})")
-        elif isinstance(op, func.ReturnOp):
-            vals = [namer[v] for v in op.arguments]
-            body.append(f"    return {', '.join(vals)}" if vals else "    return None")
-        else:
-            raise EmitError(op, f"emit-python: no Python for '{op.name}' in @forward")
+        host.emit(op)
+    kernels, body = host.kernels, host.lines
     parts = [HEADER]
     for k in kernels:
         parts.append("\n\n" + "\n".join(k) + "\n")

@@ -77,7 +77,8 @@ def _run_ops(
             continue
         if isinstance(op, pallas.DmaWaitOp):
             continue
-        if isinstance(op, pallas.LoadOp):
+        if isinstance(op, pallas.LoadOp | pallas.SliceOp):
+            # A slice of a value means what a load of a ref does.
             r = np.array(args[0][pallas.python_index(op.indexers)])
         elif isinstance(op, pallas.IotaOp):
             r = _iota(op.result.type, op.dim.value.data, int(args[0]))  # type: ignore[arg-type]

@@ -48,7 +48,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         module = pallas_ir.parse(text, args.input)
         level = _level(module)
         if level != "pallas":
-            pipeline = default_pipeline(args.chip) if level == "ta" else "tl-to-pallas"
+            pipeline = (
+                default_pipeline(args.chip)
+                if level == "ta"
+                else "tl-to-pallas,pallas-legalize-mosaic"
+            )
             print(f"# {level} module: lowered with -p {pipeline}\n")
             pallas_ir.run_passes(module, pipeline)
         source = pallas_ir.emit_python(module)

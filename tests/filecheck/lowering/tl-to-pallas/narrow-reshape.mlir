@@ -1,5 +1,5 @@
-// RUN: pallas-opt %s -p tl-to-pallas | filecheck %s
-// RUN: pallas-opt %s --verify-semantics -p tl-to-pallas -o /dev/null
+// RUN: pallas-opt %s -p tl-to-pallas,pallas-legalize-mosaic | filecheck %s
+// RUN: pallas-opt %s --verify-semantics -p tl-to-pallas,pallas-legalize-mosaic -o /dev/null
 
 // out[i, j] = sum over k < 2 of f32(x[i, j]) for x: bf16[16, 16] (an expand, then a sum
 // over the new dim): the tile reshapes the loaded bf16 block to (16, 16, 1), then

@@ -1,0 +1,126 @@
+"""Accumulating stores of tl-to-pallas across `sequential` grid dims: a guarded
+read-combine-write."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    Float32Type,
+    IntegerAttr,
+    IntegerType,
+    TensorType,
+    i32,
+)
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from pallas_ir.dialects import pallas
+from pallas_ir.dialects import tiled_loop as tl
+
+_COMBINE: dict[str, tuple[type[Operation], type[Operation]]] = {
+    "sum": (arith.AddfOp, arith.AddiOp),
+    "prod": (arith.MulfOp, arith.MuliOp),
+    "max": (arith.MaximumfOp, arith.MaxSIOp),
+    "min": (arith.MinimumfOp, arith.MinSIOp),
+}
+
+
+def accumulator_type(t: TensorType) -> TensorType | None:
+    """The 32-bit type a split reduction of 8- or 16-bit data accumulates in (None:
+    the data is 32-bit, and the output block itself is the accumulator)."""
+    elt = t.element_type
+    bits = getattr(elt, "bitwidth", 32)
+    if bits >= 32 or (isinstance(elt, IntegerType) and bits == 1):
+        return None
+    wide = i32 if isinstance(elt, IntegerType) else Float32Type()
+    return TensorType(wide, t.get_shape())
+
+
+def sequential_steps(
+    grid: tl.GridOp, step: Callable[[int, int], int]
+) -> tuple[list[Operation], SSAValue]:
+    """`i1` that holds where every sequential grid dim k is at step `step(k, n)` (of
+    its n steps)."""
+    ops: list[Operation] = []
+    all_at: SSAValue | None = None
+    for k, (sem, n) in enumerate(zip(grid.semantics.data, grid.extents)):
+        if sem.data != tl.GridSemantics.SEQUENTIAL:
+            continue
+        pid = pallas.ProgramIdOp(k)
+        at = arith.ConstantOp(IntegerAttr(step(k, n), i32))
+        eq = arith.CmpiOp(pid.result, at.result, "eq")
+        ops += [pid, at, eq]
+        if all_at is None:
+            all_at = eq.result
+        else:
+            both = arith.AndIOp(all_at, eq.result)
+            ops.append(both)
+            all_at = both.result
+    assert all_at is not None  # the verifier requires sequential dims
+    return ops, all_at
+
+
+def accumulate(
+    store: tl.StoreOp,
+    value: SSAValue,
+    ref: SSAValue,
+    indexers: Sequence[pallas.Indexer],
+    grid: tl.GridOp,
+    acc_ref: SSAValue | None = None,
+) -> list[Operation]:
+    """An accumulating store. The output block stays in VMEM across the sequential grid
+    dims (its index does not change along them). Without `acc_ref`, the first step
+    stores the tile and the others combine with it in place; Pallas writes the block
+    back once. With `acc_ref` (a 32-bit VMEM scratch for 8- and 16-bit data), the first
+    step initialises the scratch with the widened tile, every later step combines into
+    it, and the last step (finalize) stores it, narrowed, into the output block."""
+    ops, first = sequential_steps(grid, lambda k, n: 0)
+    true = arith.ConstantOp(IntegerAttr(1, IntegerType(1)))
+    later = arith.XOrIOp(first, true.result)
+    t = value.type
+    assert isinstance(t, TensorType)
+    float_op, int_op = _COMBINE[store.accumulate.data]  # type: ignore[union-attr]
+    combine_op = int_op if isinstance(t.element_type, IntegerType) else float_op
+    if acc_ref is None:
+        old = pallas.LoadOp(ref, t, indexers)
+        combine = combine_op(old.result, value)
+        store_first = pallas.StoreOp(value, ref, indexers)
+        store_later = pallas.StoreOp(combine.results[0], ref, indexers)
+        return [
+            *ops,
+            pallas.WhenOp(first, Region(Block([store_first]))),
+            true,
+            later,
+            pallas.WhenOp(later.result, Region(Block([old, combine, store_later]))),
+        ]
+    wide = accumulator_type(t)
+    assert wide is not None
+    widened = pallas.ConvertOp(value, wide)
+    old = pallas.LoadOp(acc_ref, wide)
+    combine = combine_op(old.result, widened.result)
+    last_ops, last = sequential_steps(grid, lambda k, n: n - 1)
+    total = pallas.LoadOp(acc_ref, wide)
+    narrowed = pallas.ConvertOp(total.result, t)
+    return [
+        *ops,
+        widened,
+        pallas.WhenOp(
+            first, Region(Block([pallas.StoreOp(widened.result, acc_ref, ())]))
+        ),
+        true,
+        later,
+        pallas.WhenOp(
+            later.result,
+            Region(
+                Block([old, combine, pallas.StoreOp(combine.results[0], acc_ref, ())])
+            ),
+        ),
+        *last_ops,
+        pallas.WhenOp(
+            last,
+            Region(
+                Block([total, narrowed, pallas.StoreOp(narrowed.result, ref, indexers)])
+            ),
+        ),
+    ]

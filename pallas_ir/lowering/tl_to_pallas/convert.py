@@ -1,0 +1,486 @@
+"""The tl-to-pallas pass: each launch of a `tl.kernel` becomes a `pallas.call`, and
+`@forward` a function of SSA tensors (the package docstring says how)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import (
+    MemRefType,
+    ModuleOp,
+    TensorType,
+    i32,
+)
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir.affine import (
+    AffineConstantExpr,
+    AffineMap,
+)
+from xdsl.passes import ModulePass
+
+from pallas_ir.analysis.cost_model import call_cost
+from pallas_ir.diagnostics import PassError
+from pallas_ir.dialects import pallas
+from pallas_ir.dialects import tensor_access as ta
+from pallas_ir.dialects import tiled_loop as tl
+from pallas_ir.dialects.common import (
+    READABLE_ROLES,
+    WRITABLE_ROLES,
+    ArgRole,
+    find_forward,
+)
+from pallas_ir.lowering.tl_to_pallas.access import KernelConverter, grid_scalar, tensor_of
+from pallas_ir.lowering.tl_to_pallas.accumulate import (
+    accumulate,
+    accumulator_type,
+)
+from pallas_ir.lowering.tl_to_pallas.gathers import (
+    gather_rows,
+    index_chunk_spec,
+    packed_rows,
+    resident,
+    row_strided,
+    rows_source,
+    strided_rows,
+)
+from pallas_ir.lowering.tl_to_pallas.host import Host
+from pallas_ir.tpu_rules import (
+    CHIPS,
+    MAX_ELEMENT_BITS,
+)
+
+_SEMANTICS = {
+    tl.GridSemantics.PARALLEL: pallas.DimensionSemantics.PARALLEL,
+    tl.GridSemantics.SEQUENTIAL: pallas.DimensionSemantics.ARBITRARY,
+}
+
+
+@dataclass(frozen=True)
+class TlToPallasPass(ModulePass):
+    """Convert `tl.kernel`s and the `func.func @forward` that launches them to `pallas`.
+
+    Options:
+    - `chip` (`v5e` | `v6e`, default `v5e`): a call whose VMEM footprint (double-buffered
+      blocks plus scratch) exceeds the chip's default scoped VMEM gets `vmem_limit_bytes`.
+    """
+
+    name = "tl-to-pallas"
+
+    chip: str = "v5e"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.chip not in CHIPS:
+            raise PassError(None, f"tl-to-pallas: unknown chip '{self.chip}'")
+        kernels: dict[str, tl.KernelOp | ta.KernelOp] = {
+            k.sym_name.data: k for k in op.ops if isinstance(k, tl.KernelOp)
+        }
+        kernels.update(
+            (k.sym_name.data, k)
+            for k in op.ops
+            if isinstance(k, ta.KernelOp) and k.on_xla
+        )
+        if not kernels:
+            return
+        forward = find_forward(op)
+        if forward is None:
+            raise PassError(
+                next(iter(kernels.values())),
+                "tl-to-pallas: needs a func.func @forward that launches the kernels",
+            )
+        host = Host(forward)
+        for host_op in forward.body.block.ops:
+            self.convert_host_op(host_op, host, kernels)
+        result_types = (
+            [r.type for r in host.block.last_op.operands] if host.block.last_op else []
+        )
+        new_forward = func.FuncOp(
+            "forward",
+            ([a.type for a in host.block.args], result_types),
+            Region(host.block),
+        )
+        new_forward.location = forward.location
+        for k in kernels.values():
+            if isinstance(k, tl.KernelOp):  # XLA kernels stay: pallas.xla_call calls them
+                op.body.block.erase_op(k)
+        op.body.block.insert_op_after(new_forward, forward)
+        op.body.block.erase_op(forward)
+
+    def convert_host_op(
+        self,
+        host_op: Operation,
+        host: Host,
+        kernels: dict[str, tl.KernelOp | ta.KernelOp],
+    ) -> None:
+        if isinstance(host_op, ta.AllocOp):
+            host.root[host_op.result] = host_op.result
+            host.value[host_op.result] = None
+        elif isinstance(host_op, ta.ReshapeOp):
+            host.root[host_op.result] = host.root[host_op.source]
+        elif isinstance(host_op, ta.LaunchOp):
+            name = host_op.callee.string_value()
+            if name not in kernels:
+                raise PassError(
+                    host_op, f"tl-to-pallas: @{name} is not a tl.kernel (run tile first)"
+                )
+            kernel = kernels[name]
+            if isinstance(kernel, ta.KernelOp):
+                call = self.convert_xla_launch(kernel, host_op, host)
+            else:
+                call = self.convert_launch(kernel, host_op, host)
+            call.location = host_op.location
+        elif isinstance(host_op, func.ReturnOp):
+            ret = func.ReturnOp(*[host.read(v, host_op) for v in host_op.arguments])
+            host.add(ret)
+        else:
+            raise PassError(host_op, f"tl-to-pallas: unexpected host op '{host_op.name}'")
+
+    @staticmethod
+    def convert_xla_launch(
+        kernel: ta.KernelOp, launch: ta.LaunchOp, host: Host
+    ) -> pallas.XlaCallOp:
+        """A launch of an XLA kernel: its readable buffers in, its written ones out."""
+        args = kernel.body.block.args
+        roles = [kernel.role_of(a) for a in args]
+        ins = [
+            host.read(launch.args[k], launch, as_stored=True)
+            for k, r in enumerate(roles)
+            if r in READABLE_ROLES
+        ]
+        outs = [k for k, r in enumerate(roles) if r in WRITABLE_ROLES]
+        call = pallas.XlaCallOp(
+            kernel.sym_name.data,
+            ins,
+            [tensor_of(host.root[launch.args[k]].type) for k in outs],  # type: ignore[arg-type]
+        )
+        host.add(call)
+        for k, result in zip(outs, call.outs):
+            host.write(launch.args[k], result)
+        return call
+
+    def convert_launch(
+        self, kernel: tl.KernelOp, launch: ta.LaunchOp, host: Host
+    ) -> pallas.CallOp:
+        (grid,) = [g for g in kernel.body.block.ops if isinstance(g, tl.GridOp)]
+        conv = KernelConverter(kernel, grid)
+        body_ops = list(grid.body.block.ops)
+        # Scalar prefetch: every prefetch buffer a scalar_load or a gather reads. A
+        # gather's `in` index buffer (too big for SMEM) is streamed instead (G3c).
+        chunked: list[BlockArgument] = []
+        for o in body_ops:
+            if isinstance(o, tl.GatherOp):
+                for index in o.indices:
+                    assert isinstance(index, BlockArgument)
+                    streamed = kernel.role_of(index) != ArgRole.PREFETCH
+                    if streamed and len(o.indices) > 1:
+                        raise PassError(
+                            o,
+                            "tl-to-pallas: a gather by several index buffers reads them "
+                            "whole from SMEM (prefetch); streaming them is not done",
+                        )
+                    group = chunked if streamed else conv.prefetch
+                    if index not in group:
+                        group.append(index)
+            if isinstance(o, tl.ScalarLoadOp):
+                arg = o.buffer
+                assert isinstance(arg, BlockArgument)
+                if arg not in conv.prefetch:
+                    conv.prefetch.append(arg)
+                conv.scalar_loads[o.result] = (
+                    conv.prefetch.index(arg),
+                    conv.grid_map(o.map.data, o.dims, o),
+                )
+        row_loads = [o for o in body_ops if isinstance(o, tl.LoadOp) and row_strided(o)]
+        loads = [o for o in body_ops if isinstance(o, tl.LoadOp) and o not in row_loads]
+        # Gathers and row-strided loads both copy rows by DMA from an array left in HBM.
+        gathers: list[tl.GatherOp | tl.LoadOp] = [
+            o for o in body_ops if isinstance(o, tl.GatherOp) or o in row_loads
+        ]
+        stores = [o for o in body_ops if isinstance(o, tl.StoreOp)]
+        for o in [*loads, *gathers, *stores]:
+            buffer = o.buffer if isinstance(o, tl.LoadOp | tl.StoreOp) else o.table
+            element = buffer.type.element_type  # type: ignore[attr-defined]
+            if getattr(element, "bitwidth", 0) > MAX_ELEMENT_BITS:
+                name = f"%{buffer.name_hint}" if buffer.name_hint else "a buffer"
+                raise PassError(
+                    o,
+                    f"tl-to-pallas: TPU kernels have no 64-bit types and {name} holds "
+                    f"{element}; only scalar-prefetch indices are narrowed (to i32)",
+                )
+        stored: dict[SSAValue, tl.StoreOp] = {}
+        for s in stores:
+            if s.buffer in stored:
+                raise PassError(
+                    s, "tl-to-pallas: a buffer is stored twice in one grid step"
+                )
+            stored[s.buffer] = s
+        in_accesses = [
+            conv.access(o, o.result.type, o.buffer.type.get_shape()) for o in loads
+        ]  # type: ignore[arg-type, union-attr]
+        out_accesses = [
+            conv.access(s, s.value.type, s.buffer.type.get_shape()) for s in stores
+        ]  # type: ignore[arg-type, union-attr]
+        # inout buffers keep what the kernel does not write: pass them in and alias.
+        alias_inputs: list[BlockArgument] = []
+        aliases: list[tuple[int, int]] = []
+        n_pre = len(conv.prefetch)
+        for k, s in enumerate(stores):
+            buf = s.buffer
+            assert isinstance(buf, BlockArgument)
+            if kernel.role_of(buf) != ArgRole.INOUT:
+                continue
+            alias_inputs.append(buf)
+            aliases.append((n_pre + len(loads) + len(gathers) + len(alias_inputs) - 1, k))
+        # A gather's index buffer is read flat (tl.gather's offsets are row-major
+        # positions): an N-D one is flattened on the host with its i32 conversion.
+        scalar_read = {o.buffer for o in body_ops if isinstance(o, tl.ScalarLoadOp)}
+        flat_index = {
+            a: TensorType(i32, [a.type.element_count()])  # type: ignore[attr-defined]
+            for a in [*conv.prefetch, *chunked]
+            if a not in scalar_read and a.type.get_num_dims() != 1  # type: ignore[attr-defined]
+        }
+
+        def index_operand(a: BlockArgument) -> SSAValue:
+            value = host.as_int32(host.read(launch.args[a.index], launch))
+            if a in flat_index:
+                value = host.add(pallas.ReshapeOp(value, flat_index[a])).results[0]
+            return value
+
+        operands = [index_operand(a) for a in conv.prefetch]
+        operands += [host.read(launch.args[o.buffer.index], launch) for o in loads]  # type: ignore[attr-defined]
+        operands += [
+            host.read(launch.args[rows_source(g).index], launch) for g in gathers
+        ]  # type: ignore[attr-defined]
+        operands += [host.read(launch.args[a.index], launch) for a in alias_inputs]
+        operands += [index_operand(a) for a in chunked]
+        result_types = [tensor_of(s.buffer.type) for s in stores]  # type: ignore[arg-type]
+        # Gathered tables stay in HBM (`any`): rows come by manual DMA; a table marked
+        # `table = "vmem"` (G4) is one whole block that stays resident (its index never
+        # changes, so it is fetched once), and the row DMAs are local VMEM copies.
+        n_grid = len(grid.extents)
+        table_specs = [
+            pallas.BlockSpecAttr(
+                rows_source(g).type.get_shape(),  # type: ignore[attr-defined]
+                AffineMap(
+                    n_grid,
+                    0,
+                    tuple(AffineConstantExpr(0) for _ in rows_source(g).type.get_shape()),  # type: ignore[attr-defined]
+                ),
+            )
+            if resident(g)
+            else pallas.BlockSpecAttr.any()
+            for g in gathers
+        ]
+        in_specs = [
+            *(a.spec for a in in_accesses),
+            *table_specs,
+            *[pallas.BlockSpecAttr.any()] * len(alias_inputs),
+            *(index_chunk_spec(a, gathers, conv) for a in chunked),
+        ]
+        out_specs = [a.spec for a in out_accesses]
+        # The kernel region.
+        ref_types: list[pallas.RefType] = []
+        for a in conv.prefetch:
+            t = a.type
+            assert isinstance(t, MemRefType)
+            shape = flat_index[a].get_shape() if a in flat_index else t.get_shape()
+            ref_types.append(pallas.RefType(shape, i32, pallas.MemorySpace.SMEM))
+        for o, acc in zip(loads, in_accesses):
+            ref_types.append(
+                pallas.RefType(acc.spec.ref_shape(), o.result.type.element_type)
+            )  # type: ignore[union-attr]
+        for a, spec in zip(
+            [*(rows_source(g) for g in gathers), *alias_inputs],
+            in_specs[len(in_accesses) :],
+        ):
+            t = a.type
+            assert isinstance(t, MemRefType)
+            ref_types.append(pallas.RefType(t.get_shape(), t.element_type, spec.space))
+        for spec in in_specs[len(in_specs) - len(chunked) :]:
+            ref_types.append(pallas.RefType(spec.ref_shape(), i32, spec.space))
+        for s, acc in zip(stores, out_accesses):
+            ref_types.append(
+                pallas.RefType(acc.spec.ref_shape(), s.value.type.element_type)
+            )  # type: ignore[union-attr]
+        # Each gather's rows land in a VMEM buffer, signalled on a DMA semaphore.
+        scratch: list[pallas.RefType] = []
+        for g in gathers:
+            t = g.result.type
+            assert isinstance(t, TensorType)
+            # Rows land in a (rows, lanes) buffer; a strided load's leading dims are 1.
+            if isinstance(g, tl.GatherOp):
+                shape = list(t.get_shape())
+                if (packed := packed_rows(g)) > 1:  # one slab of packed rows a lookup
+                    shape.insert(1, packed)
+            else:  # whole rows of the array (a lane step compacts them after)
+                shape = [t.get_shape()[-2], g.buffer.type.get_shape()[-1]]  # type: ignore[attr-defined]
+            scratch.append(pallas.RefType(shape, t.element_type))
+            scratch.append(pallas.RefType([], i32, pallas.MemorySpace.SEMAPHORE))
+        # A split reduction of 8- or 16-bit data accumulates in a 32-bit VMEM scratch
+        # (initialised at the first step of its sequential dims, written to the output
+        # block, narrowed, at the last); wider data accumulates in the output block.
+        acc_scratch: dict[tl.StoreOp, int] = {}
+        for st in stores:
+            vt = st.value.type
+            assert isinstance(vt, TensorType)
+            if st.accumulate is not None and (wide := accumulator_type(vt)) is not None:
+                acc_scratch[st] = len(scratch)
+                scratch.append(pallas.RefType(vt.get_shape(), wide.element_type))
+        body = Block(arg_types=[*ref_types, *scratch])
+        refs = list(body.args)
+        for ref, a in zip(refs, conv.prefetch):
+            ref.name_hint = f"{a.name_hint}_ref" if a.name_hint else None
+        in_refs = refs[n_pre : n_pre + len(loads)]
+        table_refs = refs[n_pre + len(loads) : n_pre + len(loads) + len(gathers)]
+        first_out = n_pre + len(loads) + len(gathers) + len(alias_inputs) + len(chunked)
+        chunk_refs = dict(zip(chunked, refs[first_out - len(chunked) : first_out]))
+        for a, ref in chunk_refs.items():
+            ref.name_hint = f"{a.name_hint}_chunk" if a.name_hint else None
+        out_refs = refs[first_out : first_out + len(stores)]
+        scratch_refs = refs[first_out + len(stores) :]
+        gather_refs = {
+            g: (table_refs[k], scratch_refs[2 * k], scratch_refs[2 * k + 1])
+            for k, g in enumerate(gathers)
+        }
+        for ref, g in zip(table_refs, gathers):
+            source = rows_source(g)
+            where = "vmem" if resident(g) else "hbm"
+            ref.name_hint = f"{source.name_hint}_{where}" if source.name_hint else None
+        for k in range(len(gathers)):
+            scratch_refs[2 * k].name_hint = "rows"
+            scratch_refs[2 * k + 1].name_hint = "sem"
+        for k in acc_scratch.values():
+            scratch_refs[k].name_hint = "acc"
+        for ref, o in zip(in_refs, loads):
+            ref.name_hint = f"{o.buffer.name_hint}_ref" if o.buffer.name_hint else None
+        for ref, s in zip(out_refs, stores):
+            ref.name_hint = f"{s.buffer.name_hint}_out" if s.buffer.name_hint else None
+        values: dict[SSAValue, SSAValue] = {}
+        load_refs = dict(zip(loads, zip(in_refs, in_accesses)))
+        store_refs = dict(zip(stores, zip(out_refs, out_accesses)))
+        flops = transcendentals = 0
+        for o in body_ops:
+            new: Operation | None = None
+            if isinstance(o, tl.ScalarLoadOp):
+                continue
+            if isinstance(o, tl.LoadOp) and o in gather_refs:
+                table_ref, rows_ref, sem = gather_refs[o]
+                *prologue, new = strided_rows(conv, o, table_ref, rows_ref, sem)
+                for p in prologue:
+                    p.location = o.location
+                    body.add_op(p)
+            elif isinstance(o, tl.LoadOp):
+                ref, acc = load_refs[o]
+                new = pallas.LoadOp(ref, o.result.type, acc.indexers)  # type: ignore[arg-type]
+            elif isinstance(o, tl.GatherOp):
+                table_ref, rows_ref, sem = gather_refs[o]
+                start = conv.grid_map(o.map.data, o.dims, o).results[0]
+                chunk = None
+                if o.indices[0] in chunk_refs:
+                    # The step's lookups are at `start mod C` of its SMEM chunk.
+                    index_refs = [chunk_refs[o.indices[0]]]  # type: ignore[index]
+                    chunk = index_refs[0].type.get_shape()[0]  # type: ignore[attr-defined]
+                else:
+                    index_refs = [refs[conv.prefetch.index(i)] for i in o.indices]  # type: ignore[arg-type]
+                *prologue, new = gather_rows(
+                    start, index_refs, table_ref, rows_ref, sem, o, chunk
+                )
+                for p in prologue:
+                    p.location = o.location
+                    body.add_op(p)
+            elif isinstance(o, tl.StoreOp) and o.accumulate is not None:
+                ref, acc = store_refs[o]
+                acc_ref = scratch_refs[acc_scratch[o]] if o in acc_scratch else None
+                *prologue, new = accumulate(
+                    o, values[o.value], ref, acc.indexers, grid, acc_ref
+                )
+                for p in prologue:
+                    p.location = o.location
+                    body.add_op(p)
+            elif isinstance(o, tl.StoreOp):
+                ref, acc = store_refs[o]
+                new = pallas.StoreOp(values[o.value], ref, acc.indexers)
+            elif isinstance(o, tl.TransposeOp):
+                new = pallas.TransposeOp(values[o.source], o.permutation.get_values())
+            elif isinstance(o, tl.IotaOp):
+                start = conv.grid_map(o.map.data, o.dims, o).results[0]
+                *prologue, offset = grid_scalar(start, o)[0]
+                for p in [*prologue, offset]:
+                    p.location = o.location
+                    body.add_op(p)
+                new = pallas.IotaOp(offset.results[0], o.dim.value.data, o.result.type)  # type: ignore[arg-type]
+            elif isinstance(o, tl.DotOp):
+                new = pallas.DotOp(values[o.lhs], values[o.rhs])
+                a = o.lhs.type
+                assert isinstance(a, TensorType)
+                flops += 2 * math.prod(a.get_shape()) * o.rhs.type.get_shape()[1]  # type: ignore[attr-defined]
+            elif isinstance(o, tl.ReshapeOp):
+                new = pallas.ReshapeOp(values[o.source], o.result.type)  # type: ignore[arg-type]
+            elif isinstance(o, tl.BroadcastOp):
+                new = pallas.BroadcastOp(values[o.source], o.result.type)  # type: ignore[arg-type]
+            elif isinstance(o, tl.ReduceOp):
+                new = pallas.ReduceOp(o.kind.data, values[o.source], o.dims.get_values())
+            elif isinstance(o, tl.ConvertOp):
+                new = pallas.ConvertOp(values[o.source], o.result.type)  # type: ignore[arg-type]
+                flops += _elements(o)
+            elif isinstance(o, tl.CompareOp):
+                new = pallas.CompareOp(o.predicate.data, values[o.lhs], values[o.rhs])
+                flops += _elements(o)
+            elif isinstance(o, tl.SelectOp):
+                new = pallas.SelectOp(
+                    values[o.cond], values[o.true_value], values[o.false_value]
+                )
+                flops += _elements(o)
+            elif o.dialect_name() in ("arith", "math"):
+                for operand in o.operands:
+                    if operand not in values:
+                        raise PassError(
+                            o, "tl-to-pallas: tile compute may use only tile values"
+                        )
+                new = o.clone(value_mapper=dict(values))
+                elements = _elements(o)
+                if o.dialect_name() == "math":
+                    transcendentals += elements
+                elif not isinstance(o, arith.ConstantOp):
+                    flops += elements
+            else:
+                raise PassError(o, f"tl-to-pallas: no Pallas form for '{o.name}'")
+            new.location = o.location
+            body.add_op(new)
+            for old_r, new_r in zip(o.results, new.results):
+                new_r.name_hint = old_r.name_hint
+                values[old_r] = new_r
+        steps = math.prod(grid.extents)
+        call = pallas.CallOp(
+            kernel.sym_name.data,
+            operands,
+            result_types,
+            grid.extents,
+            in_specs,
+            out_specs,
+            [_SEMANTICS[s.data] for s in grid.semantics.data],
+            num_scalar_prefetch=n_pre,
+            scratch_shapes=scratch,
+            input_output_aliases=aliases,
+            body=Region(body),
+        )
+        host.add(call)
+        cost = call_cost(call)
+        call.properties["cost_estimate"] = pallas.CostEstimateAttr(
+            flops * steps, transcendentals * steps, cost.modelled
+        )
+        if cost.vmem_bytes > CHIPS[self.chip].default_scoped_vmem_bytes:
+            from xdsl.dialects.builtin import IntegerAttr, i64
+
+            limit = min(CHIPS[self.chip].vmem_bytes, 2 * cost.vmem_bytes)
+            call.properties["vmem_limit_bytes"] = IntegerAttr(limit, i64)
+        for s, r in zip(stores, call.outs):
+            host.write(launch.args[s.buffer.index], r)  # type: ignore[attr-defined]
+        return call
+
+
+def _elements(op: Operation) -> int:
+    t = op.results[0].type if op.results else None
+    return math.prod(t.get_shape()) if isinstance(t, TensorType) else 1
