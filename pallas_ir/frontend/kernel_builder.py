@@ -176,6 +176,9 @@ class Kernel:
         return AffineExpr.symbol(len(self.symbols) - 1)
 
     def load(self, buf: Buffer, index: AffineExpr) -> SSAValue:
+        """The element of `buf` at flat position `index`, as a value of its value
+        type (bf16 extended to f32, bool compared with 0). The map's symbols are the
+        data-dependent indices `index` uses, renumbered from s0."""
         if buf not in self.reads:
             self.reads.append(buf)
         used = sorted(_symbols_in(index, set()))
@@ -212,9 +215,11 @@ class Kernel:
         return self._insert(_SCALAR_OPS[name](*operands))
 
     def reduce(self, kind: str, value: SSAValue) -> SSAValue:
+        """`value` combined by `kind` (a ReductionKind) over the loop's reduce dims."""
         return self._insert(ReduceOp(kind, value))
 
     def constant(self, value: float | bool, element: str = "f32") -> SSAValue:
+        """`value` (a Python scalar) as an `arith.constant` of `element`."""
         if element == "i1":
             attr = IntegerAttr(int(bool(value)), i1)
         elif element == "i32":
@@ -258,6 +263,9 @@ Emit = Callable[[Kernel, Index], SSAValue]
 
 @dataclass
 class Value:
+    """A tensor of the graph: its shape, how to build its element at an index in a
+    kernel, and its element type there."""
+
     shape: tuple[int, ...]
     emit: Emit
     """The element at an index (affine expressions of the kernel's loop dims)."""
