@@ -67,6 +67,7 @@ from pallas_ir.dialects.common import (
     find_forward,
 )
 from pallas_ir.dtypes import numpy_dtype
+from pallas_ir.lowering.ta_to_xla import XlaFunctions
 from pallas_ir.tpu_rules import (
     CHIPS,
     INDEX_CHUNK,
@@ -396,8 +397,9 @@ class TlToPallasPass(ModulePass):
                 "tl-to-pallas: needs a func.func @forward that launches the kernels",
             )
         host = _Host(forward)
+        xla_functions = XlaFunctions(list(kernels))
         for host_op in forward.body.block.ops:
-            self.convert_host_op(host_op, host, kernels)
+            self.convert_host_op(host_op, host, kernels, xla_functions)
         result_types = (
             [r.type for r in host.block.last_op.operands] if host.block.last_op else []
         )
@@ -408,9 +410,9 @@ class TlToPallasPass(ModulePass):
         )
         new_forward.location = forward.location
         for k in kernels.values():
-            if isinstance(k, tl.KernelOp):  # XLA kernels stay: pallas.xla_call calls them
-                op.body.block.erase_op(k)
+            op.body.block.erase_op(k)
         op.body.block.insert_op_after(new_forward, forward)
+        op.body.block.insert_ops_before(xla_functions.functions, new_forward)
         op.body.block.erase_op(forward)
         for call in [c for c in op.walk() if isinstance(c, pallas.CallOp)]:
             _widen_before_reshapes(call)
@@ -420,6 +422,7 @@ class TlToPallasPass(ModulePass):
         host_op: Operation,
         host: _Host,
         kernels: dict[str, tl.KernelOp | ta.KernelOp],
+        xla_functions: XlaFunctions,
     ) -> None:
         if isinstance(host_op, ta.AllocOp):
             host.root[host_op.result] = host_op.result
@@ -434,7 +437,7 @@ class TlToPallasPass(ModulePass):
                 )
             kernel = kernels[name]
             if isinstance(kernel, ta.KernelOp):
-                call = self.convert_xla_launch(kernel, host_op, host)
+                call = self.convert_xla_launch(kernel, host_op, host, xla_functions)
             else:
                 call = self.convert_launch(kernel, host_op, host)
             call.location = host_op.location
@@ -446,9 +449,10 @@ class TlToPallasPass(ModulePass):
 
     @staticmethod
     def convert_xla_launch(
-        kernel: ta.KernelOp, launch: ta.LaunchOp, host: _Host
+        kernel: ta.KernelOp, launch: ta.LaunchOp, host: _Host, functions: XlaFunctions
     ) -> pallas.XlaCallOp:
-        """A launch of an XLA kernel: its readable buffers in, its written ones out."""
+        """A launch of an XLA kernel: its readable buffers in, its written ones out;
+        it calls the kernel's `xla.func` (ta-to-xla)."""
         args = kernel.body.block.args
         roles = [kernel.role_of(a) for a in args]
         ins = [
@@ -457,11 +461,9 @@ class TlToPallasPass(ModulePass):
             if r in READABLE_ROLES
         ]
         outs = [k for k, r in enumerate(roles) if r in WRITABLE_ROLES]
-        call = pallas.XlaCallOp(
-            kernel.sym_name.data,
-            ins,
-            [_tensor(host.root[launch.args[k]].type) for k in outs],  # type: ignore[arg-type]
-        )
+        out_types = [_tensor(host.root[launch.args[k]].type) for k in outs]  # type: ignore[arg-type]
+        name = functions.get(kernel, [v.type for v in ins], out_types)  # type: ignore[misc]
+        call = pallas.XlaCallOp(name, ins, out_types)
         host.add(call)
         for k, result in zip(outs, call.outs):
             host.write(launch.args[k], result)
