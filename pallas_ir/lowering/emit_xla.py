@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from functools import singledispatchmethod
 
-from xdsl.dialects.builtin import IndexType, IntegerType, TensorType
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from pallas_ir.dialects import xla
@@ -153,14 +153,10 @@ class XlaFunctionPrinter:
 
     @print_op.register
     def _(self, op: xla.CompareOp) -> None:
-        elt = op.lhs.type.element_type  # type: ignore[attr-defined]
-        table = py._CMPI if isinstance(elt, IntegerType | IndexType) else py._CMPF
-        sym = table.get(op.predicate.data)
-        if sym is None:
-            raise py.EmitError(
-                op, f"emit-python: no Python for predicate {op.predicate.data}"
-            )
-        self.assign(op.result, f"{self.name(op.lhs)} {sym} {self.name(op.rhs)}")
+        # As pallas.compare prints: `u*` float predicates are true on NaN, unsigned
+        # integer ones compare as `uintN` (for `slt`, `oeq`, ... just `a < b`, `a == b`).
+        text = py._compare(op, self.name(op.lhs), self.name(op.rhs))  # type: ignore[arg-type]
+        self.assign(op.result, text)
 
     @print_op.register
     def _(self, op: xla.SelectOp) -> None:
