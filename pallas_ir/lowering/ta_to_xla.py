@@ -113,10 +113,10 @@ class _Converter:
             values[iv] = iota.results[0]
         reduce_axes = list(range(len(loop.parallel_extents), len(extents)))
         for op in loop.body.block.ops:
-            operands = [values[o] for o in op.operands if o in values]
             if isinstance(op, ta.LoadOp | ta.StoreOp):
                 self.access(op, values, domain(IndexType()))
                 continue
+            operands = [values[o] for o in op.operands]  # all of the loop (ta verifies)
             if isinstance(op, ta.ReduceOp):
                 kind = ReductionKind(op.kind.data)
                 new: Operation = xla.ReduceOp(kind, values[op.value], reduce_axes)
