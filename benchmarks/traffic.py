@@ -32,14 +32,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Operation
 
 import pallas_ir
 from pallas_ir.affine_analysis import linearize
 from pallas_ir.analysis.cost_model import used_elements
-from pallas_ir.dialects import pallas
-from pallas_ir.dialects import tensor_access as ta
+from pallas_ir.dialects import pallas, xla
 from pallas_ir.dtypes import numpy_dtype
 from pallas_ir.registry import default_pipeline
 
@@ -159,71 +158,72 @@ def _floor(kinds: set[str]) -> str:
     return ""
 
 
-def _symbol_dims(value, loop) -> set[int]:
-    """The loop dims a gather symbol depends on: those of the index loads (and loop
+def _axes(at) -> list[int]:
+    """The domain axis of each dim of an `xla.flat_index` (its iota's)."""
+    return [d.owner.axis.value.data for d in at.dims]
+
+
+def _symbol_dims(value) -> set[int]:
+    """The domain axes a gather symbol depends on: those of the index takes (and loop
     indices) it is computed from."""
     owner = value.owner
-    if owner is loop.body.block:  # a loop index
-        return {value.index}
-    if not isinstance(owner, Operation):  # an argument of another block
+    if isinstance(owner, xla.IotaOp):  # a loop index
+        return {owner.axis.value.data}
+    if not isinstance(owner, Operation):  # a function argument
         return set()
-    if isinstance(owner, ta.LoadOp):
-        found = {owner.dims[p].index for p in owner.map.data.used_dims()}
-        for s in owner.symbols:
-            found |= _symbol_dims(s, loop)
+    if isinstance(owner, xla.TakeOp):
+        at = owner.index.owner
+        axes = _axes(at)
+        found = {axes[p] for p in at.map.data.used_dims()}
+        for s in at.symbols:
+            found |= _symbol_dims(s)
         return found
     found: set[int] = set()
     for operand in owner.operands:
-        found |= _symbol_dims(operand, loop)
+        found |= _symbol_dims(operand)
     return found
 
 
-def _gathered_bits(kernel) -> int | None:
-    """The element width of what an XLA gather kernel stores (the gathered data)."""
-    for loop in kernel.body.block.ops:
-        if isinstance(loop, ta.LoopOp):
-            for op in loop.body.block.ops:
-                if isinstance(op, ta.StoreOp):
-                    return 8 * numpy_dtype(op.value.type).itemsize
+def _gathered_bits(function) -> int | None:
+    """The element width of what an XLA gather function stores (the gathered data)."""
+    for op in function.body.block.ops:
+        if isinstance(op, xla.ScatterOp):
+            return 8 * numpy_dtype(op.value.type.element_type).itemsize
     return None
 
 
-def _gathered_lanes(kernel) -> int | None:
-    """The fewest contiguous lanes one lookup of an XLA gather kernel reads: the extent
-    of the loop dim walking the table's last dim that the index does not depend on (0
-    when the index picks the lane itself, -1 for rows of a 1-D table that start off its
-    128-element tiles); None without a gather."""
+def _gathered_lanes(function) -> int | None:
+    """The fewest contiguous lanes one lookup of an XLA gather function reads: the
+    extent of the domain axis walking the table's last dim that the index does not
+    depend on (0 when the index picks the lane itself, -1 for rows of a 1-D table that
+    start off its 128-element tiles); None without a gather."""
     lanes = None
-    for loop in kernel.body.block.ops:
-        if not isinstance(loop, ta.LoopOp):
+    for op in function.body.block.ops:
+        if not isinstance(op, xla.TakeOp) or any(
+            isinstance(u.operation, xla.ConvertOp)
+            and isinstance(u.operation.result.type.element_type, IndexType)
+            for u in op.result.uses  # an index read, not the gathered data
+        ):
             continue
-        extents = list(loop.extents)
-        for op in loop.body.block.ops:
-            if not isinstance(op, ta.LoadOp) or any(
-                isinstance(u.operation, arith.IndexCastOp)
-                for u in op.result.uses  # an index read, not the gathered data
-            ):
-                continue
-            by_data: set[int] = set()
-            for s in op.symbols:
-                by_data |= _symbol_dims(s, loop)
-            lin = linearize(op.map.data.results[-1])
-            if lin is None or 1 in lin.symbols.values():
-                run = 0  # the index picks the lane itself
-            elif len(op.map.data.results) == 1 and any(
-                c % 128 for c in lin.symbols.values()
-            ):
-                run = -1  # rows of a 1-D table that start off its 128-element tiles
-            else:
-                # A lookup's lanes: the loop dim that walks the last dim one by one
-                # (the table row) without the index depending on it.
-                unit = [
-                    op.dims[p].index
-                    for p, c in lin.dims.items()
-                    if c == 1 and op.dims[p].index not in by_data
-                ]
-                run = extents[unit[0]] if unit else 1
-            lanes = run if lanes is None else min(lanes, run)
+        at = op.index.owner
+        axes = _axes(at)
+        extents = list(at.result.type.get_shape())
+        by_data: set[int] = set()
+        for s in at.symbols:
+            by_data |= _symbol_dims(s)
+        lin = linearize(at.map.data.results[-1])
+        if lin is None or 1 in lin.symbols.values():
+            run = 0  # the index picks the lane itself
+        elif len(at.map.data.results) == 1 and any(c % 128 for c in lin.symbols.values()):
+            run = -1  # rows of a 1-D table that start off its 128-element tiles
+        else:
+            # A lookup's lanes: the axis that walks the last dim one by one (the
+            # table row) without the index depending on it.
+            unit = [
+                axes[p] for p, c in lin.dims.items() if c == 1 and axes[p] not in by_data
+            ]
+            run = extents[unit[0]] if unit else 1
+        lanes = run if lanes is None else min(lanes, run)
     return lanes
 
 
@@ -266,7 +266,7 @@ def explain(module, report) -> list[str]:
         kernel = next(
             o
             for o in module.ops
-            if isinstance(o, ta.KernelOp) and o.sym_name.data == x.kernel
+            if isinstance(o, xla.FuncOp) and o.sym_name.data == x.kernel
         )
         lanes = _gathered_lanes(kernel) if x.kind == "gather" else None
         if x.kind == "gather" and _gathered_bits(kernel) == 8:

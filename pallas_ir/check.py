@@ -15,11 +15,11 @@ from xdsl.ir import BlockArgument
 from xdsl.ir.affine import AffineSymExpr
 
 from pallas_ir.dialects import pallas
-from pallas_ir.dialects.common import READABLE_ROLES, find_forward
+from pallas_ir.dialects.common import find_forward
 from pallas_ir.dtypes import numpy_dtype
 from pallas_ir.lowering.emit_python import emit_python
 from pallas_ir.reference.pallas import run_forward
-from pallas_ir.reference.ta import index_limits
+from pallas_ir.reference.xla import index_limits
 from pallas_ir.tpu_check import ArraySpec, exec_source
 
 
@@ -44,16 +44,10 @@ def _prefetch_bounds(module: ModuleOp) -> dict[int, int]:
             bounds[arg.index] = min(bounds.get(arg.index, limit), limit)
 
     for call in forward.walk():
-        if isinstance(call, pallas.XlaCallOp) and (kernel := call.kernel()) is not None:
-            # The ta reference's bounds for the kernel's index buffers, by operand.
-            readable = [
-                a.index
-                for a in kernel.body.block.args
-                if kernel.role_of(a) in READABLE_ROLES
-            ]
-            for i, limit in index_limits(kernel).items():
-                if i in readable:
-                    bound(call, readable.index(i), limit)
+        if isinstance(call, pallas.XlaCallOp) and (function := call.function()):
+            # The xla reference's bounds for the function's index arguments.
+            for p, limit in index_limits(function).items():
+                bound(call, p, limit)
         if not isinstance(call, pallas.CallOp):
             continue
         operands = [*call.block_args, *call.outs]

@@ -31,8 +31,14 @@ def _pallas() -> Dialect:
     return Pallas
 
 
+def _xla() -> Dialect:
+    from pallas_ir.dialects.xla import Xla
+
+    return Xla
+
+
 def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
-    return {"ta": _tensor_access, "tl": _tiled_loop, "pallas": _pallas}
+    return {"ta": _tensor_access, "tl": _tiled_loop, "pallas": _pallas, "xla": _xla}
 
 
 def _split_kernel_loops() -> type[ModulePass]:

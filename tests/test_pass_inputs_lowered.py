@@ -15,7 +15,7 @@ from support.pass_inputs import lower_on_host_storage, pass_test_programs
 import pallas_ir
 from pallas_ir.check import arg_specs
 from pallas_ir.diagnostics import PassError
-from pallas_ir.dialects import tensor_access as ta
+from pallas_ir.dialects import xla
 from pallas_ir.dialects.common import find_forward
 from pallas_ir.reference import run_forward
 from pallas_ir.reference.verify import forward_inputs
@@ -59,9 +59,9 @@ def test_xla_covers_only_what_pallas_cannot(outcomes) -> None:
     fusion); two gathered dims (`x[i0, i1]`) are row DMAs by two index buffers."""
     kinds = {
         n: {
-            getattr(k.attributes.get("xla_access"), "data", "kernel")
+            k.access.value
             for k in o.ops  # type: ignore[union-attr]
-            if isinstance(k, ta.KernelOp)
+            if isinstance(k, xla.FuncOp)
         }
         for n, o in outcomes.items()
         if not isinstance(o, PassError)

@@ -30,11 +30,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from xdsl.dialects.builtin import MemRefType, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import SSAValue
 
-from pallas_ir.dialects import pallas
-from pallas_ir.dialects import tensor_access as ta
+from pallas_ir.dialects import pallas, xla
 from pallas_ir.dialects.common import find_forward
 from pallas_ir.dtypes import numpy_dtype
 from pallas_ir.reference.ops import eval_affine
@@ -108,27 +107,31 @@ LANE_GROUP = 128
 _MAX_ENUMERATED_POINTS = 1 << 24
 
 
-def _static_positions(
-    op: ta.LoadOp | ta.StoreOp, extents: Sequence[int]
-) -> np.ndarray | None:
-    """The distinct row-major positions a static access touches over its loop (None
+def _axes(at: xla.FlatIndexOp) -> list[int]:
+    """The domain axis of each dim of the index map (its iota's)."""
+    return [d.owner.axis.value.data for d in at.dims]  # type: ignore[attr-defined]
+
+
+def _static_positions(at: xla.FlatIndexOp, extents: Sequence[int]) -> np.ndarray | None:
+    """The distinct row-major positions a static access touches over its domain (None
     when it has too many points to enumerate)."""
-    t = op.buffer.type
-    assert isinstance(t, MemRefType)
-    used = sorted({op.dims[p].index for p in op.map.data.used_dims()})  # type: ignore[attr-defined]
+    axes = _axes(at)
+    used = sorted({axes[p] for p in at.map.data.used_dims()})
     points = math.prod(extents[d] for d in used)
     if points > _MAX_ENUMERATED_POINTS:
         return None
     grids = np.meshgrid(
         *(np.arange(extents[d], dtype=np.int64) for d in used), indexing="ij"
     )
-    at = {d: g.reshape(-1) for d, g in zip(used, grids)}
-    dims = [at.get(d.index, np.int64(0)) for d in op.dims]  # type: ignore[attr-defined]
+    on = {d: g.reshape(-1) for d, g in zip(used, grids)}
+    dims = [on.get(a, np.int64(0)) for a in axes]
     index = tuple(
-        np.broadcast_to(eval_affine(e, dims, []), (points,)) for e in op.map.data.results
+        np.broadcast_to(eval_affine(e, dims, []), (points,)) for e in at.map.data.results
     )
     return np.unique(
-        np.ravel_multi_index(index, t.get_shape()) if index else np.zeros(1, np.int64)
+        np.ravel_multi_index(index, at.shape.get_values())
+        if index
+        else np.zeros(1, np.int64)
     )
 
 
@@ -141,45 +144,53 @@ def _lane_group_elements(positions: np.ndarray, shape: Sequence[int]) -> int:
     return int(np.minimum(LANE_GROUP, lanes - groups % per_row * LANE_GROUP).sum())
 
 
+def _buffer_origin(value: SSAValue) -> SSAValue:
+    """The `xla.buffer` or `xla.zeros` a buffer value is, stores done."""
+    while isinstance(value.owner, xla.ScatterOp):
+        value = value.owner.buffer
+    return value
+
+
 def xla_cost(call: pallas.XlaCallOp) -> XlaCost:
-    kernel = call.kernel()
-    assert kernel is not None  # the verifier checks it
-    kind_attr = kernel.attributes.get("xla_access")
-    kind = kind_attr.data if isinstance(kind_attr, StringAttr) else "kernel"
+    function = call.function()
+    assert function is not None  # the verifier checks it
+    kind = function.access.value
     moved = {True: 0, False: 0}  # by "is a load"
     needed = 0
     touched: dict[tuple[SSAValue, bool], list[np.ndarray]] = {}
-    for loop in kernel.body.block.ops:
-        if not isinstance(loop, ta.LoopOp):
+    for op in function.body.block.ops:
+        if not isinstance(op, xla.TakeOp | xla.ScatterOp):
             continue
-        extents = list(loop.extents)
-        for op in loop.body.block.ops:
-            if not isinstance(op, ta.LoadOp | ta.StoreOp):
-                continue
-            t = op.buffer.type
-            assert isinstance(t, MemRefType)
-            size = numpy_dtype(t.element_type).itemsize
-            is_load = isinstance(op, ta.LoadOp)
-            if is_load and op.symbols:  # a gather: one element per point
-                points = math.prod(extents)
-            elif kind == "kernel" and (at := _static_positions(op, extents)) is not None:
-                # Views in a kernel are contiguous reshapes: the same row-major
-                # positions as the argument they view.
-                touched.setdefault((ta.root_buffer(op.buffer), is_load), []).append(at)
-                continue
-            else:
-                used = {op.dims[p].index for p in op.map.data.used_dims()}  # type: ignore[attr-defined]
-                points = min(math.prod(extents[d] for d in used), t.element_count())
-            moved[is_load] += points * size
-            needed += points * size
+        at = op.index.owner
+        assert isinstance(at, xla.FlatIndexOp)  # ta-to-xla makes every access so
+        extents = at.result.type.get_shape()  # type: ignore[attr-defined]
+        t = op.buffer.type
+        assert isinstance(t, TensorType)
+        size = numpy_dtype(t.element_type).itemsize
+        is_load = isinstance(op, xla.TakeOp)
+        if is_load and at.symbols:  # a gather: one element per point
+            points = math.prod(extents)
+        elif (
+            kind == "kernel" and (positions := _static_positions(at, extents)) is not None
+        ):
+            # Views in a kernel are contiguous reshapes: the same row-major
+            # positions as the buffer they view.
+            touched.setdefault((_buffer_origin(op.buffer), is_load), []).append(positions)
+            continue
+        else:
+            axes = _axes(at)
+            used = {axes[p] for p in at.map.data.used_dims()}
+            points = min(math.prod(extents[d] for d in used), t.element_count())
+        moved[is_load] += points * size
+        needed += points * size
     for (buffer, is_load), parts in touched.items():
         t = buffer.type
-        assert isinstance(t, MemRefType)
+        assert isinstance(t, TensorType)
         size = numpy_dtype(t.element_type).itemsize
         positions = np.unique(np.concatenate(parts))
         needed += len(positions) * size
         moved[is_load] += _lane_group_elements(positions, t.get_shape()) * size
-    return XlaCost(kernel.sym_name.data, kind, moved[True], moved[False], needed)
+    return XlaCost(function.sym_name.data, kind, moved[True], moved[False], needed)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,6 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     IntegerType,
-    MemRefType,
     ModuleOp,
     Signedness,
     TensorType,
@@ -45,10 +44,9 @@ from xdsl.ir.affine import (
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
-from pallas_ir.affine_analysis import row_major_strides
-from pallas_ir.dialects import pallas
-from pallas_ir.dialects import tensor_access as ta
-from pallas_ir.dialects.common import READABLE_ROLES, WRITABLE_ROLES, ReductionKind
+from pallas_ir.dialects import pallas, xla
+from pallas_ir.dialects.common import ReductionKind
+from pallas_ir.lowering import emit_xla
 
 HEADER = """\
 import jax
@@ -555,94 +553,6 @@ def _kernel_function(call: pallas.CallOp, name: str) -> list[str]:
     return [f"def {name}({', '.join(params)}):", *(f"    {line}" for line in body)]
 
 
-def _xla_function(
-    kernel: ta.KernelOp, name: str, result_shapes: Sequence[Sequence[int]]
-) -> list[str]:
-    """A `ta.kernel {target = "xla"}` as a vectorized jnp function (what the ta reference
-    interpreter does in numpy): every body value is an array over the loop's domain,
-    loop variables are iotas along their axis, loads gather and stores scatter on the
-    flat buffers. Readable buffers in (argument order), written buffers out in
-    `result_shapes` (the host's); an `out` buffer starts as zeros."""
-    namer = Namer()
-    block = kernel.body.block
-    roles = [kernel.role_of(a) for a in block.args]
-    flat: dict[SSAValue, str] = {}
-    lines: list[str] = []
-    params = []
-    for a, role in zip(block.args, roles):
-        t = a.type
-        assert isinstance(t, MemRefType)
-        arg = namer.define(a, f"buf{a.index}")
-        if role in READABLE_ROLES:
-            params.append(arg)
-            lines.append(f"{arg} = jnp.ravel(jnp.asarray({arg}))")  # numpy in, too
-        else:
-            dtype = dtype_name(t.element_type, kernel)
-            lines.append(f"{arg} = jnp.zeros(({t.element_count()},), {dtype})")
-        flat[a] = arg
-    outs = [namer[a] for a, r in zip(block.args, roles) if r in WRITABLE_ROLES]
-
-    def flat_index(op: ta.LoadOp | ta.StoreOp, dims: list[str], syms: list[str]) -> str:
-        t = op.buffer.type
-        assert isinstance(t, MemRefType)
-        terms = []
-        for e, stride in zip(op.map.data.results, row_major_strides(t.get_shape())):
-            text = affine_to_python(e, dims, syms)
-            terms.append(text if stride == 1 else f"{text} * {stride}")
-        return " + ".join(terms) or "0"
-
-    for op in block.ops:
-        if isinstance(op, ta.ReshapeOp):
-            flat[op.result] = flat[op.source]  # a view: the same flat buffer
-            continue
-        if not isinstance(op, ta.LoopOp):
-            raise EmitError(
-                op, f"emit-python: no Python for '{op.name}' in an XLA kernel"
-            )
-        extents = list(op.extents)
-        rank = len(extents)
-        reduce_axes = tuple(range(len(op.parallel_extents), rank))
-        full = _tuple(extents)
-        emitter = KernelEmitter(namer, lines)  # one statement list, in order
-        for axis, (iv, n) in enumerate(zip(op.body.block.args, extents)):
-            shape = [1] * rank
-            shape[axis] = n
-            lines.append(
-                f"{namer.define(iv, f'x{axis}')} = "
-                f"jnp.arange({n}, dtype=jnp.int32).reshape({_tuple(shape)})"
-            )
-        for inner in op.body.block.ops:
-            if isinstance(inner, ta.LoadOp | ta.StoreOp):
-                dims = [namer[d] for d in inner.dims]
-                syms = [f"{namer[s]}.astype(jnp.int32)" for s in inner.symbols]
-                index = flat_index(inner, dims, syms)
-                buf = flat[ta.root_buffer(inner.buffer)]
-                if isinstance(inner, ta.LoadOp):
-                    lines.append(f"{namer.define(inner.result)} = {buf}[{index}]")
-                else:
-                    # Index and value over the whole domain, in iteration order.
-                    value = namer[inner.value]
-                    lines.append(
-                        f"{buf} = {buf}.at[jnp.broadcast_to({index}, {full}).reshape(-1)]"
-                        f".set(jnp.broadcast_to({value}, {full}).reshape(-1))"
-                    )
-            elif isinstance(inner, ta.ReduceOp):
-                kind = ReductionKind(inner.kind.data)
-                value = f"jnp.broadcast_to({namer[inner.value]}, {full})"
-                text = _reduction(kind, value, reduce_axes, inner)
-                if not kind.returns_index:  # ta.reduce keeps its operand's type
-                    text += f".astype({dtype_name(inner.result.type, inner)})"
-                lines.append(f"{namer.define(inner.result)} = {text}")
-            else:
-                emitter.emit(inner)
-    returns = [
-        f"jnp.reshape({n}, {_tuple(shape)})"
-        for n, shape in zip(outs, result_shapes, strict=True)
-    ]
-    lines.append(f"return {', '.join(returns)}" if returns else "return None")
-    return [f"def {name}({', '.join(params)}):", *(f"    {line}" for line in lines)]
-
-
 def _call_statement(
     call: pallas.CallOp, kernel: str, namer: Namer, call_namer: Namer
 ) -> list[str]:
@@ -717,7 +627,7 @@ class HostEmitter:
     """The statements of `forward` and the functions it calls: one method per op class
     of `@forward`."""
 
-    xla_kernels: dict[str, ta.KernelOp]
+    xla_functions: dict[str, xla.FuncOp]
     namer: Namer = field(default_factory=Namer)
     lines: list[str] = field(default_factory=list[str])
     kernels: list[list[str]] = field(default_factory=list[list[str]])
@@ -752,10 +662,9 @@ class HostEmitter:
 
     @emit.register
     def _(self, op: pallas.XlaCallOp) -> None:
-        kernel = self.xla_kernels[op.callee.string_value()]
-        kname = self.namer.fresh(f"{kernel.sym_name.data}_xla")
-        shapes = [r.type.get_shape() for r in op.outs]  # type: ignore[attr-defined]
-        self.kernels.append(_xla_function(kernel, kname, shapes))
+        function = self.xla_functions[op.callee.string_value()]
+        kname = self.namer.fresh(f"{function.sym_name.data}_xla")
+        self.kernels.append(emit_xla.xla_function(function, kname))
         results = [self.namer.define(r, "out") for r in op.outs]
         args = ", ".join(self.namer[a] for a in op.args)
         target = results[0] if len(results) == 1 else ", ".join(results)
@@ -770,12 +679,12 @@ class HostEmitter:
 def emit_python(module: ModuleOp) -> str:
     """The Python module for a verified `pallas` module."""
     forward = None
-    xla_kernels: dict[str, ta.KernelOp] = {}
+    xla_functions: dict[str, xla.FuncOp] = {}
     for op in module.ops:
         if isinstance(op, func.FuncOp) and op.sym_name.data == "forward":
             forward = op
-        elif isinstance(op, ta.KernelOp) and op.on_xla:
-            xla_kernels[op.sym_name.data] = op
+        elif isinstance(op, xla.FuncOp):
+            xla_functions[op.sym_name.data] = op
         else:
             raise EmitError(
                 op,
@@ -784,7 +693,7 @@ def emit_python(module: ModuleOp) -> str:
     if forward is None or not forward.body.blocks:
         raise EmitError(module, "emit-python: the module has no func.func @forward")
 
-    host = HostEmitter(xla_kernels)
+    host = HostEmitter(xla_functions)
     params = [host.namer.define(a, f"arg{a.index}") for a in forward.body.block.args]
     for op in forward.body.block.ops:
         host.emit(op)

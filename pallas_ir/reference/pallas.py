@@ -18,15 +18,14 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
-    MemRefType,
     ModuleOp,
     TensorType,
 )
 from xdsl.ir import Operation, SSAValue
 
 from pallas_ir.dialects import pallas
-from pallas_ir.dialects.common import READABLE_ROLES, WRITABLE_ROLES, find_forward
-from pallas_ir.reference import ta as ta_reference
+from pallas_ir.dialects.common import find_forward
+from pallas_ir.reference import xla as xla_reference
 from pallas_ir.reference.ops import (
     ReferenceError,
     element_type,
@@ -181,30 +180,11 @@ def run_call(call: pallas.CallOp, args: Sequence[np.ndarray]) -> list[np.ndarray
 
 
 def run_xla_call(call: pallas.XlaCallOp, args: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """A call of a `ta.kernel {target = "xla"}`: the ta reference runs it on copies of
-    its readable buffers and zero-filled `out` buffers."""
-    kernel = call.kernel()
-    if kernel is None:
-        raise ReferenceError(f"{call.callee} is not a ta.kernel")
-    pending = iter(args)
-    buffers: list[np.ndarray] = []
-    for a in kernel.body.block.args:
-        t = a.type
-        assert isinstance(t, MemRefType)
-        dtype = numpy_dtype(t.element_type)
-        if kernel.role_of(a) in READABLE_ROLES:
-            buffers.append(np.array(next(pending), dtype=dtype).reshape(t.get_shape()))
-        else:
-            buffers.append(np.zeros(t.get_shape(), dtype=dtype))
-    ta_reference.run_kernel(kernel, buffers)
-    written = [
-        b for a, b in zip(kernel.body.block.args, buffers)
-        if kernel.role_of(a) in WRITABLE_ROLES
-    ]  # fmt: skip
-    return [
-        b.reshape(r.type.get_shape())  # type: ignore[attr-defined]
-        for b, r in zip(written, call.outs, strict=True)
-    ]
+    """A call of an `xla.func`: the xla reference runs it."""
+    function = call.function()
+    if function is None:
+        raise ReferenceError(f"{call.callee} is not an xla.func")
+    return xla_reference.run_function(function, args)
 
 
 def run_forward(module: ModuleOp, *arrays: np.ndarray) -> list[np.ndarray]:

@@ -23,6 +23,7 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerType, MemRefType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir.affine import AffineMap
 
 from pallas_ir.affine_analysis import linearize
 from pallas_ir.dialects import tensor_access as ta
@@ -231,10 +232,18 @@ def _symbol_limits(op: ta.LoadOp | ta.StoreOp) -> list[int]:
         loop = owner.parent_op() if isinstance(owner, Block) else None
         n = loop.extents[d.index] if isinstance(loop, ta.LoopOp) else 1  # type: ignore[attr-defined]
         dims.append((0, n - 1))
-    n_sym = len(op.symbols)
+    return symbol_limits(op.map.data, dims, t.get_shape())
+
+
+def symbol_limits(
+    map: AffineMap, dims: Sequence[tuple[int, int] | None], shape: Sequence[int]
+) -> list[int]:
+    """`_symbol_limits` for an index map over dims in the given ranges, into a buffer
+    (or view) of `shape` (the xla reference uses it for `xla.flat_index`)."""
+    n_sym = map.num_symbols
     stride = [0] * n_sym  # the largest coefficient of each symbol
     caps: list[int | None] = [None] * n_sym
-    for expr in op.map.data.results:
+    for expr in map.results:
         lin = linearize(expr)
         if lin is None:
             continue
@@ -253,7 +262,7 @@ def _symbol_limits(op: ta.LoadOp | ta.StoreOp) -> list[int]:
             (0, limits[q] - 1) if q in fixed else (0, 0) for q in range(n_sym)
         ]
         syms[k] = (0, n - 1)
-        for expr, size in zip(op.map.data.results, t.get_shape()):
+        for expr, size in zip(map.results, shape):
             b = expr_bounds(expr, dims, syms)
             if b is None or b[0] < 0 or b[1] >= size:
                 return False

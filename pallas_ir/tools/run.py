@@ -114,7 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _level(module) -> str:
     names = {op.name for op in module.walk()}
     if "pallas.call" in names or "pallas.xla_call" in names:
-        return "pallas"  # XLA kernels stay ta.kernels in a pallas module
+        return "pallas"  # XLA kernels are xla.funcs in a pallas module
     if "ta.kernel" in names:
         return "ta"
     if "tl.kernel" in names:

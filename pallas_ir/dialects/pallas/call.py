@@ -12,7 +12,6 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     IntegerAttr,
     IntegerType,
-    MemRefType,
     StringAttr,
     SymbolRefAttr,
     TensorType,
@@ -44,10 +43,8 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from pallas_ir.dialects import tensor_access as ta
+from pallas_ir.dialects import xla
 from pallas_ir.dialects.common import (
-    READABLE_ROLES,
-    WRITABLE_ROLES,
     Interval,
     map_bounds,
     parse_optional_attributes_keyword,
@@ -522,18 +519,17 @@ class CallOp(IRDLOperation):
 
 @irdl_op_definition
 class XlaCallOp(IRDLOperation):
-    """A call of a `ta.kernel {target = "xla"}` from @forward: it runs as XLA (a
-    vectorized jnp function), not as a Pallas kernel.
+    """A call of an `xla.func` from @forward: it runs as XLA (a jnp function), not as a
+    Pallas kernel.
 
     ```mlir
     %g = pallas.xla_call @gather_0(%idx, %emb)
         : (tensor<64xi64>, tensor<1000x256xf32>) -> tensor<64x256xf32>
     ```
 
-    The operands are the kernel's readable buffers (`in`, `inout`, `prefetch`) in
-    argument order, and the results its written buffers (`out`, `inout`), each in
-    whatever shape the host holds it (the same elements: the call reads and writes its
-    buffers flat, so no relayout is needed). An `out` buffer starts as zeros.
+    The operands and results have exactly the function's types: the arrays as @forward
+    holds them (the function reads and writes them as its kernel's buffers, the same
+    elements, so no relayout is needed).
     """
 
     name = "pallas.xla_call"
@@ -553,33 +549,12 @@ class XlaCallOp(IRDLOperation):
             properties={"callee": SymbolRefAttr(callee)},
         )
 
-    def kernel(self) -> ta.KernelOp | None:
+    def function(self) -> xla.FuncOp | None:
         found = SymbolTable.lookup_symbol(self, self.callee)
-        return found if isinstance(found, ta.KernelOp) else None
+        return found if isinstance(found, xla.FuncOp) else None
 
     def verify_(self) -> None:
-        kernel = self.kernel()
-        if kernel is None or not kernel.on_xla:
-            raise VerifyException(f'{self.callee} is not a ta.kernel with target = "xla"')
-        block = kernel.body.block
-        readable = [a for a in block.args if kernel.role_of(a) in READABLE_ROLES]
-        writable = [a for a in block.args if kernel.role_of(a) in WRITABLE_ROLES]
-        for what, values, buffers in (
-            ("operand", self.args, readable),
-            ("result", self.outs, writable),
-        ):
-            if len(values) != len(buffers):
-                raise VerifyException(
-                    f"{self.callee} takes {len(buffers)} {what}s, got {len(values)}"
-                )
-            for k, (v, b) in enumerate(zip(values, buffers)):
-                bt, vt = b.type, v.type
-                assert isinstance(bt, MemRefType) and isinstance(vt, TensorType)
-                want = TensorType(bt.element_type, bt.get_shape())
-                if vt.element_type != bt.element_type or (
-                    vt.element_count() != bt.element_count()
-                ):
-                    raise VerifyException(
-                        f"{what} #{k} must hold the {bt.element_count()} "
-                        f"{bt.element_type} elements of {want}, got {vt}"
-                    )
+        function = self.function()
+        if function is None:
+            raise VerifyException(f"{self.callee} is not an xla.func")
+        function.verify_call(self.args.types, self.outs.types)

@@ -32,6 +32,7 @@ from pallas_ir.dialects.common import (
     ArgRole,
     find_forward,
 )
+from pallas_ir.lowering.ta_to_xla import XlaFunctions
 from pallas_ir.lowering.tl_to_pallas.access import KernelConverter, grid_scalar, tensor_of
 from pallas_ir.lowering.tl_to_pallas.accumulate import (
     accumulate,
@@ -91,8 +92,9 @@ class TlToPallasPass(ModulePass):
                 "tl-to-pallas: needs a func.func @forward that launches the kernels",
             )
         host = Host(forward)
+        xla_functions = XlaFunctions(list(kernels))
         for host_op in forward.body.block.ops:
-            self.convert_host_op(host_op, host, kernels)
+            self.convert_host_op(host_op, host, kernels, xla_functions)
         result_types = (
             [r.type for r in host.block.last_op.operands] if host.block.last_op else []
         )
@@ -103,9 +105,9 @@ class TlToPallasPass(ModulePass):
         )
         new_forward.location = forward.location
         for k in kernels.values():
-            if isinstance(k, tl.KernelOp):  # XLA kernels stay: pallas.xla_call calls them
-                op.body.block.erase_op(k)
+            op.body.block.erase_op(k)
         op.body.block.insert_op_after(new_forward, forward)
+        op.body.block.insert_ops_before(xla_functions.functions, new_forward)
         op.body.block.erase_op(forward)
 
     def convert_host_op(
@@ -113,6 +115,7 @@ class TlToPallasPass(ModulePass):
         host_op: Operation,
         host: Host,
         kernels: dict[str, tl.KernelOp | ta.KernelOp],
+        xla_functions: XlaFunctions,
     ) -> None:
         if isinstance(host_op, ta.AllocOp):
             host.root[host_op.result] = host_op.result
@@ -127,7 +130,7 @@ class TlToPallasPass(ModulePass):
                 )
             kernel = kernels[name]
             if isinstance(kernel, ta.KernelOp):
-                call = self.convert_xla_launch(kernel, host_op, host)
+                call = self.convert_xla_launch(kernel, host_op, host, xla_functions)
             else:
                 call = self.convert_launch(kernel, host_op, host)
             call.location = host_op.location
@@ -139,9 +142,10 @@ class TlToPallasPass(ModulePass):
 
     @staticmethod
     def convert_xla_launch(
-        kernel: ta.KernelOp, launch: ta.LaunchOp, host: Host
+        kernel: ta.KernelOp, launch: ta.LaunchOp, host: Host, functions: XlaFunctions
     ) -> pallas.XlaCallOp:
-        """A launch of an XLA kernel: its readable buffers in, its written ones out."""
+        """A launch of an XLA kernel: its readable buffers in, its written ones out;
+        it calls the kernel's `xla.func` (ta-to-xla)."""
         args = kernel.body.block.args
         roles = [kernel.role_of(a) for a in args]
         ins = [
@@ -150,11 +154,9 @@ class TlToPallasPass(ModulePass):
             if r in READABLE_ROLES
         ]
         outs = [k for k, r in enumerate(roles) if r in WRITABLE_ROLES]
-        call = pallas.XlaCallOp(
-            kernel.sym_name.data,
-            ins,
-            [tensor_of(host.root[launch.args[k]].type) for k in outs],  # type: ignore[arg-type]
-        )
+        out_types = [tensor_of(host.root[launch.args[k]].type) for k in outs]  # type: ignore[arg-type]
+        name = functions.get(kernel, [v.type for v in ins], out_types)  # type: ignore[misc]
+        call = pallas.XlaCallOp(name, ins, out_types)
         host.add(call)
         for k, result in zip(outs, call.outs):
             host.write(launch.args[k], result)

@@ -1003,45 +1003,41 @@ func.func @forward(%x: tensor<8x128xf32>) -> tensor<8x128xf32> {
 
 // -----
 
-// pallas.xla_call of a kernel that is not marked for XLA.
-ta.kernel @k(%x: memref<64xf32> {role = "in"}, %o: memref<64xf32> {role = "out"}) {
+// pallas.xla_call of a kernel that is not an xla.func.
+ta.kernel @k(%x: memref<64xf32> {role = "in"}, %o: memref<64xf32> {role = "out"}) attributes {target = "xla"} {
   ta.loop [64] (%i) {
     %v = ta.load %x[affine_map<(d0) -> (d0)>](%i) : memref<64xf32>
     ta.store %v, %o[affine_map<(d0) -> (d0)>](%i) : memref<64xf32>
   }
 }
 func.func @forward(%x: tensor<64xf32>) -> tensor<64xf32> {
-  // expected-error@+1 {{@k is not a ta.kernel with target = "xla"}}
+  // expected-error@+1 {{@k is not an xla.func}}
   %o = pallas.xla_call @k(%x) : (tensor<64xf32>) -> tensor<64xf32>
   func.return %o : tensor<64xf32>
 }
 
 // -----
 
-// pallas.xla_call results are the written buffers: their elements, in any shape.
-ta.kernel @k(%x: memref<64xf32> {role = "in"}, %o: memref<64xf32> {role = "out"}) attributes {target = "xla"} {
-  ta.loop [64] (%i) {
-    %v = ta.load %x[affine_map<(d0) -> (d0)>](%i) : memref<64xf32>
-    ta.store %v, %o[affine_map<(d0) -> (d0)>](%i) : memref<64xf32>
-  }
+// pallas.xla_call passes and gets exactly the function's types.
+xla.func @k(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %xb = xla.buffer %x : tensor<64xf32> to tensor<64xf32>
+  xla.return %xb : tensor<64xf32>
 }
-func.func @forward(%x: tensor<64xf32>) -> tensor<8x4xf32> {
-  // expected-error@+1 {{result #0 must hold the 64 f32 elements of tensor<64xf32>, got tensor<8x4xf32>}}
-  %o = pallas.xla_call @k(%x) : (tensor<64xf32>) -> tensor<8x4xf32>
-  func.return %o : tensor<8x4xf32>
+func.func @forward(%x: tensor<64xf32>) -> tensor<8x8xf32> {
+  // expected-error@+1 {{@k has type (tensor<64xf32>) -> tensor<64xf32>, called with (tensor<64xf32>) -> tensor<8x8xf32>}}
+  %o = pallas.xla_call @k(%x) : (tensor<64xf32>) -> tensor<8x8xf32>
+  func.return %o : tensor<8x8xf32>
 }
 
 // -----
 
-// One operand per readable buffer.
-ta.kernel @k(%x: memref<64xf32> {role = "in"}, %o: memref<64xf32> {role = "out"}) attributes {target = "xla"} {
-  ta.loop [64] (%i) {
-    %v = ta.load %x[affine_map<(d0) -> (d0)>](%i) : memref<64xf32>
-    ta.store %v, %o[affine_map<(d0) -> (d0)>](%i) : memref<64xf32>
-  }
+// One operand per function argument.
+xla.func @k(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %xb = xla.buffer %x : tensor<64xf32> to tensor<64xf32>
+  xla.return %xb : tensor<64xf32>
 }
 func.func @forward(%x: tensor<64xf32>) -> tensor<64xf32> {
-  // expected-error@+1 {{@k takes 1 operands, got 2}}
+  // expected-error@+1 {{@k has type (tensor<64xf32>) -> tensor<64xf32>, called with (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>}}
   %o = pallas.xla_call @k(%x, %x) : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
   func.return %o : tensor<64xf32>
 }

@@ -608,16 +608,21 @@ func.func @forward(%x: tensor<64x256xi32>) -> tensor<64x256xi32> {
 
 // -----
 
-// pallas.xla_call: a ta.kernel the tiler handed to XLA, called from @forward.
-// CHECK-LABEL: ta.kernel @flip
-// CHECK-SAME:      attributes {target = "xla"}
+// pallas.xla_call: an xla.func (what tl-to-pallas makes of a kernel the tiler handed
+// to XLA), called from @forward.
+// CHECK-LABEL: xla.func @flip
+// CHECK-SAME:      attributes {part = #xla<part kernel>}
 // CHECK:         %o = pallas.xla_call @flip(%x) : (tensor<64xf32>) -> tensor<64xf32>
 // CHECK-GENERIC: "pallas.xla_call"(%x) <{callee = @flip}> : (tensor<64xf32>) -> tensor<64xf32>
-ta.kernel @flip(%x: memref<64xf32> {role = "in"}, %o: memref<64xf32> {role = "out"}) attributes {target = "xla"} {
-  ta.loop [64] (%i) {
-    %v = ta.load %x[affine_map<(d0) -> (63 - d0)>](%i) : memref<64xf32>
-    ta.store %v, %o[affine_map<(d0) -> (d0)>](%i) : memref<64xf32>
-  }
+xla.func @flip(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %xb = xla.buffer %x : tensor<64xf32> to tensor<64xf32>
+  %ob = xla.zeros : tensor<64xf32>
+  %i = xla.iota 0 : tensor<64xindex>
+  %at = xla.flat_index affine_map<(d0) -> (63 - d0)> (%i) [] in [64] : tensor<64xindex>
+  %v = xla.take %xb[%at] : tensor<64xf32>, tensor<64xindex> -> tensor<64xf32>
+  %to = xla.flat_index affine_map<(d0) -> (d0)> (%i) [] in [64] : tensor<64xindex>
+  %ob_1 = xla.scatter %v, %ob[%to] : tensor<64xf32>, tensor<64xf32>, tensor<64xindex>
+  xla.return %ob_1 : tensor<64xf32>
 }
 func.func @forward(%x: tensor<64xf32>) -> tensor<64xf32> {
   %o = pallas.xla_call @flip(%x) : (tensor<64xf32>) -> tensor<64xf32>

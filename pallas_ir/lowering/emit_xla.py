@@ -1,0 +1,180 @@
+"""Print an `xla.func` as a jnp function: one statement per op, mechanically.
+
+emit-python calls this for each `pallas.xla_call`. A domain value is held as an array
+that broadcasts to its tensor (an iota as an `arange` along its axis, a constant as a
+scalar, a reduction with its axes kept at size 1), so ops that need every point
+(`xla.scatter`, `xla.reduce`) broadcast their operands to the domain; a buffer is held
+flat, so `xla.buffer` ravels its argument and `xla.zeros` is flat. An `xla.flat_index`
+is an expression, printed inside the `xla.take` or `xla.scatter` that uses it.
+"""
+
+from __future__ import annotations
+
+from functools import singledispatchmethod
+
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation, SSAValue
+
+from pallas_ir.dialects import xla
+from pallas_ir.dialects.common import ReductionKind
+from pallas_ir.lowering import emit_python as py
+
+
+def _shape(value: SSAValue) -> tuple[int, ...]:
+    t = value.type
+    assert isinstance(t, TensorType)
+    return tuple(t.get_shape())
+
+
+class XlaFunctionPrinter:
+    """The statements of one `xla.func`."""
+
+    def __init__(self) -> None:
+        self.namer = py.Namer()
+        self.lines: list[str] = []
+        self.expressions: dict[SSAValue, str] = {}
+        """`xla.flat_index` results, as the text their users print."""
+
+    def name(self, value: SSAValue) -> str:
+        if value in self.expressions:
+            return self.expressions[value]
+        return self.namer[value]
+
+    def assign(self, result: SSAValue, text: str, fallback: str = "v") -> None:
+        self.lines.append(f"{self.namer.define(result, fallback)} = {text}")
+
+    def function(self, function: xla.FuncOp, name: str) -> list[str]:
+        for op in function.body.block.ops:
+            self.print_op(op)
+        params = []
+        for a in function.body.block.args:
+            if a not in self.namer.names:  # an argument the body does not read
+                self.namer.define(a, f"buf{a.index}")
+            params.append(self.namer[a])
+        return [f"def {name}({', '.join(params)}):", *(f"    {x}" for x in self.lines)]
+
+    @singledispatchmethod
+    def print_op(self, op: Operation) -> None:
+        args = [self.name(o) for o in op.operands]
+        if (fmt := py._BINARY.get(type(op)) or py._UNARY.get(type(op))) is None:
+            raise py.EmitError(op, f"emit-python: no Python for '{op.name}' in a kernel")
+        self.assign(op.results[0], fmt.format(*args))
+
+    @print_op.register
+    def _(self, op: xla.BufferOp) -> None:
+        name = self.namer.define(op.source, f"buf{op.source.index}")  # type: ignore[attr-defined]
+        self.namer.names[op.result] = name  # the argument, held flat from here on
+        self.lines.append(f"{name} = jnp.ravel(jnp.asarray({name}))")  # numpy in, too
+
+    @print_op.register
+    def _(self, op: xla.ZerosOp) -> None:
+        t = op.result.type
+        assert isinstance(t, TensorType)
+        dtype = py.dtype_name(t.element_type, op)
+        self.assign(op.result, f"jnp.zeros(({t.element_count()},), {dtype})")
+
+    @print_op.register
+    def _(self, op: xla.ConstantOp) -> None:
+        t = op.value.type
+        literal = py._literal(op.value.value.data, t)
+        self.assign(op.result, f"{py.dtype_name(t, op)}({literal})")
+
+    @print_op.register
+    def _(self, op: xla.IotaOp) -> None:
+        shape = _shape(op.result)
+        axis = op.axis.value.data
+        along = [1] * len(shape)
+        along[axis] = shape[axis]
+        elt = op.result.type.element_type  # type: ignore[attr-defined]
+        self.assign(
+            op.result,
+            f"jnp.arange({shape[axis]}, dtype={py.dtype_name(elt, op)})"
+            f".reshape({py._tuple(along)})",
+            f"x{axis}",
+        )
+
+    @print_op.register
+    def _(self, op: xla.FlatIndexOp) -> None:
+        dims = [self.name(d) for d in op.dims]
+        symbols = [f"{self.name(s)}.astype(jnp.int32)" for s in op.symbols]
+        terms = []
+        for e, stride in zip(op.map.data.results, op.strides):
+            text = py.affine_to_python(e, dims, symbols)
+            terms.append(text if stride == 1 else f"{text} * {stride}")
+        text = " + ".join(terms) or "0"
+        users = {u.operation for u in op.result.uses}
+        if all(
+            isinstance(u, xla.TakeOp | xla.ScatterOp) and u.index == op.result
+            for u in users
+        ):
+            self.expressions[op.result] = text  # a subscript or a call argument
+        else:
+            self.assign(op.result, text)
+
+    @print_op.register
+    def _(self, op: xla.TakeOp) -> None:
+        self.assign(op.result, f"{self.name(op.buffer)}[{self.name(op.index)}]")
+
+    @print_op.register
+    def _(self, op: xla.ScatterOp) -> None:
+        buffer = self.name(op.buffer)
+        full = py._tuple(_shape(op.index))
+        text = (
+            f"{buffer}.at[jnp.broadcast_to({self.name(op.index)}, {full}).reshape(-1)]"
+            f".set(jnp.broadcast_to({self.name(op.value)}, {full}).reshape(-1))"
+        )
+        later = [
+            u.operation
+            for u in op.buffer.uses
+            if u.operation is not op and op.is_before_in_block(u.operation)
+        ]
+        if later:  # the buffer before the stores is read again: a new name
+            self.assign(op.result, text)
+        else:  # the stores update the buffer
+            self.namer.names[op.result] = buffer
+            self.lines.append(f"{buffer} = {text}")
+
+    @print_op.register
+    def _(self, op: xla.ReduceOp) -> None:
+        kind = ReductionKind(op.kind.data)
+        value = (
+            f"jnp.broadcast_to({self.name(op.source)}, {py._tuple(_shape(op.source))})"
+        )
+        text = py._reduction(kind, value, op.axes.get_values(), op)
+        if not kind.returns_index:
+            elt = op.result.type.element_type  # type: ignore[attr-defined]
+            text += f".astype({py.dtype_name(elt, op)})"
+        self.assign(op.result, text)
+
+    @print_op.register
+    def _(self, op: xla.ConvertOp) -> None:
+        elt = op.result.type.element_type  # type: ignore[attr-defined]
+        self.assign(op.result, f"{self.name(op.source)}.astype({py.dtype_name(elt, op)})")
+
+    @print_op.register
+    def _(self, op: xla.CompareOp) -> None:
+        # As pallas.compare prints: `u*` float predicates are true on NaN, unsigned
+        # integer ones compare as `uintN` (for `slt`, `oeq`, ... just `a < b`, `a == b`).
+        text = py._compare(op, self.name(op.lhs), self.name(op.rhs))  # type: ignore[arg-type]
+        self.assign(op.result, text)
+
+    @print_op.register
+    def _(self, op: xla.SelectOp) -> None:
+        args = ", ".join(self.name(o) for o in op.operands)
+        self.assign(op.result, f"jnp.where({args})")
+
+    @print_op.register
+    def _(self, op: xla.ReturnOp) -> None:
+        function = op.parent_op()
+        assert isinstance(function, xla.FuncOp)
+        returns = [
+            f"jnp.reshape({self.name(v)}, {py._tuple(t.get_shape())})"  # type: ignore[attr-defined]
+            for v, t in zip(op.values, function.function_type.outputs.data, strict=True)
+        ]
+        self.lines.append(f"return {', '.join(returns)}" if returns else "return None")
+
+
+def xla_function(function: xla.FuncOp, name: str) -> list[str]:
+    """The lines of `def name(...)` for an `xla.func`: its arguments in, its results
+    (as `jnp` arrays of the function's result shapes) out."""
+    return XlaFunctionPrinter().function(function, name)
