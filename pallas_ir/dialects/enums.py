@@ -121,11 +121,24 @@ class PallasReductionKindAttr(EnumAttribute[ReductionKind], SpacedOpaqueSyntaxAt
     name = "pallas.reduction_kind"
 
 
-ReductionKindAttr = TaReductionKindAttr | TlReductionKindAttr | PallasReductionKindAttr
+@irdl_attr_definition
+class XlaReductionKindAttr(EnumAttribute[ReductionKind], SpacedOpaqueSyntaxAttribute):
+    """`#xla<reduction_kind sum>`: what `xla.reduce` computes (custom form: `<sum>`)."""
+
+    name = "xla.reduction_kind"
+
+
+ReductionKindAttr = (
+    TaReductionKindAttr
+    | TlReductionKindAttr
+    | PallasReductionKindAttr
+    | XlaReductionKindAttr
+)
 _REDUCTION_KIND_ATTRS: dict[str, type[ReductionKindAttr]] = {
     "ta": TaReductionKindAttr,
     "tl": TlReductionKindAttr,
     "pallas": PallasReductionKindAttr,
+    "xla": XlaReductionKindAttr,
 }
 
 
@@ -200,10 +213,22 @@ class PallasComparePredicateAttr(
     name = "pallas.compare_predicate"
 
 
-ComparePredicateAttr = TlComparePredicateAttr | PallasComparePredicateAttr
+@irdl_attr_definition
+class XlaComparePredicateAttr(
+    EnumAttribute[ComparePredicate], SpacedOpaqueSyntaxAttribute
+):
+    """`#xla<compare_predicate slt>`: what `xla.compare` tests (custom form: `<slt>`)."""
+
+    name = "xla.compare_predicate"
+
+
+ComparePredicateAttr = (
+    TlComparePredicateAttr | PallasComparePredicateAttr | XlaComparePredicateAttr
+)
 _COMPARE_PREDICATE_ATTRS: dict[str, type[ComparePredicateAttr]] = {
     "tl": TlComparePredicateAttr,
     "pallas": PallasComparePredicateAttr,
+    "xla": XlaComparePredicateAttr,
 }
 
 

@@ -104,8 +104,8 @@ from pallas_ir.dialects.common import (
     SelectOpBase,
     parse_reduction_kind,
     reduction_result_type,
-    verify_reduction_kind,
 )
+from pallas_ir.dialects.enums import XlaComparePredicateAttr, XlaReductionKindAttr
 
 
 class XlaPart(StrEnum):
@@ -525,7 +525,7 @@ class ReduceOp(IRDLOperation):
 
     name = "xla.reduce"
 
-    kind = prop_def(StringAttr)
+    kind = prop_def(XlaReductionKindAttr)
     axes = prop_def(DenseArrayBase[I64])
     source = operand_def(TensorType)
     result = result_def(TensorType)
@@ -537,13 +537,13 @@ class ReduceOp(IRDLOperation):
             operands=[source],
             result_types=[reduction_result_type(kind, source.type)],
             properties={
-                "kind": StringAttr(kind.value),
+                "kind": XlaReductionKindAttr(ReductionKind(kind)),
                 "axes": DenseArrayBase.from_list(i64, axes),
             },
         )
 
     def verify_(self) -> None:
-        kind = verify_reduction_kind(self.kind)
+        kind = self.kind.data
         src, res = _tensor(self.source), _tensor(self.result)
         if res != reduction_result_type(kind, src):
             raise VerifyException(
@@ -573,7 +573,7 @@ class ReduceOp(IRDLOperation):
             operands=[parser.resolve_operand(source, src_type)],
             result_types=[res_type],
             properties={
-                "kind": StringAttr(kind.value),
+                "kind": XlaReductionKindAttr(ReductionKind(kind)),
                 "axes": DenseArrayBase.from_list(i64, axes),
             },
             attributes=attrs,
@@ -646,5 +646,5 @@ Xla = Dialect(
         CompareOp,
         SelectOp,
     ],
-    [XlaPartAttr],
+    [XlaPartAttr, XlaReductionKindAttr, XlaComparePredicateAttr],
 )
