@@ -9,44 +9,43 @@ The same text runs in interpret mode on a CPU and lowers for TPU.
 from __future__ import annotations
 
 import functools
-import keyword
-import math as pymath
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, math
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
-    BFloat16Type,
     DenseIntOrFPElementsAttr,
-    Float16Type,
-    Float32Type,
-    Float64Type,
     FloatAttr,
-    IndexType,
     IntegerAttr,
-    IntegerType,
     ModuleOp,
-    Signedness,
     TensorType,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Operation
 from xdsl.ir.affine import (
-    AffineBinaryOpExpr,
-    AffineBinaryOpKind,
     AffineConstantExpr,
-    AffineDimExpr,
-    AffineExpr,
-    AffineSymExpr,
 )
-from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
 from pallas_ir.dialects import pallas, xla
 from pallas_ir.dialects.common import ReductionKind
 from pallas_ir.lowering import emit_xla
+from pallas_ir.lowering.jnp_spelling import (
+    BINARY,
+    CASTS,
+    CMPF,
+    CMPI,
+    UNARY,
+    EmitError,
+    Namer,
+    affine_to_python,
+    compare_text,
+    dtype_name,
+    literal_text,
+    reduction_text,
+    tuple_text,
+)
 
 HEADER = """\
 import jax
@@ -55,99 +54,10 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 """
 
-_RESERVED = {"jax", "jnp", "pl", "pltpu", "forward", "interpret", "np"}
-
-
-class EmitError(DiagnosticException):
-    """An op or attribute that has no Python spelling; carries the op for its location."""
-
-    def __init__(self, op: Operation, message: str):
-        super().__init__(message)
-        self.op = op
-
-
-def dtype_name(t: Attribute, op: Operation) -> str:
-    """The `jnp` dtype for an element type."""
-    match t:
-        case Float32Type():
-            return "jnp.float32"
-        case BFloat16Type():
-            return "jnp.bfloat16"
-        case Float16Type():
-            return "jnp.float16"
-        case Float64Type():
-            return "jnp.float64"
-        case IntegerType():
-            width = t.width.data
-            if width == 1:
-                return "jnp.bool_"
-            unsigned = t.signedness.data == Signedness.UNSIGNED
-            if width in (8, 16, 32, 64):
-                return f"jnp.{'u' if unsigned else ''}int{width}"
-        case IndexType():
-            return "jnp.int32"
-    raise EmitError(op, f"emit-python: no jnp dtype for {t}")
-
-
-class Namer:
-    """Python identifiers for SSA values: their name hints where possible, unique."""
-
-    def __init__(self, taken: Sequence[str] = ()):
-        self.names: dict[SSAValue, str] = {}
-        self.used: set[str] = set(_RESERVED) | set(taken)
-
-    def fresh(self, hint: str) -> str:
-        base = re.sub(r"\W", "_", hint) or "v"
-        if base[0].isdigit():
-            base = "v" + base
-        if keyword.iskeyword(base):
-            base += "_"
-        name, n = base, 1
-        while name in self.used:
-            name, n = f"{base}_{n}", n + 1
-        self.used.add(name)
-        return name
-
-    def define(self, value: SSAValue, fallback: str = "v") -> str:
-        name = self.fresh(value.name_hint or fallback)
-        self.names[value] = name
-        return name
-
-    def __getitem__(self, value: SSAValue) -> str:
-        return self.names[value]
-
 
 def _grid_index_names(rank: int) -> list[str]:
     letters = "ijklmn"
     return [letters[d] if rank <= len(letters) else f"i{d}" for d in range(rank)]
-
-
-def affine_to_python(
-    expr: AffineExpr, dims: Sequence[str], symbols: Sequence[str]
-) -> str:
-    """An affine expression in Python integer arithmetic (floordiv is `//`)."""
-    match expr:
-        case AffineConstantExpr(value=v):
-            return str(v)
-        case AffineDimExpr(position=p):
-            return dims[p]
-        case AffineSymExpr(position=p):
-            return symbols[p]
-        case AffineBinaryOpExpr(kind=kind, lhs=lhs, rhs=rhs):
-            a = affine_to_python(lhs, dims, symbols)
-            b = affine_to_python(rhs, dims, symbols)
-            if kind == AffineBinaryOpKind.Add:
-                if isinstance(rhs, AffineConstantExpr) and rhs.value < 0:
-                    return f"({a} - {-rhs.value})"
-                return f"({a} + {b})"
-            if kind == AffineBinaryOpKind.Mul:
-                return f"{a} * {b}"
-            if kind == AffineBinaryOpKind.FloorDiv:
-                return f"({a} // {b})"
-            if kind == AffineBinaryOpKind.CeilDiv:
-                return f"(-(-{a} // {b}))"
-            return f"({a} % {b})"
-    raise ValueError(f"unknown affine expression {expr}")
 
 
 def _strip_parens(text: str) -> str:
@@ -201,16 +111,9 @@ def emit_block_spec(
     return text + ")"
 
 
-def _tuple(values: Sequence[object]) -> str:
-    inner = ", ".join(map(str, values))
-    return f"({inner},)" if len(values) == 1 else f"({inner})"
-
-
 def _shape_dtype(t: Attribute, op: Operation) -> str:
     assert isinstance(t, TensorType)
-    return (
-        f"jax.ShapeDtypeStruct({_tuple(t.get_shape())}, {dtype_name(t.element_type, op)})"
-    )
+    return f"jax.ShapeDtypeStruct({tuple_text(t.get_shape())}, {dtype_name(t.element_type, op)})"
 
 
 def _indexers(op: pallas.LoadOp | pallas.StoreOp, ref: str) -> str:
@@ -252,129 +155,6 @@ def _value_slice(op: pallas.SliceOp, value: str) -> str:
         else:
             parts.append(str(ix.data))  # type: ignore[union-attr]
     return f"{value}[{', '.join(parts)}]"
-
-
-_BINARY: dict[type[Operation], str] = {
-    arith.AddfOp: "{0} + {1}",
-    arith.AddiOp: "{0} + {1}",
-    arith.SubfOp: "{0} - {1}",
-    arith.SubiOp: "{0} - {1}",
-    arith.MulfOp: "{0} * {1}",
-    arith.MuliOp: "{0} * {1}",
-    arith.DivfOp: "{0} / {1}",
-    arith.DivSIOp: "jax.lax.div({0}, {1})",
-    arith.FloorDivSIOp: "{0} // {1}",
-    arith.RemSIOp: "jax.lax.rem({0}, {1})",
-    arith.MaximumfOp: "jnp.maximum({0}, {1})",
-    arith.MaxnumfOp: "jnp.maximum({0}, {1})",
-    arith.MaxSIOp: "jnp.maximum({0}, {1})",
-    arith.MinimumfOp: "jnp.minimum({0}, {1})",
-    arith.MinnumfOp: "jnp.minimum({0}, {1})",
-    arith.MinSIOp: "jnp.minimum({0}, {1})",
-    arith.AndIOp: "{0} & {1}",
-    arith.OrIOp: "{0} | {1}",
-    arith.XOrIOp: "{0} ^ {1}",
-    arith.ShLIOp: "{0} << {1}",
-    arith.ShRSIOp: "{0} >> {1}",
-    math.PowFOp: "jnp.power({0}, {1})",
-    math.Atan2Op: "jnp.arctan2({0}, {1})",
-}
-
-_UNARY: dict[type[Operation], str] = {
-    arith.NegfOp: "-{0}",
-    math.ExpOp: "jnp.exp({0})",
-    math.Exp2Op: "jnp.exp2({0})",
-    math.ExpM1Op: "jnp.expm1({0})",
-    math.LogOp: "jnp.log({0})",
-    math.Log1pOp: "jnp.log1p({0})",
-    math.Log2Op: "jnp.log2({0})",
-    math.TanhOp: "jnp.tanh({0})",
-    math.SqrtOp: "jnp.sqrt({0})",
-    math.RsqrtOp: "jax.lax.rsqrt({0})",
-    math.ErfOp: "jax.lax.erf({0})",
-    math.AbsFOp: "jnp.abs({0})",
-    math.AbsIOp: "jnp.abs({0})",
-    math.SinOp: "jnp.sin({0})",
-    math.CosOp: "jnp.cos({0})",
-    math.TanOp: "jnp.tan({0})",
-    math.AtanOp: "jnp.arctan({0})",
-    math.FloorOp: "jnp.floor({0})",
-    math.CeilOp: "jnp.ceil({0})",
-    math.RoundEvenOp: "jnp.round({0})",
-}
-
-_CASTS = (
-    arith.ExtFOp,
-    arith.TruncFOp,
-    arith.SIToFPOp,
-    arith.FPToSIOp,
-    arith.ExtSIOp,
-    arith.ExtUIOp,
-    arith.TruncIOp,
-    arith.UIToFPOp,
-    arith.FPToUIOp,
-    arith.IndexCastOp,
-)
-
-_CMPF = {
-    "oeq": "==", "ueq": "==", "one": "!=", "une": "!=",
-    "ogt": ">", "ugt": ">", "oge": ">=", "uge": ">=",
-    "olt": "<", "ult": "<", "ole": "<=", "ule": "<=",
-}  # fmt: skip
-_CMPI = {
-    "eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">=",
-    "ult": "<", "ule": "<=", "ugt": ">", "uge": ">=",
-}  # fmt: skip
-
-
-_FLOAT_COMPARE = {
-    "oeq": "{0} == {1}", "ogt": "{0} > {1}", "oge": "{0} >= {1}", "olt": "{0} < {1}",
-    "ole": "{0} <= {1}", "one": "({0} < {1}) | ({0} > {1})",
-    "ord": "~(jnp.isnan({0}) | jnp.isnan({1}))",
-    "ueq": "~(({0} < {1}) | ({0} > {1}))", "ugt": "~({0} <= {1})", "uge": "~({0} < {1})",
-    "ult": "~({0} >= {1})", "ule": "~({0} > {1})", "une": "{0} != {1}",
-    "uno": "jnp.isnan({0}) | jnp.isnan({1})",
-}  # fmt: skip
-"""Ordered predicates are false where either side is NaN, unordered ones true."""
-_SIGNED = {"eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">="}
-
-
-def _compare(op: pallas.CompareOp, a: str, b: str) -> str:
-    """`pallas.compare` exactly: `u*` float predicates are true on NaN, unsigned
-    integer predicates compare the bits as `uintN`."""
-    pred = op.predicate.data
-    elt = op.lhs.type.element_type  # type: ignore[attr-defined]
-    if not isinstance(elt, IntegerType | IndexType):  # `ult` is a float and an int name
-        return _FLOAT_COMPARE[pred].format(a, b)
-    if pred in _SIGNED:
-        return f"{a} {_SIGNED[pred]} {b}"
-    width = elt.width.data if isinstance(elt, IntegerType) else 32
-    sym = {"ult": "<", "ule": "<=", "ugt": ">", "uge": ">="}[pred]
-    return f"{a}.astype(jnp.uint{width}) {sym} {b}.astype(jnp.uint{width})"
-
-
-def _reduction(
-    kind: ReductionKind, value: str, axes: Sequence[int], op: Operation
-) -> str:
-    """A reduction over `axes`, keeping them with size 1 (argmax/argmin: over one axis,
-    giving int32 positions)."""
-    if kind.returns_index:
-        if len(axes) != 1:
-            raise EmitError(op, f"emit-python: {kind.value} over several dims")
-        return (
-            f"jnp.{kind.value}({value}, axis={axes[0]}, keepdims=True).astype(jnp.int32)"
-        )
-    return f"jnp.{kind.value}({value}, axis={_tuple(axes)}, keepdims=True)"
-
-
-def _literal(v: float, element: Attribute) -> str:
-    """A Python literal: `True`/`False` for i1 (whose true reads as -1 when signed),
-    `float("inf")` for infinities and NaN."""
-    if isinstance(element, IntegerType) and element.width.data == 1:
-        return "True" if v else "False"
-    if isinstance(v, float):
-        return repr(v) if pymath.isfinite(v) else f'float("{v}")'
-    return str(int(v))
 
 
 @dataclass
@@ -440,7 +220,7 @@ class KernelEmitter:
 
     @expression.register
     def _(self, op: pallas.IotaOp) -> str:
-        shape = _tuple(op.result.type.get_shape())  # type: ignore[attr-defined]
+        shape = tuple_text(op.result.type.get_shape())  # type: ignore[attr-defined]
         iota = f"jax.lax.broadcasted_iota(jnp.int32, {shape}, {op.dim.value.data})"
         return f"{iota} + {self.namer[op.offset]}"
 
@@ -464,17 +244,19 @@ class KernelEmitter:
         perm = op.permutation.get_values()
         if perm == (1, 0):
             return f"{self.namer[op.source]}.T"
-        return f"jnp.transpose({self.namer[op.source]}, {_tuple(perm)})"
+        return f"jnp.transpose({self.namer[op.source]}, {tuple_text(perm)})"
 
     @expression.register
     def _(self, op: pallas.ReshapeOp) -> str:
         assert isinstance(op.result.type, TensorType)
-        return f"{self.namer[op.source]}.reshape({_tuple(op.result.type.get_shape())})"
+        return (
+            f"{self.namer[op.source]}.reshape({tuple_text(op.result.type.get_shape())})"
+        )
 
     @expression.register
     def _(self, op: pallas.BroadcastOp) -> str:
         assert isinstance(op.result.type, TensorType)
-        shape = _tuple(op.result.type.get_shape())
+        shape = tuple_text(op.result.type.get_shape())
         return f"jnp.broadcast_to({self.namer[op.source]}, {shape})"
 
     @expression.register
@@ -489,12 +271,12 @@ class KernelEmitter:
 
     @expression.register
     def _(self, op: pallas.CompareOp) -> str:
-        return _compare(op, *self.operand_names(op))
+        return compare_text(op, *self.operand_names(op))
 
     @expression.register
     def _(self, op: pallas.ReduceOp) -> str:
         kind = ReductionKind(op.kind.data)
-        return _reduction(kind, self.namer[op.source], op.dims.get_values(), op)
+        return reduction_text(kind, self.namer[op.source], op.dims.get_values(), op)
 
     @expression.register
     def _(self, op: arith.ConstantOp) -> str:
@@ -506,10 +288,10 @@ class KernelEmitter:
                 raise EmitError(
                     op, "emit-python: only splat tensor constants are supported"
                 )
-            lit = _literal(values[0], t.element_type)
-            return f"jnp.full({_tuple(t.get_shape())}, {lit}, {dtype_name(t.element_type, op)})"
+            lit = literal_text(values[0], t.element_type)
+            return f"jnp.full({tuple_text(t.get_shape())}, {lit}, {dtype_name(t.element_type, op)})"
         if isinstance(value, FloatAttr | IntegerAttr):
-            return f"{dtype_name(t, op)}({_literal(value.value.data, t)})"
+            return f"{dtype_name(t, op)}({literal_text(value.value.data, t)})"
         raise EmitError(op, f"emit-python: unsupported constant {value}")
 
     def _cast(self, op: Operation) -> str:
@@ -518,18 +300,18 @@ class KernelEmitter:
         return f"{self.operand_names(op)[0]}.astype({dtype_name(elt, op)})"
 
     def _table(self, op: Operation) -> str:
-        """An `arith`/`math` op in `_BINARY` or `_UNARY`: a jnp expression."""
-        return (_BINARY.get(type(op)) or _UNARY[type(op)]).format(*self.operand_names(op))
+        """An `arith`/`math` op in `BINARY` or `UNARY`: a jnp expression."""
+        return (BINARY.get(type(op)) or UNARY[type(op)]).format(*self.operand_names(op))
 
-    for _op_class in (*_BINARY, *_UNARY):
+    for _op_class in (*BINARY, *UNARY):
         expression.register(_op_class, _table)
-    for _op_class in _CASTS:
+    for _op_class in CASTS:
         expression.register(_op_class, _cast)
     del _op_class
 
     @expression.register
     def _(self, op: arith.CmpfOp | arith.CmpiOp) -> str:
-        table = _CMPF if isinstance(op, arith.CmpfOp) else _CMPI
+        table = CMPF if isinstance(op, arith.CmpfOp) else CMPI
         pred = op.predicate.value.data
         names = (
             arith.CMPF_COMPARISON_OPERATIONS
@@ -579,11 +361,11 @@ def _call_statement(
     scratch = [
         "pltpu.SemaphoreType.DMA(())"
         if s.space == pallas.MemorySpace.SEMAPHORE
-        else f"pltpu.{s.space.value.upper()}({_tuple(s.get_shape())}, "
+        else f"pltpu.{s.space.value.upper()}({tuple_text(s.get_shape())}, "
         f"{dtype_name(s.element_type, call)})"
         for s in call.scratch_shapes.data
     ]
-    grid = _tuple(call.grid.get_values())
+    grid = tuple_text(call.grid.get_values())
     if call.n_prefetch:
         p = ind + "    "
         lines.append(f"{ind}grid_spec=pltpu.PrefetchScalarGridSpec(")
@@ -603,7 +385,7 @@ def _call_statement(
     if call.aliases:
         pairs = ", ".join(f"{i}: {o}" for i, o in call.aliases)
         lines.append(f"{ind}input_output_aliases={{{pairs}}},")
-    semantics = _tuple([f'"{s.data.value}"' for s in call.dimension_semantics.data])
+    semantics = tuple_text([f'"{s.data.value}"' for s in call.dimension_semantics.data])
     params = [f"dimension_semantics={semantics}"]
     if call.vmem_limit_bytes is not None:
         params.append(f"vmem_limit_bytes={call.vmem_limit_bytes.value.data}")
@@ -646,7 +428,7 @@ class HostEmitter:
     @emit.register
     def _(self, op: pallas.ReshapeOp) -> None:
         assert isinstance(op.result.type, TensorType)
-        shape = _tuple(op.result.type.get_shape())
+        shape = tuple_text(op.result.type.get_shape())
         source = self.namer[op.source]
         self.lines.append(
             f"    {self.namer.define(op.result)} = jnp.reshape({source}, {shape})"

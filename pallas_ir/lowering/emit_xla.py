@@ -17,7 +17,7 @@ from xdsl.ir import Operation, SSAValue
 
 from pallas_ir.dialects import xla
 from pallas_ir.dialects.common import ReductionKind
-from pallas_ir.lowering import emit_python as py
+from pallas_ir.lowering import jnp_spelling as py
 
 
 def _shape(value: SSAValue) -> tuple[int, ...]:
@@ -56,7 +56,7 @@ class XlaFunctionPrinter:
     @singledispatchmethod
     def print_op(self, op: Operation) -> None:
         args = [self.name(o) for o in op.operands]
-        if (fmt := py._BINARY.get(type(op)) or py._UNARY.get(type(op))) is None:
+        if (fmt := py.BINARY.get(type(op)) or py.UNARY.get(type(op))) is None:
             raise py.EmitError(op, f"emit-python: no Python for '{op.name}' in a kernel")
         self.assign(op.results[0], fmt.format(*args))
 
@@ -76,7 +76,7 @@ class XlaFunctionPrinter:
     @print_op.register
     def _(self, op: xla.ConstantOp) -> None:
         t = op.value.type
-        literal = py._literal(op.value.value.data, t)
+        literal = py.literal_text(op.value.value.data, t)
         self.assign(op.result, f"{py.dtype_name(t, op)}({literal})")
 
     @print_op.register
@@ -89,7 +89,7 @@ class XlaFunctionPrinter:
         self.assign(
             op.result,
             f"jnp.arange({shape[axis]}, dtype={py.dtype_name(elt, op)})"
-            f".reshape({py._tuple(along)})",
+            f".reshape({py.tuple_text(along)})",
             f"x{axis}",
         )
 
@@ -118,7 +118,7 @@ class XlaFunctionPrinter:
     @print_op.register
     def _(self, op: xla.ScatterOp) -> None:
         buffer = self.name(op.buffer)
-        full = py._tuple(_shape(op.index))
+        full = py.tuple_text(_shape(op.index))
         text = (
             f"{buffer}.at[jnp.broadcast_to({self.name(op.index)}, {full}).reshape(-1)]"
             f".set(jnp.broadcast_to({self.name(op.value)}, {full}).reshape(-1))"
@@ -137,10 +137,8 @@ class XlaFunctionPrinter:
     @print_op.register
     def _(self, op: xla.ReduceOp) -> None:
         kind = ReductionKind(op.kind.data)
-        value = (
-            f"jnp.broadcast_to({self.name(op.source)}, {py._tuple(_shape(op.source))})"
-        )
-        text = py._reduction(kind, value, op.axes.get_values(), op)
+        value = f"jnp.broadcast_to({self.name(op.source)}, {py.tuple_text(_shape(op.source))})"
+        text = py.reduction_text(kind, value, op.axes.get_values(), op)
         if not kind.returns_index:
             elt = op.result.type.element_type  # type: ignore[attr-defined]
             text += f".astype({py.dtype_name(elt, op)})"
@@ -155,7 +153,7 @@ class XlaFunctionPrinter:
     def _(self, op: xla.CompareOp) -> None:
         # As pallas.compare prints: `u*` float predicates are true on NaN, unsigned
         # integer ones compare as `uintN` (for `slt`, `oeq`, ... just `a < b`, `a == b`).
-        text = py._compare(op, self.name(op.lhs), self.name(op.rhs))  # type: ignore[arg-type]
+        text = py.compare_text(op, self.name(op.lhs), self.name(op.rhs))  # type: ignore[arg-type]
         self.assign(op.result, text)
 
     @print_op.register
@@ -168,7 +166,7 @@ class XlaFunctionPrinter:
         function = op.parent_op()
         assert isinstance(function, xla.FuncOp)
         returns = [
-            f"jnp.reshape({self.name(v)}, {py._tuple(t.get_shape())})"  # type: ignore[attr-defined]
+            f"jnp.reshape({self.name(v)}, {py.tuple_text(t.get_shape())})"  # type: ignore[attr-defined]
             for v, t in zip(op.values, function.function_type.outputs.data, strict=True)
         ]
         self.lines.append(f"return {', '.join(returns)}" if returns else "return None")
