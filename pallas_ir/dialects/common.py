@@ -54,8 +54,15 @@ from xdsl.irdl import (
     traits_def,
 )
 from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.pattern_rewriter import RewritePattern
 from xdsl.printer import Printer
-from xdsl.traits import IsolatedFromAbove, NoTerminator, Pure, SymbolOpInterface
+from xdsl.traits import (
+    HasCanonicalizationPatternsTrait,
+    IsolatedFromAbove,
+    NoTerminator,
+    Pure,
+    SymbolOpInterface,
+)
 from xdsl.utils.exceptions import VerifyException
 
 # The contracts live in `enums`, interval bounds in `interval_bounds`; these names stay
@@ -360,6 +367,32 @@ def verify_same_elements(src: Attribute, dst: Attribute) -> None:
         raise VerifyException(
             f"reshape from {src.element_count()} to {dst.element_count()} elements"
         )
+
+
+class ReshapeHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
+    """tl.reshape and pallas.reshape fold (dialects/canonicalization/tensor_values.py)."""
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from pallas_ir.dialects.canonicalization.tensor_values import (
+            IdentityReshape,
+            ReshapeOfReshape,
+        )
+
+        return (ReshapeOfReshape(), IdentityReshape())
+
+
+class TransposeHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
+    """tl.transpose and pallas.transpose fold (dialects/canonicalization/tensor_values.py)."""
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from pallas_ir.dialects.canonicalization.tensor_values import (
+            IdentityTranspose,
+            TransposeOfTranspose,
+        )
+
+        return (TransposeOfTranspose(), IdentityTranspose())
 
 
 class TileToTileOpBase(IRDLOperation):

@@ -50,11 +50,9 @@ from xdsl.irdl import (
     var_operand_def,
 )
 from xdsl.parser import Parser
-from xdsl.pattern_rewriter import RewritePattern
 from xdsl.printer import Printer
 from xdsl.traits import (
     HasAncestor,
-    HasCanonicalizationPatternsTrait,
     HasParent,
     MemoryReadEffect,
     MemoryWriteEffect,
@@ -75,8 +73,10 @@ from pallas_ir.dialects.common import (
     KernelOpBase,
     ReduceTileOpBase,
     ReductionKind,
+    ReshapeHasCanonicalizationPatterns,
     ReshapeOpBase,
     SelectOpBase,
+    TransposeHasCanonicalizationPatterns,
     TransposeOpBase,
     loop_bounds_of,
     map_bounds,
@@ -498,28 +498,6 @@ class ScalarLoadOp(IRDLOperation):
                     f"dim is {n}"
                 )
         _kernel_arg(self.buffer, frozenset({ArgRole.PREFETCH}), "scalar_load")
-
-
-class TransposeHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
-    @classmethod
-    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
-        from pallas_ir.dialects.canonicalization.tl import (
-            IdentityTranspose,
-            TransposeOfTranspose,
-        )
-
-        return (TransposeOfTranspose(), IdentityTranspose())
-
-
-class ReshapeHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
-    @classmethod
-    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
-        from pallas_ir.dialects.canonicalization.tl import (
-            IdentityReshape,
-            ReshapeOfReshape,
-        )
-
-        return (ReshapeOfReshape(), IdentityReshape())
 
 
 @irdl_op_definition

@@ -34,11 +34,9 @@ from xdsl.irdl import (
     var_operand_def,
 )
 from xdsl.parser import Parser
-from xdsl.pattern_rewriter import RewritePattern
 from xdsl.printer import Printer
 from xdsl.traits import (
     HasAncestor,
-    HasCanonicalizationPatternsTrait,
     MemoryReadEffect,
     MemoryWriteEffect,
     NoTerminator,
@@ -52,8 +50,10 @@ from pallas_ir.dialects.common import (
     ConvertOpBase,
     DotOpBase,
     ReduceTileOpBase,
+    ReshapeHasCanonicalizationPatterns,
     ReshapeOpBase,
     SelectOpBase,
+    TransposeHasCanonicalizationPatterns,
     TransposeOpBase,
     parse_optional_attributes_keyword,
 )
@@ -454,28 +454,6 @@ class ProgramIdOp(IRDLOperation):
             raise VerifyException(
                 f"axis {self.axis.value.data} is not a dim of the rank-{rank} grid"
             )
-
-
-class ReshapeHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
-    @classmethod
-    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
-        from pallas_ir.dialects.pallas.canonicalization import (
-            FoldIdentityReshape,
-            FoldReshapeOfReshape,
-        )
-
-        return (FoldIdentityReshape(), FoldReshapeOfReshape())
-
-
-class TransposeHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
-    @classmethod
-    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
-        from pallas_ir.dialects.pallas.canonicalization import (
-            FoldIdentityTranspose,
-            FoldTransposeOfTranspose,
-        )
-
-        return (FoldIdentityTranspose(), FoldTransposeOfTranspose())
 
 
 @irdl_op_definition

@@ -60,7 +60,7 @@ xla.func @gather(%idx: tensor<64xi64>, %emb: tensor<1000x256xf32>) -> tensor<64x
 // CHECK:         %n = xla.constant -3 : index : tensor<16x128xindex>
 // CHECK:         xla.return %out_1, %arg_1 : tensor<16xf32>, tensor<16xi32>
 // CHECK-GENERIC: "xla.constant"() <{value = 5.000000e-01 : f32}> : () -> tensor<16x128xf32>
-// CHECK-GENERIC: "xla.reduce"(%m) <{kind = "prod", axes = array<i64: 1>}> : (tensor<16x128xf32>) -> tensor<16x128xf32>
+// CHECK-GENERIC: "xla.reduce"(%m) <{kind = #xla<reduction_kind prod>, axes = array<i64: 1>}> : (tensor<16x128xf32>) -> tensor<16x128xf32>
 xla.func @rows(%x: tensor<16x128xf32>) -> (tensor<16xf32>, tensor<16xi32>) {
   %xb = xla.buffer %x : tensor<16x128xf32> to tensor<2048xf32>
   %out = xla.zeros : tensor<16xf32>
