@@ -5,8 +5,9 @@ passes the views and host storage the tiles read."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
@@ -62,8 +63,23 @@ class Emitter:
     scalar_constants: dict[SSAValue, arith.ConstantOp] = field(
         default_factory=dict[SSAValue, arith.ConstantOp]
     )
-    resident: frozenset[Operation] = frozenset()
-    """Gathers whose table stays whole in VMEM (G4)."""
+
+    @property
+    def accesses(self) -> dict[Operation, Access]:
+        return self.plan.accesses
+
+    @property
+    def dma(self) -> dict[Operation, Access]:
+        return self.plan.dma
+
+    @property
+    def skip(self) -> set[Operation]:
+        return self.plan.skip
+
+    @property
+    def resident(self) -> dict[Operation, int]:
+        """Gathers whose table stays whole in VMEM (G4)."""
+        return self.plan.resident
 
     def add(self, op: Operation) -> SSAValue:
         self.block.add_op(op)
@@ -402,13 +418,9 @@ class Emitter:
             return convert(convert(v, via), dst)
         return convert(v, dst)
 
-    def emit(
-        self,
-        accesses: dict[Operation, Access],
-        skip: set[Operation],
-        dma: dict[Operation, Access],
-    ) -> None:
-        reduce_dims = list(range(len(self.loop.parallel_extents), self.rank))
+    def emit(self) -> None:
+        """Emit the loop body's ops in order, each by the handler for its kind (see
+        `_HANDLERS`); a reduction of a product that is a matrix product is one `tl.dot`."""
         contractions = {
             op: mul
             for op in self.loop.body.block.ops
@@ -417,7 +429,7 @@ class Emitter:
         products = set(contractions.values())
         as_dot: set[Operation] = set()
         for op in self.loop.body.block.ops:
-            if op in skip:
+            if op in self.skip:
                 continue  # an index read and its casts: gathers read it as a scalar
             if op in products and self.dot_dims(op) is not None:
                 as_dot.add(op)  # emitted as a dot by the reduction that consumes it
@@ -427,67 +439,87 @@ class Emitter:
                 self.values[op.results[0]] = dot
                 dot.name_hint = op.results[0].name_hint
                 continue
-            if isinstance(op, ta.LoadOp) and op in dma:
-                self.values[op.result] = self.gather_rows(dma[op])
-                self.values[op.result].name_hint = op.result.name_hint
-            elif isinstance(op, ta.LoadOp):
-                self.values[op.result] = self.load(accesses[op])
-                self.values[op.result].name_hint = op.result.name_hint
-            elif isinstance(op, ta.StoreOp):
-                shape = self.shape_of(op.value) or [1] * self.rank
-                self.store(accesses[op], self.operand(op.value, shape))
-            elif isinstance(op, ta.ReduceOp):
-                full = self.full_shape()
-                source = self.operand(op.value, full)
-                kind = ReductionKind(op.kind.data)
-                if kind.returns_index and len(reduce_dims) > 1:
-                    # argmax/argmin of a split reduction: its dims are the last ones, so
-                    # merging them row-major gives torch's flat position.
-                    n_par = len(self.loop.parallel_extents)
-                    merged = [*full[:n_par], math.prod(full[n_par:])]
-                    r = tl.ReduceOp(kind, self.reshape(source, merged), [n_par])
-                    self.add(r)
-                    value = self.reshape(
-                        r.result, [*full[:n_par], *[1] * len(reduce_dims)]
-                    )
-                else:
-                    r = tl.ReduceOp(kind, source, reduce_dims)
-                    value = self.add(r)
-                self.values[op.result] = value
-                value.name_hint = op.result.name_hint
-            elif isinstance(op, arith.ConstantOp) and not isinstance(
-                op.result.type, TensorType
-            ):
-                self.scalar_constants[op.result] = op
-            elif op.dialect_name() in ("arith", "math"):
-                shapes = [s for s in map(self.shape_of, op.operands) if s is not None]
-                if not shapes:
-                    raise PassError(op, "tile: an op on constants only is not tiled yet")
-                shape = [max(dims) for dims in zip(*shapes)]
-                operands = [self.operand(o, shape) for o in op.operands]
-                if isinstance(op, _INT_CASTS):
-                    # arith integer casts take scalars only: a tile is converted.
-                    self.values[op.results[0]] = self.cast(op, operands[0], shape)
-                    self.values[op.results[0]].name_hint = op.results[0].name_hint
-                    continue
-                if isinstance(op, arith.SelectOp):
-                    new = tl.SelectOp(*operands)  # arith.select takes an i1 scalar
-                elif isinstance(op, arith.CmpfOp | arith.CmpiOp):
-                    new = tl.CompareOp(_predicate(op), *operands)  # an i1 scalar too
-                else:
-                    new = type(op).create(
-                        operands=operands,
-                        result_types=[self.tensor(r, shape) for r in op.results],
-                        properties=dict(op.properties),
-                        attributes=dict(op.attributes),
-                    )
-                new.location = op.location
-                self.add(new)
-                for old_r, new_r in zip(op.results, new.results):
-                    new_r.name_hint = old_r.name_hint
-                    self.values[old_r] = new_r
-            else:
+            handler = _HANDLERS.get(type(op))
+            if handler is None and op.dialect_name() in ("arith", "math"):
+                handler = Emitter.emit_elementwise
+            if handler is None:
                 raise PassError(op, f"tile: '{op.name}' is not tiled yet")
+            handler(self, op)
+
+    def emit_load(self, op: ta.LoadOp) -> None:
+        if op in self.dma:
+            self.values[op.result] = self.gather_rows(self.dma[op])
+        else:
+            self.values[op.result] = self.load(self.accesses[op])
+        self.values[op.result].name_hint = op.result.name_hint
+
+    def emit_store(self, op: ta.StoreOp) -> None:
+        shape = self.shape_of(op.value) or [1] * self.rank
+        self.store(self.accesses[op], self.operand(op.value, shape))
+
+    def emit_reduce(self, op: ta.ReduceOp) -> None:
+        reduce_dims = list(range(len(self.loop.parallel_extents), self.rank))
+        full = self.full_shape()
+        source = self.operand(op.value, full)
+        kind = ReductionKind(op.kind.data)
+        if kind.returns_index and len(reduce_dims) > 1:
+            # argmax/argmin of a split reduction: its dims are the last ones, so
+            # merging them row-major gives torch's flat position.
+            n_par = len(self.loop.parallel_extents)
+            merged = [*full[:n_par], math.prod(full[n_par:])]
+            r = tl.ReduceOp(kind, self.reshape(source, merged), [n_par])
+            self.add(r)
+            value = self.reshape(r.result, [*full[:n_par], *[1] * len(reduce_dims)])
+        else:
+            r = tl.ReduceOp(kind, source, reduce_dims)
+            value = self.add(r)
+        self.values[op.result] = value
+        value.name_hint = op.result.name_hint
+
+    def emit_constant(self, op: arith.ConstantOp) -> None:
+        if isinstance(op.result.type, TensorType):
+            self.emit_elementwise(op)
+        else:
+            self.scalar_constants[op.result] = op  # splatted where it is used
+
+    def emit_elementwise(self, op: Operation) -> None:
+        """An arith or math op on tiles, its operands broadcast to one shape."""
+        shapes = [s for s in map(self.shape_of, op.operands) if s is not None]
+        if not shapes:
+            raise PassError(op, "tile: an op on constants only is not tiled yet")
+        shape = [max(dims) for dims in zip(*shapes)]
+        operands = [self.operand(o, shape) for o in op.operands]
+        if isinstance(op, _INT_CASTS):
+            # arith integer casts take scalars only: a tile is converted.
+            self.values[op.results[0]] = self.cast(op, operands[0], shape)
+            self.values[op.results[0]].name_hint = op.results[0].name_hint
+            return
+        if isinstance(op, arith.SelectOp):
+            new = tl.SelectOp(*operands)  # arith.select takes an i1 scalar
+        elif isinstance(op, arith.CmpfOp | arith.CmpiOp):
+            new = tl.CompareOp(_predicate(op), *operands)  # an i1 scalar too
+        else:
+            new = type(op).create(
+                operands=operands,
+                result_types=[self.tensor(r, shape) for r in op.results],
+                properties=dict(op.properties),
+                attributes=dict(op.attributes),
+            )
+        new.location = op.location
+        self.add(new)
+        for old_r, new_r in zip(op.results, new.results):
+            new_r.name_hint = old_r.name_hint
+            self.values[old_r] = new_r
+
+
+_HANDLERS: dict[type[Operation], Callable[[Emitter, Any], None]] = {
+    ta.LoadOp: Emitter.emit_load,
+    ta.StoreOp: Emitter.emit_store,
+    ta.ReduceOp: Emitter.emit_reduce,
+    arith.ConstantOp: Emitter.emit_constant,
+}
+"""The emitter of each op kind of a `ta.loop` body; other arith and math ops are
+element-wise (`Emitter.emit_elementwise`)."""
 
 
 _INT_CASTS = (
@@ -610,7 +642,7 @@ def build_kernel(module: ModuleOp, kernel: ta.KernelOp, plan: TilePlan) -> None:
     and host storage its tiles read at every launch. Raises a located `PassError` (and
     leaves the module as it was) for a body op the tiler has no tile form of."""
     loop = next(o for o in kernel.body.block.ops if isinstance(o, ta.LoopOp))
-    accesses, skip, dma, resident = plan.accesses, plan.skip, plan.dma, plan.resident
+    accesses, dma, resident = plan.accesses, plan.dma, plan.resident
     budget = plan.budget
     # Kernel arguments: the original ones, then one per in-kernel view (reshape) and
     # one per argument read as host storage; both become launch operands.
@@ -647,9 +679,7 @@ def build_kernel(module: ModuleOp, kernel: ta.KernelOp, plan: TilePlan) -> None:
     for k, iv in enumerate(grid.body.block.args):
         iv.name_hint = "ijklmn"[k] if k < 6 else f"g{k}"
     kblock.add_op(grid)
-    emitter = Emitter(loop, plan, buffers, grid.body.block)
-    emitter.resident = frozenset(resident)
-    emitter.emit(accesses, skip, dma)
+    Emitter(loop, plan, buffers, grid.body.block).emit()
     simplify(grid)
     new_kernel.location = kernel.location
     emit_remark(
