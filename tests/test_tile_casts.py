@@ -19,7 +19,7 @@ from pallas_ir.reference.pallas import run_forward as run_pallas_forward
 from pallas_ir.tpu_check import aot_compile_many, exec_source
 
 R, C = 32, 256
-PIPELINE = "stride-to-reshape,canonicalize-permutation,tile,tl-to-pallas"
+PIPELINE = "stride-to-reshape,canonicalize-permutation,xla-outline,tile,tl-to-pallas"
 NP: dict[str, Any] = {
     "i8": np.int8,
     "i16": np.int16,

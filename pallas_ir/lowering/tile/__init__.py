@@ -44,51 +44,114 @@ broadcast where an op needs equal shapes; back-to-back reshapes and transposes a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from pallas_ir.diagnostics import PassError, count, emit_remark
+from pallas_ir.diagnostics import PassError
 from pallas_ir.dialects import tensor_access as ta
-from pallas_ir.dtypes import numpy_dtype
-from pallas_ir.lowering.tile.access import (
-    buffer_bytes,
-    fuses_on_xla,
-    gathered_bytes,
-    rows_addressable,
-)
-from pallas_ir.lowering.tile.build import build_kernel
-from pallas_ir.lowering.tile.legality import rows_by_dma
+from pallas_ir.lowering.tile.build import build_kernel, emit_error
 from pallas_ir.lowering.tile.policy import (
     Rejection,
     RejectionKind,
     TilePlan,
-    kernel_storage,
     plan_kernel,
-)
-from pallas_ir.lowering.xla_fallback import (
-    outline_index,
-    outline_load,
-    outline_store,
-    run_on_xla,
+    the_loop,
 )
 from pallas_ir.tpu_rules import CHIPS
 
-__all__ = ["Rejection", "TilePass", "TilePlan", "plan_kernel"]
+__all__ = [
+    "TILE_SIZES",
+    "Rejection",
+    "RejectionKind",
+    "TilePass",
+    "TilePlan",
+    "TilePolicyPass",
+    "plan_kernel",
+    "tile_sizes",
+]
 
-_MAX_FALLBACK_STEPS = 16
-"""Fallback steps (an access moved to XLA, then the kernel tiled again) before the kernel
-runs on XLA whole: a step that does not make the kernel tileable must not loop (found by
-benchmarks/fuzz.py)."""
+TILE_SIZES = "tile_sizes"
+"""The `ta.loop` attribute that holds its tile sizes (`array<i64: ...>`, one per loop
+dim): written by tile-policy (and xla-outline), obeyed by tile."""
+
+
+def tile_sizes(loop: ta.LoopOp) -> list[int] | None:
+    """The tile sizes written on a loop, or None."""
+    sizes = loop.attributes.get(TILE_SIZES)
+    if sizes is None:
+        return None
+    if not isinstance(sizes, DenseArrayBase) or sizes.elt_type != i64:
+        raise PassError(loop, f"tile: '{TILE_SIZES}' must be an array<i64: ...>")
+    return list(sizes.get_values())  # type: ignore[arg-type]
+
+
+def set_tile_sizes(loop: ta.LoopOp, tiles: Sequence[int]) -> None:
+    loop.attributes[TILE_SIZES] = DenseArrayBase.from_list(i64, list(tiles))
+
+
+def vmem_budget(pass_name: str, chip: str, budget: int) -> int:
+    """A pass's VMEM budget: its `vmem-budget` option, else the chip's default."""
+    if chip not in CHIPS:
+        raise PassError(None, f"{pass_name}: unknown chip '{chip}' (v5e or v6e)")
+    return budget or CHIPS[chip].default_scoped_vmem_bytes
+
+
+def plan_tiling(
+    module: ModuleOp,
+    kernel: ta.KernelOp,
+    budget: int,
+    relayout_ok: AbstractSet[Operation] | None = frozenset(),
+    tiles: Sequence[int] | None = None,
+) -> TilePlan | Rejection:
+    """The policy's plan for a kernel, when it also builds (every body op has a tile
+    form), or why not. See `plan_kernel` for the arguments."""
+    plan = plan_kernel(module, kernel, budget, relayout_ok, tiles)
+    if isinstance(plan, Rejection):
+        return plan
+    return emit_error(kernel, plan) or plan
+
+
+@dataclass(frozen=True)
+class TilePolicyPass(ModulePass):
+    """Write the tiling policy's tile sizes on the loop of every kernel that tiles
+    (`tile_sizes = array<i64: ...>` on its `ta.loop`; see the package docstring for the
+    rules). A kernel that does not tile is left as it was, for xla-outline; a loop that
+    already has sizes keeps them.
+
+    Options: `chip` and `vmem-budget`, as for `tile`.
+    """
+
+    name = "tile-policy"
+
+    chip: str = "v5e"
+    vmem_budget: int = 0
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        budget = vmem_budget(self.name, self.chip, self.vmem_budget)
+        for kernel in [k for k in op.ops if isinstance(k, ta.KernelOp)]:
+            if kernel.on_xla:
+                continue
+            loop = the_loop(kernel)
+            if isinstance(loop, Rejection) or tile_sizes(loop) is not None:
+                continue
+            plan = plan_tiling(op, kernel, budget)
+            if isinstance(plan, TilePlan):
+                set_tile_sizes(loop, plan.tiles)
 
 
 @dataclass(frozen=True)
 class TilePass(ModulePass):
-    """Tile every `ta.kernel` into a `tl.kernel` (see the module docstring for the policy).
+    """Tile every `ta.kernel` into a `tl.kernel`, with the tile sizes on its loop
+    (`tile_sizes`, checked for legality: an illegal size is an error at the loop), or,
+    where there are none, with the ones the policy picks (see the package docstring).
+    A kernel that does not tile is an error: xla-outline moves what no Pallas idiom
+    covers to XLA first.
 
     Options:
     - `chip` (`v5e` | `v6e`, default `v5e`);
@@ -102,130 +165,26 @@ class TilePass(ModulePass):
     vmem_budget: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.chip not in CHIPS:
-            raise PassError(None, f"tile: unknown chip '{self.chip}' (v5e or v6e)")
-        budget = self.vmem_budget or CHIPS[self.chip].default_scoped_vmem_bytes
+        budget = vmem_budget(self.name, self.chip, self.vmem_budget)
         for kernel in [k for k in op.ops if isinstance(k, ta.KernelOp)]:
             if not kernel.on_xla:
-                self.tile_or_fall_back(op, kernel, budget)
+                self.tile_kernel(op, kernel, budget)
 
-    def tile_or_fall_back(
-        self, module: ModuleOp, kernel: ta.KernelOp, budget: int
-    ) -> None:
-        """Tile the kernel; an access no idiom covers is moved to an XLA kernel (with a
-        remark saying why) and the rest is tiled, and a kernel with 64-bit data runs on
-        XLA whole (see `xla_fallback`)."""
-        relayout_ok: set[Operation] = set()
-        for _ in range(_MAX_FALLBACK_STEPS):
-            e = self.tile_kernel(module, kernel, budget, relayout_ok)
-            if e is None:
-                return
-            if e.kind is RejectionKind.GATHER_NEEDS_RELAYOUT:
-                # Computing the row indices on XLA and copying rows by DMA moves the rows
-                # once; scalar prefetch would relayout the whole table on every call.
-                gather = e.op
-                assert isinstance(gather, ta.LoadOp)
-                storage = kernel_storage(module, kernel)
-                name = kernel.sym_name.data
-                # (The computed-row form copies rows by DMA: not for 8-bit rows.)
-                main = (
-                    outline_index(module, kernel, gather, storage)
-                    if rows_by_dma(8 * numpy_dtype(gather.result.type).itemsize)
-                    and rows_addressable(gather)
-                    else None
-                )
-                how = "the row indices are computed on XLA and the rows come by row DMA"
-                if main is None and gathered_bytes(gather) < buffer_bytes(gather):
-                    # An XLA gather reads and writes what is gathered; the relayout
-                    # would read and write the whole table.
-                    main = outline_load(module, kernel, gather)
-                    how = "an XLA gather before the Pallas kernel takes the rows"
-                if main is None:
-                    relayout_ok.add(gather)
-                    continue
-                emit_remark(gather, f"{e.message}; instead {how} (@{name})")
-                count(self.name, "gathers moved off scalar prefetch")
-                kernel = main
-            elif e.kind is RejectionKind.WIDE_DATA:
-                assert e.op is not None
-                emit_remark(e.op, f"{e.message}: @{kernel.sym_name.data} runs on XLA")
-                run_on_xla(kernel)
-                return
-            else:
-                access = e.op
-                if not isinstance(access, ta.LoadOp | ta.StoreOp) or (
-                    access.parent_op() is None
-                    or access.parent_op().parent_op() is not kernel  # type: ignore[union-attr]
-                ):
-                    self.whole_kernel_on_xla(kernel, e)
-                    return
-                name = kernel.sym_name.data
-                if fuses_on_xla(access):
-                    emit_remark(
-                        access,
-                        f"{e.message}; @{name} runs on XLA as one fusion (moving only "
-                        "the access to XLA would write and read it once more)",
-                    )
-                    count(self.name, "kernels run on XLA")
-                    run_on_xla(kernel)
-                    return
-                if isinstance(access, ta.LoadOp):
-                    storage = kernel_storage(module, kernel)
-                    main = (
-                        outline_index(module, kernel, access, storage)
-                        if rows_by_dma(8 * numpy_dtype(access.result.type).itemsize)
-                        and rows_addressable(access)
-                        else None
-                    )
-                    how = "an XLA computation of the row indices before"
-                    if main is None:
-                        main = outline_load(module, kernel, access)
-                        how = "an XLA gather before"
-                else:
-                    main = outline_store(module, kernel, access)
-                    how = "an XLA scatter after"
-                if main is None:
-                    self.whole_kernel_on_xla(kernel, e)
-                    return
-                emit_remark(
-                    access, f"{e.message}; done by {how} the Pallas kernel @{name}"
-                )
-                count(self.name, "accesses moved to XLA")
-                kernel = main
-        self._fallback_exhausted(kernel)
-
-    def _fallback_exhausted(self, kernel: ta.KernelOp) -> None:
-        self.whole_kernel_on_xla(
-            kernel,
-            Rejection(
-                kernel,
-                f"tile: moving accesses to XLA did not give a tileable kernel in "
-                f"{_MAX_FALLBACK_STEPS} steps",
-            ),
-        )
-
-    def whole_kernel_on_xla(self, kernel: ta.KernelOp, e: Rejection) -> None:
-        """No tiling for this kernel (no legal tile sizes, a reduction that cannot be
-        one block, an index that needs a reduction of the same loop...): it runs on XLA
-        whole, which computes what the ta reference does, and a remark says why."""
-        where = e.op if e.op is not None else kernel
-        emit_remark(where, f"{e.message}; @{kernel.sym_name.data} runs on XLA")
-        count(self.name, "kernels run on XLA")
-        run_on_xla(kernel)
-
-    def tile_kernel(
-        self,
-        module: ModuleOp,
-        kernel: ta.KernelOp,
-        budget: int,
-        relayout_ok: AbstractSet[Operation] = frozenset(),
-    ) -> Rejection | None:
-        """Tile the kernel, or say why it does not tile (and leave it as it was)."""
-        plan = plan_kernel(module, kernel, budget, relayout_ok)
+    def tile_kernel(self, module: ModuleOp, kernel: ta.KernelOp, budget: int) -> None:
+        loop = the_loop(kernel)
+        if isinstance(loop, Rejection):
+            raise PassError(loop.op, f"{loop.message}; run xla-outline before tile")
+        tiles = tile_sizes(loop)
+        # Sizes in the IR were chosen (or written) with the gathers as they are: a
+        # prefetched gather may relayout its table (xla-outline found nothing better).
+        relayout_ok = None if tiles is not None else frozenset[Operation]()
+        plan = plan_kernel(module, kernel, budget, relayout_ok, tiles)
         if isinstance(plan, Rejection):
-            return plan
-        try:
-            build_kernel(module, kernel, plan)
-        except PassError as e:
-            return Rejection.of(e)
-        return None
+            if tiles is not None and plan.op is loop and TILE_SIZES in plan.message:
+                raise PassError(loop, plan.message)
+            raise PassError(
+                plan.op or kernel,
+                f"{plan.message}; run xla-outline before tile (it moves what no Pallas "
+                "idiom covers to XLA)",
+            )
+        build_kernel(module, kernel, plan)

@@ -46,7 +46,7 @@ from pallas_ir.dialects import tiled_loop as tl
 from pallas_ir.dialects.common import FLOAT_PREDICATES, INT_PREDICATES, ReductionKind
 from pallas_ir.lowering.tile.access import Access, Storage, contraction, lookup_dims
 from pallas_ir.lowering.tile.legality import rows_by_dma
-from pallas_ir.lowering.tile.policy import TilePlan
+from pallas_ir.lowering.tile.policy import Rejection, TilePlan
 
 
 @dataclass
@@ -637,13 +637,14 @@ def relaunch(
         block.erase_op(launch)
 
 
-def build_kernel(module: ModuleOp, kernel: ta.KernelOp, plan: TilePlan) -> None:
-    """Replace `kernel` by the `tl.kernel` that `plan` tiles it into, and pass the views
-    and host storage its tiles read at every launch. Raises a located `PassError` (and
-    leaves the module as it was) for a body op the tiler has no tile form of."""
+def emit_kernel(
+    kernel: ta.KernelOp, plan: TilePlan
+) -> tuple[tl.KernelOp, list[ta.ReshapeOp], list[Storage]]:
+    """The `tl.kernel` that `plan` tiles `kernel` into (not inserted anywhere), with the
+    in-kernel views and host storage it takes as extra arguments. Raises a located
+    `PassError` for a body op the tiler has no tile form of."""
     loop = next(o for o in kernel.body.block.ops if isinstance(o, ta.LoopOp))
-    accesses, dma, resident = plan.accesses, plan.dma, plan.resident
-    budget = plan.budget
+    accesses, dma = plan.accesses, plan.dma
     # Kernel arguments: the original ones, then one per in-kernel view (reshape) and
     # one per argument read as host storage; both become launch operands.
     args = list(kernel.body.block.args)
@@ -682,6 +683,28 @@ def build_kernel(module: ModuleOp, kernel: ta.KernelOp, plan: TilePlan) -> None:
     Emitter(loop, plan, buffers, grid.body.block).emit()
     simplify(grid)
     new_kernel.location = kernel.location
+    return new_kernel, views, stored
+
+
+def emit_error(kernel: ta.KernelOp, plan: TilePlan) -> Rejection | None:
+    """Why `plan` does not build (an op with no tile form), or None: a dry run of
+    `emit_kernel` that leaves the module as it was."""
+    try:
+        new_kernel, _, _ = emit_kernel(kernel, plan)
+    except PassError as e:
+        return Rejection.of(e)
+    new_kernel.erase()
+    return None
+
+
+def build_kernel(module: ModuleOp, kernel: ta.KernelOp, plan: TilePlan) -> None:
+    """Replace `kernel` by the `tl.kernel` that `plan` tiles it into, and pass the views
+    and host storage its tiles read at every launch. Raises a located `PassError` (and
+    leaves the module as it was) for a body op the tiler has no tile form of."""
+    new_kernel, views, stored = emit_kernel(kernel, plan)
+    loop = next(o for o in kernel.body.block.ops if isinstance(o, ta.LoopOp))
+    accesses, dma, resident = plan.accesses, plan.dma, plan.resident
+    budget = plan.budget
     emit_remark(
         loop,
         f"tile: @{kernel.sym_name.data}: tiles {plan.tiles} over loop "

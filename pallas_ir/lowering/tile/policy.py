@@ -328,7 +328,7 @@ def wide_data(loop: ta.LoopOp, skip: set[Operation]) -> Rejection | None:
 def gather_reads(
     loop: ta.LoopOp,
     accesses: dict[Operation, Access],
-    relayout_ok: AbstractSet[Operation] = frozenset(),
+    relayout_ok: AbstractSet[Operation] | None = frozenset(),
 ) -> tuple[set[Operation], dict[int, list[int]], dict[Operation, Access]] | Rejection:
     """Gathers. Returns the ops that only read gather indices (tiles do not load
     them), the tile sizes the gathers force on loop dims, and the gathers done by
@@ -400,7 +400,11 @@ def gather_reads(
         l, _ = a.dims[rank - 2]
         if rank - 2 not in dict(a.gathers) and (l is None or forced.get(l) != [1]):
             continue
-        if rank - 2 in dict(a.gathers) and op not in relayout_ok:
+        if (
+            rank - 2 in dict(a.gathers)
+            and relayout_ok is not None
+            and op not in relayout_ok
+        ):
             return Rejection(
                 op,
                 "tile: scalar prefetch of one row of the second-minor dim needs the "
@@ -440,15 +444,62 @@ def kernel_storage(module: ModuleOp, kernel: ta.KernelOp) -> dict[int, MemRefTyp
     }
 
 
+def check_tiles(
+    loop: ta.LoopOp,
+    accesses: Sequence[Access],
+    tiles: Sequence[int],
+    budget: int,
+    forced: dict[int, list[int]],
+) -> TilePlan | Rejection:
+    """The plan of tile sizes given in the IR (`tile_sizes` on the loop), when they are
+    legal: one per loop dim, each at most its extent, legal for every access that walks
+    the dim, what a gather forces (its rows per grid step), a reduction whole or split
+    into parts that divide it (when it may be split), and blocks that fit the budget.
+    Otherwise a rejection at the loop saying which size is illegal."""
+    extents = list(loop.extents)
+    n_par = len(loop.parallel_extents)
+
+    def illegal(why: str) -> Rejection:
+        return Rejection(loop, f"tile: tile_sizes {list(tiles)} {why}")
+
+    if len(tiles) != len(extents):
+        return illegal(f"give {len(tiles)} sizes for a loop of {len(extents)} dims")
+    for l, (t, e) in enumerate(zip(tiles, extents)):
+        if not 1 <= t <= e:
+            return illegal(f"give loop dim {l} a tile of {t}, not in [1, {e}]")
+        for a in accesses:
+            b = a.loop_to_buffer().get(l)
+            if b is not None and not legal(a, b, t, e):
+                return illegal(
+                    f"give loop dim {l} a tile of {t}: not a legal block of dim {b} of "
+                    f"{a.op.name} (shape {list(a.shape)}, {a.bits}-bit)"
+                )
+        if l in forced and t not in forced[l]:
+            return illegal(
+                f"give loop dim {l} a tile of {t}, but a gather takes {forced[l]} a step"
+            )
+        if l >= n_par and t < e and (not splittable(loop) or e % t):
+            return illegal(
+                f"split reduction dim {l} into tiles of {t}: it must be whole, or split "
+                "into parts that divide it when its results are only stored"
+            )
+    footprint = sum(2 * block_elements(a, tiles, extents) * a.bits // 8 for a in accesses)
+    if footprint > budget:
+        return illegal(f"need {footprint} bytes of VMEM, over the budget of {budget}")
+    return plan_grid(loop, list(tiles))
+
+
 def plan_kernel(
     module: ModuleOp,
     kernel: ta.KernelOp,
     budget: int,
-    relayout_ok: AbstractSet[Operation] = frozenset(),
+    relayout_ok: AbstractSet[Operation] | None = frozenset(),
+    tiles: Sequence[int] | None = None,
 ) -> TilePlan | Rejection:
     """The tiling of a kernel (see the package docstring), or why there is none.
     `relayout_ok`: scalar-prefetch gathers that may relayout their table on the host
-    (nothing better was found for them)."""
+    (nothing better was found for them); None: any may. `tiles`: the sizes to take
+    (checked by `check_tiles`) instead of choosing them."""
     loop = the_loop(kernel)
     if isinstance(loop, Rejection):
         return loop
@@ -477,14 +528,19 @@ def plan_kernel(
     resident = {op: b for op, b in resident.items() if b <= budget // 2}
     if sum(resident.values()) > budget // 2:
         resident = {}
-    plan = choose_tiles(
-        loop,
-        list(accesses.values()),
-        budget - sum(resident.values()),
-        loop,
-        forced,
-        splittable(loop),
-    )
+    if tiles is not None:
+        plan = check_tiles(
+            loop, list(accesses.values()), tiles, budget - sum(resident.values()), forced
+        )
+    else:
+        plan = choose_tiles(
+            loop,
+            list(accesses.values()),
+            budget - sum(resident.values()),
+            loop,
+            forced,
+            splittable(loop),
+        )
     if isinstance(plan, Rejection):
         return plan
     merge_lane_split_stores(accesses, plan, loop.extents)

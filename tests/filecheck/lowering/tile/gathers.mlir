@@ -1,6 +1,6 @@
-// RUN: pallas-opt %s --split-input-file -p tile | filecheck %s
-// RUN: pallas-opt %s --split-input-file -p tile --remarks --verify-diagnostics
-// RUN: pallas-opt %s --split-input-file --verify-semantics -p tile,tl-to-pallas
+// RUN: pallas-opt %s --split-input-file -p xla-outline,tile | filecheck %s
+// RUN: pallas-opt %s --split-input-file -p xla-outline,tile --remarks --verify-diagnostics
+// RUN: pallas-opt %s --split-input-file --verify-semantics -p xla-outline,tile,tl-to-pallas
 
 // Gathers whose idioms constrain each other or the table. --verify-semantics runs each
 // case through the ta reference and the pallas reference on the same random data.

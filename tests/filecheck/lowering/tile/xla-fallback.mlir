@@ -1,8 +1,8 @@
-// RUN: pallas-opt %s --split-input-file -p tile | filecheck %s
-// RUN: pallas-opt %s --split-input-file -p tile --remarks --verify-diagnostics
-// RUN: pallas-opt %s --split-input-file --verify-semantics -p tile,tl-to-pallas
-// RUN: pallas-opt %s --split-input-file -p tile,tl-to-pallas | filecheck %s --check-prefix=PALLAS
-// RUN: pallas-opt %s --split-input-file -p tile,tl-to-pallas --cost-report 2>&1 >/dev/null | filecheck %s --check-prefix=COST
+// RUN: pallas-opt %s --split-input-file -p tile-policy,xla-outline,tile | filecheck %s
+// RUN: pallas-opt %s --split-input-file -p tile-policy,xla-outline,tile --remarks --verify-diagnostics
+// RUN: pallas-opt %s --split-input-file --verify-semantics -p tile-policy,xla-outline,tile,tl-to-pallas
+// RUN: pallas-opt %s --split-input-file -p tile-policy,xla-outline,tile,tl-to-pallas | filecheck %s --check-prefix=PALLAS
+// RUN: pallas-opt %s --split-input-file -p tile-policy,xla-outline,tile,tl-to-pallas --cost-report 2>&1 >/dev/null | filecheck %s --check-prefix=COST
 
 // The tiler's fallback: a kernel with an access no Pallas idiom covers runs whole on
 // XLA as one fusion when nothing else in it needs Pallas; beside a matrix product or a

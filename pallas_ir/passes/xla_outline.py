@@ -1,6 +1,8 @@
-"""The tiler's fallback: accesses (and kernels) no Pallas idiom covers run as XLA.
+"""The rewrites of xla-outline (ta → ta): accesses (and kernels) no Pallas idiom covers
+run as XLA.
 
-`tile` calls these when it cannot tile an access: an index that is not a loop dim plus a
+The xla-outline pass (`pallas_ir.lowering.tile.xla_outline`, which asks the tile policy)
+calls these for an access the policy cannot tile: an index that is not a loop dim plus a
 constant after the ta passes (overlapping, negative or `floordiv` strides), an index
 computed from data that indirect-load-to-scalar-prefetch left alone (element-wise or
 lane gathers, wrapped indices), a gather along a reduction dim, or a store that would
@@ -19,7 +21,7 @@ scatter on TPU):
 - a store: the kernel stores into a fresh buffer at the store's loop dims; a new loop
   after the kernel's copies it to the store's real place;
 - a kernel with 64-bit data (TPU kernels have none) runs wholly on XLA, and so does an
-  element-wise kernel whose odd access has a static index (`tile` decides: one XLA
+  element-wise kernel whose odd access has a static index (xla-outline decides: one XLA
   fusion moves less than an outlined access plus a Pallas kernel).
 
 The new loop goes into the same kernel, which `split_kernel` then cuts into one kernel
