@@ -250,7 +250,7 @@ ta.kernel @bag(%idx: memref<NBx4xi32> {role = "prefetch"}, %emb: memref<1000x128
   ta.loop [NB, 128] reduce [4] (%b, %d, %k) {
     %iv = ta.load %idx[affine_map<(d0, d1, d2) -> (d0, d2)>](%b, %d, %k) : memref<NBx4xi32>
     %s = arith.index_cast %iv : i32 to index
-    %v = ta.load %emb[affine_map<(d0, d1, d2)[s0] -> (s0, d1)>](%b, %d, %k)[%s] {gather = "dma"} : memref<1000x128xT>
+    %v = ta.load %emb[affine_map<(d0, d1, d2)[s0] -> (s0, d1)>](%b, %d, %k)[%s] {gather = #ta<gather_strategy dma>} : memref<1000x128xT>
     %r = ta.reduce <sum> %v : T
     ta.store %r, %out[affine_map<(d0, d1) -> (d0, d1)>](%b, %d) : memref<NBx128xT>
   }

@@ -7,7 +7,7 @@ constant after the ta passes (overlapping, negative or `floordiv` strides), an i
 computed from data that indirect-load-to-scalar-prefetch left alone (element-wise or
 lane gathers, wrapped indices), a gather along a reduction dim, or a store that would
 write part of a block. Nothing is mis-tiled and nothing is refused; the part no Pallas
-idiom covers becomes its own `ta.kernel {target = "xla"}`, which tl-to-pallas calls with
+idiom covers becomes its own `ta.kernel {target = #ta<target xla>}`, which tl-to-pallas calls with
 `pallas.xla_call` and emit-python writes as a vectorized jnp function (an XLA gather or
 scatter on TPU):
 
@@ -270,7 +270,7 @@ def outline_index(
     multiples of W) depends, through its index computation, on parallel loop dims other
     than `l` only (the lookups: one row index per point, row-major); and the host holds
     the table so that viewing it as (N, W) rows is free (`tpu_rules.reshape_is_free`).
-    The kernel then reads `table[rows[...], l]`, a `gather = "dma"` load. None (nothing
+    The kernel then reads `table[rows[...], l]`, a `gather = #ta<gather_strategy dma>` load. None (nothing
     changed) otherwise."""
     loop = _loop_of(load)
     if loop is None:
@@ -378,7 +378,7 @@ def outline_index(
         ivs,
         [cast.result],
     )
-    gathered.attributes["gather"] = StringAttr("dma")
+    gathered.attributes[ta.GATHER_ATTR] = ta.GatherStrategyAttr(ta.GatherStrategy.DMA)
     for o in (index, cast, gathered):
         o.location = load.location
     gathered.result.name_hint = load.result.name_hint

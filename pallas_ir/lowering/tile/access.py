@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import MemRefType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from pallas_ir.affine_analysis import (
@@ -168,8 +168,7 @@ def _index_load(symbol: SSAValue, where: Operation) -> ta.LoadOp:
 def gather_access(op: ta.LoadOp) -> Access:
     """A gather marked by indirect-load-to-scalar-prefetch: every index is a bare
     symbol (a prefetched index picks one row) or a loop dim plus a constant."""
-    strategy = op.attributes.get("gather")
-    if not isinstance(strategy, StringAttr):
+    if ta.gather_strategy(op) is None:
         raise PassError(
             op,
             "tile: the index depends on data and the load is not a gather "

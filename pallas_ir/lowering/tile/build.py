@@ -714,7 +714,7 @@ def build_kernel(module: ModuleOp, kernel: ta.KernelOp, plan: TilePlan) -> None:
         found = lookup_dims(a.gathers[0][1])
         assert found is not None
         rows = plan.tiles[found[0]]
-        strategy = a.op.attributes["gather"]
+        strategy = ta.gather_strategy(a.op)
         if op in resident:
             emit_remark(
                 op,
@@ -723,15 +723,15 @@ def build_kernel(module: ModuleOp, kernel: ta.KernelOp, plan: TilePlan) -> None:
             )
             continue
         asked = {
-            "dma": "",
-            "dma_chunked": " (indices streamed to SMEM in chunks of 1024)",
-            "vmem": " (the table, double-buffered, needs more than half of the "
+            ta.GatherStrategy.DMA: "",
+            ta.GatherStrategy.DMA_CHUNKED: " (indices streamed to SMEM in chunks of 1024)",
+            ta.GatherStrategy.VMEM: " (the table, double-buffered, needs more than half of the "
             f"{budget} B VMEM budget to stay resident)",
-        }[strategy.data]  # type: ignore[attr-defined]
+        }[strategy]  # type: ignore[index]
         emit_remark(op, f"tile: gather by row DMA, {rows} rows per grid step{asked}")
     for a in accesses.values():
-        strategy = a.op.attributes.get("gather")
-        if isinstance(strategy, StringAttr) and strategy.data != "prefetch":
+        strategy = ta.gather_strategy(a.op)
+        if strategy is not None and strategy != ta.GatherStrategy.PREFETCH:
             why = (
                 "which needs indices read one lookup at a time and whole rows of "
                 "the table's leading dims"
@@ -741,7 +741,7 @@ def build_kernel(module: ModuleOp, kernel: ta.KernelOp, plan: TilePlan) -> None:
             )
             emit_remark(
                 a.op,
-                f"tile: gather asks for the {strategy.data} idiom, {why}; tiled "
+                f"tile: gather asks for the {strategy.value} idiom, {why}; tiled "
                 "with scalar prefetch (one row per grid step)",
             )
     module.body.block.insert_op_after(new_kernel, kernel)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum, auto
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from pallas_ir.diagnostics import PassError
@@ -54,11 +54,10 @@ def row_gather(
     positions along one loop dim (`idx[i + c]`, or `idx[16 * b + t]` for an index of
     rank 2 stored flat), the same positions for every index buffer, and takes whole
     rows."""
-    strategy = a.op.attributes.get("gather")
-    if not isinstance(strategy, StringAttr) or strategy.data not in (
-        "dma",
-        "vmem",
-        "dma_chunked",
+    if ta.gather_strategy(a.op) not in (
+        ta.GatherStrategy.DMA,
+        ta.GatherStrategy.VMEM,
+        ta.GatherStrategy.DMA_CHUNKED,
     ):
         return None
     if not rows_by_dma(a.bits):
@@ -523,7 +522,7 @@ def plan_kernel(
     resident = {
         op: 2 * math.prod(a.shape) * a.bits // 8
         for op, a in dma.items()
-        if a.op.attributes.get("gather") == StringAttr("vmem")
+        if ta.gather_strategy(a.op) == ta.GatherStrategy.VMEM
     }
     resident = {op: b for op, b in resident.items() if b <= budget // 2}
     if sum(resident.values()) > budget // 2:

@@ -1019,7 +1019,7 @@ func.func @forward(%x: tensor<64xf32>) -> tensor<64xf32> {
 // -----
 
 // pallas.xla_call results are the written buffers: their elements, in any shape.
-ta.kernel @k(%x: memref<64xf32> {role = "in"}, %o: memref<64xf32> {role = "out"}) attributes {target = "xla"} {
+ta.kernel @k(%x: memref<64xf32> {role = "in"}, %o: memref<64xf32> {role = "out"}) attributes {target = #ta<target xla>} {
   ta.loop [64] (%i) {
     %v = ta.load %x[affine_map<(d0) -> (d0)>](%i) : memref<64xf32>
     ta.store %v, %o[affine_map<(d0) -> (d0)>](%i) : memref<64xf32>
@@ -1034,7 +1034,7 @@ func.func @forward(%x: tensor<64xf32>) -> tensor<8x4xf32> {
 // -----
 
 // One operand per readable buffer.
-ta.kernel @k(%x: memref<64xf32> {role = "in"}, %o: memref<64xf32> {role = "out"}) attributes {target = "xla"} {
+ta.kernel @k(%x: memref<64xf32> {role = "in"}, %o: memref<64xf32> {role = "out"}) attributes {target = #ta<target xla>} {
   ta.loop [64] (%i) {
     %v = ta.load %x[affine_map<(d0) -> (d0)>](%i) : memref<64xf32>
     ta.store %v, %o[affine_map<(d0) -> (d0)>](%i) : memref<64xf32>

@@ -610,10 +610,10 @@ func.func @forward(%x: tensor<64x256xi32>) -> tensor<64x256xi32> {
 
 // pallas.xla_call: a ta.kernel the tiler handed to XLA, called from @forward.
 // CHECK-LABEL: ta.kernel @flip
-// CHECK-SAME:      attributes {target = "xla"}
+// CHECK-SAME:      attributes {target = #ta<target xla>}
 // CHECK:         %o = pallas.xla_call @flip(%x) : (tensor<64xf32>) -> tensor<64xf32>
 // CHECK-GENERIC: "pallas.xla_call"(%x) <{callee = @flip}> : (tensor<64xf32>) -> tensor<64xf32>
-ta.kernel @flip(%x: memref<64xf32> {role = "in"}, %o: memref<64xf32> {role = "out"}) attributes {target = "xla"} {
+ta.kernel @flip(%x: memref<64xf32> {role = "in"}, %o: memref<64xf32> {role = "out"}) attributes {target = #ta<target xla>} {
   ta.loop [64] (%i) {
     %v = ta.load %x[affine_map<(d0) -> (63 - d0)>](%i) : memref<64xf32>
     ta.store %v, %o[affine_map<(d0) -> (d0)>](%i) : memref<64xf32>
