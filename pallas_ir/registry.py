@@ -73,6 +73,18 @@ def _tile() -> type[ModulePass]:
     return TilePass
 
 
+def _tile_policy() -> type[ModulePass]:
+    from pallas_ir.lowering.tile import TilePolicyPass
+
+    return TilePolicyPass
+
+
+def _xla_outline() -> type[ModulePass]:
+    from pallas_ir.lowering.tile.xla_outline import XlaOutlinePass
+
+    return XlaOutlinePass
+
+
 def _tl_to_pallas() -> type[ModulePass]:
     from pallas_ir.lowering.tl_to_pallas import TlToPallasPass
 
@@ -93,6 +105,8 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "stride-to-reshape": _stride_to_reshape,
         "canonicalize-permutation": _canonicalize_permutation,
         "indirect-load-to-scalar-prefetch": _indirect_load_to_scalar_prefetch,
+        "tile-policy": _tile_policy,
+        "xla-outline": _xla_outline,
         "tile": _tile,
         "tl-to-pallas": _tl_to_pallas,
         "pallas-legalize-mosaic": _legalize_mosaic,
@@ -104,6 +118,7 @@ def default_pipeline(chip: str = "v5e") -> str:
     return (
         "split-kernel-loops,stride-to-reshape,canonicalize-permutation,"
         "indirect-load-to-scalar-prefetch,"
+        f"tile-policy{{chip={chip}}},xla-outline{{chip={chip}}},"
         f"tile{{chip={chip}}},tl-to-pallas{{chip={chip}}},pallas-legalize-mosaic"
     )
 

@@ -73,6 +73,27 @@ def rows_per_sublane(bitwidth: int) -> int:
     return max(1, 32 // max(bitwidth, 1))
 
 
+def block_dim_legal(
+    size: int, whole: int, dim: int, rank: int, bitwidth: int, rows: int = 0
+) -> bool:
+    """THE block rule, per dim: whether a block of `size` elements along dim `dim` of a
+    rank-`rank` array whose dim is `whole` long can be DMA'd on TPU. The whole dim
+    always can; otherwise a rank-1 block must be a multiple of 1024 or a power of two of
+    at least 128 * 32 / bitwidth, a lane (last) dim a multiple of 128, and a sublane
+    (second-minor) dim a multiple of `rows` (default `min_sublanes(bitwidth)`; a tiler
+    may ask for more, never less). Leading dims take any size."""
+    if size == whole:
+        return True
+    if rank == 1:
+        least = LANES * 32 // max(bitwidth, 1)
+        return size % 1024 == 0 or (size >= least and size & (size - 1) == 0)
+    if dim == rank - 1:
+        return size % LANES == 0
+    if dim == rank - 2:
+        return size % max(rows, min_sublanes(bitwidth)) == 0
+    return True
+
+
 def block_shape_error(
     block: Sequence[int | None], array: Sequence[int], bitwidth: int
 ) -> str | None:
@@ -91,7 +112,7 @@ def block_shape_error(
     if len(array) == 1:
         (b,), (n,) = sizes, array
         tile = LANES * 32 // max(bitwidth, 1)
-        if b == n or b % 1024 == 0 or (b >= tile and b & (b - 1) == 0):
+        if block_dim_legal(b, n, 0, 1, bitwidth):
             return None
         return (
             f"a rank-1 block must equal the array dim ({n}), be a multiple of 1024, "
@@ -101,7 +122,7 @@ def block_shape_error(
     checks = ((len(array) - 2, rows), (len(array) - 1, LANES))
     for k, multiple in checks:
         b, n = sizes[k], array[k]
-        if b != n and b % multiple != 0:
+        if not block_dim_legal(b, n, k, len(array), bitwidth):
             what = "squeezed" if block[k] is None else str(b)
             return (
                 f"block dim {k} ({what}) of a {bitwidth}-bit array must be a multiple "

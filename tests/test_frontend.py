@@ -348,6 +348,8 @@ def test_the_compiled_object_keeps_every_stage(compiled) -> None:
         "stride-to-reshape",
         "canonicalize-permutation",
         "indirect-load-to-scalar-prefetch",
+        "tile-policy",
+        "xla-outline",
         "tile",
         "tl-to-pallas",
         "pallas-legalize-mosaic",

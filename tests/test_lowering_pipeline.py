@@ -17,8 +17,18 @@ from pallas_ir.tpu_check import aot_compile_many, exec_source, lower_for_tpu
 EXAMPLES = sorted((Path(__file__).parent.parent / "examples" / "ta").glob("*.mlir"))
 PIPELINE = (
     "split-kernel-loops,stride-to-reshape,canonicalize-permutation,"
-    "indirect-load-to-scalar-prefetch,tile,tl-to-pallas,pallas-legalize-mosaic"
+    "indirect-load-to-scalar-prefetch,tile-policy,xla-outline,tile,tl-to-pallas,"
+    "pallas-legalize-mosaic"
 )
+
+
+def with_budget(budget: int) -> str:
+    """PIPELINE with a VMEM budget for the tile policy, xla-outline and tile."""
+    return PIPELINE.replace(
+        "tile-policy,xla-outline,tile,",
+        f"tile-policy{{vmem-budget={budget}}},xla-outline{{vmem-budget={budget}}},"
+        f"tile{{vmem-budget={budget}}},",
+    )
 
 
 def lower(path: Path):
@@ -81,7 +91,7 @@ def lower_with_budget(name: str, budget: int):
     path = Path(__file__).parent.parent / "examples" / "ta" / f"{name}.mlir"
     source = pallas_ir.parse(path.read_text(), str(path))
     lowered = pallas_ir.parse(path.read_text(), str(path))
-    pipeline = PIPELINE.replace("tile,", f"tile{{vmem-budget={budget}}},")
+    pipeline = with_budget(budget)
     pallas_ir.run_passes(lowered, pipeline)
     return source, lowered
 
@@ -135,7 +145,7 @@ def test_bf16_split_reduction_accumulates_in_an_f32_scratch() -> None:
     the result is the exact sum to within the rounding of the partial sums and of the
     final bf16 store."""
     lowered = pallas_ir.parse(ROW_SUM_BF16)
-    pallas_ir.run_passes(lowered, PIPELINE.replace("tile,", "tile{vmem-budget=262144},"))
+    pallas_ir.run_passes(lowered, with_budget(262144))
     (call,) = [op for op in lowered.walk() if op.name == "pallas.call"]
     assert call.grid.get_values() == (1, 16)  # type: ignore[attr-defined]
     (acc,) = call.scratch_shapes.data  # type: ignore[attr-defined]
@@ -241,7 +251,7 @@ ta.kernel @bag(%idx: memref<NBx4xi32> {role = "prefetch"}, %emb: memref<1000x128
   ta.loop [NB, 128] reduce [4] (%b, %d, %k) {
     %iv = ta.load %idx[affine_map<(d0, d1, d2) -> (d0, d2)>](%b, %d, %k) : memref<NBx4xi32>
     %s = arith.index_cast %iv : i32 to index
-    %v = ta.load %emb[affine_map<(d0, d1, d2)[s0] -> (s0, d1)>](%b, %d, %k)[%s] {gather = "dma"} : memref<1000x128xT>
+    %v = ta.load %emb[affine_map<(d0, d1, d2)[s0] -> (s0, d1)>](%b, %d, %k)[%s] {gather = #ta<gather_strategy dma>} : memref<1000x128xT>
     %r = ta.reduce <sum> %v : T
     ta.store %r, %out[affine_map<(d0, d1) -> (d0, d1)>](%b, %d) : memref<NBx128xT>
   }

@@ -20,7 +20,8 @@ from pallas_ir.tpu_check import aot_compile_many, exec_source
 
 R, C = 32, 256
 PIPELINE = (
-    "stride-to-reshape,canonicalize-permutation,tile,tl-to-pallas,pallas-legalize-mosaic"
+    "stride-to-reshape,canonicalize-permutation,xla-outline,tile,tl-to-pallas,"
+    "pallas-legalize-mosaic"
 )
 NP: dict[str, Any] = {
     "i8": np.int8,

@@ -18,7 +18,7 @@ from pallas_ir.reference import xla as xla_reference
 
 GATHER = """
 // out[i, j] = emb[perm[idx[i]], j] * 2: a double indirection
-ta.kernel @gather(%idx: memref<16xi64> {role = "in"}, %perm: memref<50xi32> {role = "in"}, %emb: memref<50x64xf32> {role = "in"}, %out: memref<16x64xf32> {role = "out"}) attributes {target = "xla"} {
+ta.kernel @gather(%idx: memref<16xi64> {role = "in"}, %perm: memref<50xi32> {role = "in"}, %emb: memref<50x64xf32> {role = "in"}, %out: memref<16x64xf32> {role = "out"}) attributes {target = #ta<target xla>} {
   ta.loop [16, 64] (%i, %j) {
     %iv = ta.load %idx[affine_map<(d0, d1) -> (d0)>](%i, %j) : memref<16xi64>
     %s = arith.index_cast %iv : i64 to index
@@ -34,7 +34,7 @@ ta.kernel @gather(%idx: memref<16xi64> {role = "in"}, %perm: memref<50xi32> {rol
 
 ROW_STATS = """
 // out[i] = max_k |x[i, k]| + argmax_k x[i, k], and x[i, 0] := -1 after reading the row
-ta.kernel @stats(%x: memref<8x32xf32> {role = "inout"}, %out: memref<8xf32> {role = "out"}, %arg: memref<8xi32> {role = "out"}) attributes {target = "xla"} {
+ta.kernel @stats(%x: memref<8x32xf32> {role = "inout"}, %out: memref<8xf32> {role = "out"}, %arg: memref<8xi32> {role = "out"}) attributes {target = #ta<target xla>} {
   ta.loop [8] reduce [32] (%i, %k) {
     %v = ta.load %x[affine_map<(d0, d1) -> (d0, d1)>](%i, %k) : memref<8x32xf32>
     %a = math.absf %v : f32

@@ -15,8 +15,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 SCRATCH = Path(__file__).resolve().parent
-PIPE = "split-kernel-loops,stride-to-reshape,canonicalize-permutation,indirect-load-to-scalar-prefetch,tile,tl-to-pallas"
-TILE = "split-kernel-loops,stride-to-reshape,canonicalize-permutation,indirect-load-to-scalar-prefetch,tile"
+PIPE = "split-kernel-loops,stride-to-reshape,canonicalize-permutation,indirect-load-to-scalar-prefetch,tile-policy,xla-outline,tile,tl-to-pallas"
+TILE = "split-kernel-loops,stride-to-reshape,canonicalize-permutation,indirect-load-to-scalar-prefetch,tile-policy,xla-outline,tile"
 
 
 def run(cmd: str, cwd: Path = REPO, stream: str = "stdout", rc: int = 0) -> str:
@@ -73,7 +73,8 @@ The ta → ta passes that run first (`stride-to-reshape`, `canonicalize-permutat
 
 ```
 ta ─stride-to-reshape─▶ ta ─canonicalize-permutation─▶ ta ─indirect-load-to-scalar-prefetch─▶ ta
-   ─tile{chip}─▶ tl ─tl-to-pallas{chip}─▶ pallas ─pallas-legalize-mosaic─▶ pallas ─emit-python─▶ Python
+   ─tile-policy{chip}─▶ ta ─xla-outline{chip}─▶ ta ─tile{chip}─▶ tl ─tl-to-pallas{chip}─▶ pallas
+     (+ xla.func for XLA kernels: ta-to-xla) ─pallas-legalize-mosaic─▶ pallas ─emit-python─▶ Python
 ```
 
 Contents: [1 The tile policy](#1-tile-the-tile-policy) ·
@@ -89,9 +90,23 @@ Contents: [1 The tile policy](#1-tile-the-tile-policy) ·
 P("""## 1. `tile`: the tile policy
 
 `tile{chip=v5e|v6e, vmem-budget=N}` rewrites every `ta.kernel` (one `ta.loop`, plus
-in-kernel `ta.reshape` views) into a `tl.kernel` with one `tl.grid`. The policy is
-deterministic; these are the rules `pallas_ir/lowering/tile.py` applies, in order (its
-module docstring states them briefly).
+in-kernel `ta.reshape` views) into a `tl.kernel` with one `tl.grid`. The tile sizes are
+a decision in the IR: `tile-policy{chip, vmem-budget}` (ta → ta) writes them on each loop
+that tiles (`ta.loop ... attributes {tile_sizes = array<i64: 256, 512>}`, one per loop
+dim; a split reduction is one whose size is below its extent), and `tile` obeys sizes it
+finds there, after checking them (an illegal size, e.g. a lane tile that is not a
+multiple of 128, is an error at the loop: `tests/filecheck/lowering/tile/obey-tile-sizes.mlir`);
+on a loop without sizes it runs the policy itself. A kernel the policy cannot tile is
+`xla-outline`'s (section 3.3), which runs before `tile`: `tile` never falls back itself.
+
+The code is the package `pallas_ir/lowering/tile/`: `access.py` (what each access is:
+its buffer or the host storage it walks, its loop dims, offsets and steps, its gathers),
+`legality.py` (which tile sizes give legal blocks, on the per-dim block rule
+`tpu_rules.block_dim_legal` that the pallas verifier shares, and a block's padded VMEM),
+`policy.py` (the sizes: a `TilePlan`, or a `Rejection` saying which op is to blame and
+why), `build.py` (the `tl.kernel` of a plan, one emitter per op kind) and `__init__.py`
+(the `tile` and `tile-policy` passes). The policy is deterministic; these are its rules,
+in order (the package docstring states them briefly).
 
 **Accepted accesses.** Every `ta.load`/`ta.store` index must be a loop dim plus a
 constant (`d + c`) or a constant `c`, each loop dim indexing at most one dim of a buffer
@@ -251,8 +266,8 @@ Ratios are from section 7.
 | lane strides via full-row read + in-kernel compaction | **implemented** (32-bit data) | `tile` reads whole lanes from host storage (`strides [1, k]`); `tl-to-pallas` gives a block `t·k` lanes wide and a `pallas.load` with `ds(s, t, stride = k)` on the lane dim, which `pallas-legalize-mosaic` rewrites into a full-width load, a `pallas.reshape` to `(..., t, k)` and a `pallas.slice` of column `s` (no TPU load or DMA strides lanes); `examples/ta/lane_stride.mlir` (pipeline tests) | 1.500 (the floor for k = 2) |
 | permutations via permuted index maps + in-kernel transpose | **implemented** | `canonicalize-permutation`, then `tile`: `tl.transpose` into loop space, tiles legal for the blocks on both sides, offsets permuted; → `pallas.transpose`. A store through a view that splits the output's lane dim (a channels-last permute written flat: `x.permute(0, 3, 1, 2).reshape(n, c, h * w)`) merges the two dims in the kernel (`tl.reshape`) when the tile holds them whole, so the output needs no host relayout (`tests/filecheck/lowering/tile/lane-split-store.mlir`, `examples/ta/channels_last_flat.mlir`); `examples/ta/permute3d.mlir`, `examples/ta/transpose.mlir` (pipeline tests), `examples/tl/transpose.mlir` (tl tests), `examples/pallas/transpose.mlir` (`tests/test_examples.py`, `tests/test_cost_model.py`) | 1.000 |
 | gathers: scalar prefetch (G1) | **implemented** | `tile` turns index loads into `tl.scalar_load`, one row per grid step, `(…, A, 1, B)` views for one-row blocks (section 3.2); `tl-to-pallas` makes prefetch operands (`i32`, converted on the host) and index-map bindings (section 4.5); `examples/ta/embedding.mlir` (pipeline tests), `examples/tl/embedding.mlir` (tl tests), `examples/pallas/embedding.mlir` (`tests/test_examples.py`, `tests/test_cost_model.py`). The `(V, 1, D)` table view is a relayout of the whole table on every call | kernel 1.000; with the host copies 17.6 |
-| gathers: manual row DMA (G3) | **implemented** (32-bit tables; indices read one lookup at a time, whole rows of the table's leading dims) | `tile` emits `tl.gather` for a `gather = "dma"` load, 8 lookups per grid step (a ragged last step reads the last index into the block's padding, which the write drops), or all of them (at most 128, the DMAs are unrolled) when another access walks the lookups along its lanes, as a rank-1 output does (`examples/ta/embedding_row_sum.mlir`, ratio 1.012); `tl-to-pallas` reads each index from SMEM (`pallas.read`), starts one row DMA per row from the table left in HBM into a VMEM buffer and waits (`pallas.dma_start`/`dma_wait`, a DMA semaphore scratch); `examples/ta/embedding.mlir` (pipeline tests), `examples/tl/embedding_dma.mlir` (tl tests), `examples/pallas/embedding_dma.mlir` (`tests/test_examples.py`). No relayout of the table. G3c: an index buffer over the SMEM budget (`gather = "dma_chunked"`) stays an `in` operand streamed as an SMEM block of 1024 lookups, block index `first lookup floordiv 1024`, read at `start mod 1024` (`tests/test_lowering_pipeline.py::test_gather_indices_over_smem_are_streamed_in_chunks`) | 1.006 (the int64 → int32 index conversion) |
-| gathers: VMEM-resident table (G4) | **implemented** | for `gather = "vmem"` (many lookups into a small table) when the table, double-buffered, takes at most half the VMEM budget: the table is one whole block with a constant index map (fetched once) and the 8 rows of a step are local VMEM→VMEM row copies; else row DMAs with a remark; `examples/ta/embedding_many.mlir` (4096 lookups into a 100 × 128 table: 51200 B of table traffic instead of 2 MiB of rows; pipeline tests) | 1.023 (the int64 → int32 index conversion) |
+| gathers: manual row DMA (G3) | **implemented** (32-bit tables; indices read one lookup at a time, whole rows of the table's leading dims) | `tile` emits `tl.gather` for a `gather = #ta<gather_strategy dma>` load, 8 lookups per grid step (a ragged last step reads the last index into the block's padding, which the write drops), or all of them (at most 128, the DMAs are unrolled) when another access walks the lookups along its lanes, as a rank-1 output does (`examples/ta/embedding_row_sum.mlir`, ratio 1.012); `tl-to-pallas` reads each index from SMEM (`pallas.read`), starts one row DMA per row from the table left in HBM into a VMEM buffer and waits (`pallas.dma_start`/`dma_wait`, a DMA semaphore scratch); `examples/ta/embedding.mlir` (pipeline tests), `examples/tl/embedding_dma.mlir` (tl tests), `examples/pallas/embedding_dma.mlir` (`tests/test_examples.py`). No relayout of the table. G3c: an index buffer over the SMEM budget (`gather = #ta<gather_strategy dma_chunked>`) stays an `in` operand streamed as an SMEM block of 1024 lookups, block index `first lookup floordiv 1024`, read at `start mod 1024` (`tests/test_lowering_pipeline.py::test_gather_indices_over_smem_are_streamed_in_chunks`) | 1.006 (the int64 → int32 index conversion) |
+| gathers: VMEM-resident table (G4) | **implemented** | for `gather = #ta<gather_strategy vmem>` (many lookups into a small table) when the table, double-buffered, takes at most half the VMEM budget: the table is one whole block with a constant index map (fetched once) and the 8 rows of a step are local VMEM→VMEM row copies; else row DMAs with a remark; `examples/ta/embedding_many.mlir` (4096 lookups into a 100 × 128 table: 51200 B of table traffic instead of 2 MiB of rows; pipeline tests) | 1.023 (the int64 → int32 index conversion) |
 | reductions kept whole in a tile | **implemented** | reduction loop dims are one tile, reduced in the kernel (`tl.reduce` → `pallas.reduce`); `examples/ta/row_sum.mlir`, `examples/ta/softmax.mlir` (pipeline tests) | 1.000 |
 | reductions accumulated across an `arbitrary` grid dim | **implemented** (splittable loops) | when whole rows do not fit the VMEM budget, `tile` splits a single `sum`/`prod`/`max`/`min` reduction whose results are only stored over a trailing `sequential` grid dim (section 1), `tl-to-pallas` accumulates in the resident output block under `pallas.when` (32-bit data), or in a 32-bit VMEM scratch with init and finalize steps (8- and 16-bit data) (section 4.7); `tests/test_lowering_pipeline.py::test_reductions_over_budget_accumulate_across_a_sequential_dim` (`row_sum` and `matmul` with a 256 KiB budget), `::test_bf16_split_reduction_accumulates_in_an_f32_scratch`, `examples/tl/row_sum_accumulate.mlir` (tl tests). Not split: softmax-like reuse of the reduced value, `argmax`/`argmin` | 1.000 |
 | softmax | **implemented** | rows reduced whole, `tl.broadcast` of the row max and sum; `examples/ta/softmax.mlir` (pipeline tests), `examples/tl/softmax_rows.mlir` (tl tests). Rows that do not fit VMEM are rejected (not splittable) | 1.000 |
@@ -261,7 +276,7 @@ Ratios are from section 7.
 | loop indices as values (iota, masks) | **implemented** | a loop index used in compute becomes `tl.iota` (grid index × tile + arange) → `pallas.iota` → `jax.lax.broadcasted_iota(...) + offset`; `examples/ta/iota_mask.mlir` (pipeline tests) | 1.000 |
 | broadcasting | **implemented** | loop-space operands broadcast with `tl.broadcast` (section 2); `examples/ta/bias_relu.mlir`, `examples/ta/softmax.mlir` (pipeline tests) | 1.000 |
 | contractions via `jnp.dot` | **implemented** | `tile` turns a `sum` of an `(m, k)` × `(k, n)` product into `tl.dot` (section 2) → `pallas.dot` → `jnp.dot` with f32 accumulation; batch dims with tile 1 leave one dot per grid step; split over a sequential dim when `k` is too long; `examples/ta/matmul.mlir` (pipeline tests, and split with a 256 KiB budget), `examples/ta/bmm.mlir` (batched, pipeline tests) | 1.000 |
-| accesses no idiom covers: XLA fusion / gather / scatter | **implemented** (fallback) | `tile` runs an element-wise kernel with such a static access on XLA whole (one fusion), or moves the access (with its index computation) to a `ta.kernel {{target = "xla"}}` called by `pallas.xla_call` (section 3.3): overlapping, negative and `floordiv` strides, diagonals, element-wise and lane gathers, computed and double indices, partial-block stores, 64-bit kernels; `tests/filecheck/lowering/tile/xla-fallback.mlir`, `tests/test_xla_fallback.py`, 27 inputs of `tests/test_pass_inputs_lowered.py` | one fusion: 1.0, or the lane floor when its lane-dim accesses leave lanes unused (up to 3.5 on the 1-D pass inputs); an outlined access: about 2 (one extra pass through HBM) |
+| accesses no idiom covers: XLA fusion / gather / scatter | **implemented** (fallback) | `tile` runs an element-wise kernel with such a static access on XLA whole (one fusion), or moves the access (with its index computation) to a `ta.kernel {{target = #ta<target xla>}}` called by `pallas.xla_call` (section 3.3): overlapping, negative and `floordiv` strides, diagonals, element-wise and lane gathers, computed and double indices, partial-block stores, 64-bit kernels; `tests/filecheck/lowering/tile/xla-fallback.mlir`, `tests/test_xla_fallback.py`, 27 inputs of `tests/test_pass_inputs_lowered.py` | one fusion: 1.0, or the lane floor when its lane-dim accesses leave lanes unused (up to 3.5 on the 1-D pass inputs); an outlined access: about 2 (one extra pass through HBM) |
 """
 
 
@@ -419,7 +434,7 @@ reshape and a `pallas.slice` in `pallas-legalize-mosaic` (no TPU load strides la
 ### 3.2 Gathers: row DMAs, a resident table, or scalar prefetch
 
 `indirect-load-to-scalar-prefetch` marks a gather load with the idiom it prefers
-(`gather = "prefetch" | "dma" | "vmem" | "dma_chunked"`, chosen by its own traffic
+(`gather = #ta<gather_strategy S>`, S one of `prefetch`, `dma`, `vmem`, `dma_chunked`, chosen by its own traffic
 model, `docs/passes.md`) and makes the index buffer a `prefetch` argument (unless the
 indices do not fit SMEM). `tile` does four idioms:
 
@@ -503,8 +518,13 @@ lookup `floordiv 1024`, so each chunk is fetched once; the step reads its lookup
 
 ### 3.3 The XLA fallback: accesses no Pallas idiom covers
 
-When `tile` cannot tile an access, it says why in a remark and hands it to XLA
-(`pallas_ir/lowering/xla_fallback.py`). When the access has a static index and nothing
+`xla-outline{{chip, vmem-budget}}` (ta → ta, before `tile`) asks the tile policy about
+every kernel whose loop has no `tile_sizes`; while the policy rejects it, the access it
+blames moves to XLA with a remark saying why (the rewrites are in
+`pallas_ir/passes/xla_outline.py`, the pass in `pallas_ir/lowering/tile/xla_outline.py`:
+it asks the policy), and the kernel left gets the policy's `tile_sizes`. After 16 steps,
+or when no access is to blame, the whole kernel runs on XLA
+(`tests/filecheck/passes/xla-outline/`). When the access has a static index and nothing
 else in the kernel needs Pallas (no matrix product for the MXU, no gather's row DMAs),
 **the whole kernel runs on XLA as one fusion**: XLA's fused loop is the loop a Pallas
 kernel would be, and moving only the access out would write and read it once more.
@@ -515,7 +535,7 @@ Otherwise the access moves out of the Pallas kernel:
   walks a whole row of `W` elements, the row `R` depends on one parallel loop dim) and
   the host holds the table as `(N, W)` rows, only `R` moves to XLA: a new loop computes
   it as `i32` per lookup (`xla_access = "index"`), and the kernel reads
-  `table[rows[i], l]` as a `gather = "dma"` load, so the rows come by row DMA (G3) and
+  `table[rows[i], l]` as a `gather = #ta<gather_strategy dma>` load, so the rows come by row DMA (G3) and
   move once;
 - **any other load** (with the loads and scalar ops its index is computed from) becomes a new
   loop before the kernel's loop, over the loop dims the value depends on, that stores the
@@ -531,7 +551,7 @@ Otherwise the access moves out of the Pallas kernel:
 The new loop goes into the same kernel, which `split-kernel-loops`' `split_kernel` then
 cuts into one kernel per loop, with the roles each needs; the buffer they share is a
 `ta.alloc` on the host before every launch. The part that is not tiled is a
-`ta.kernel ... attributes {{target = "xla"}}`; `tl-to-pallas` calls it from `@forward`
+`ta.kernel ... attributes {{target = #ta<target xla>}}`; `tl-to-pallas` calls it from `@forward`
 with `pallas.xla_call` (readable buffers in, written buffers out), and emit-python writes
 it as a vectorized jnp function: loop variables are iotas, loads index the flat buffers,
 stores are `.at[...].set(...)`. The cost model counts it as a full read of the elements

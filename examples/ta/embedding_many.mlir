@@ -1,6 +1,6 @@
 // out = emb[idx] * 2 for emb: f32[100, 128], idx: i64[4096]: many lookups into a small
 // table. Row DMAs would move 4096 rows (2 MiB); the table is 50 KiB, so
-// indirect-load-to-scalar-prefetch picks `gather = "vmem"` and tile keeps the table whole
+// indirect-load-to-scalar-prefetch picks `gather = #ta<gather_strategy vmem>` and tile keeps the table whole
 // in VMEM (fetched once, its block index never changes), copying 8 rows per grid step
 // out of it (the G4 idiom).
 ta.kernel @embedding_many(%idx: memref<4096xi64> {role = "in"}, %emb: memref<12800xf32> {role = "in"}, %out: memref<524288xf32> {role = "out"}) {

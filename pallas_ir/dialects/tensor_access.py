@@ -24,16 +24,17 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     IndexType,
     MemRefType,
-    StringAttr,
     SymbolRefAttr,
     i64,
 )
+from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import (
     Block,
     BlockArgument,
     Dialect,
     Operation,
     Region,
+    SpacedOpaqueSyntaxAttribute,
     SSAValue,
 )
 from xdsl.irdl import (
@@ -41,6 +42,7 @@ from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
     VarConstraint,
+    irdl_attr_definition,
     irdl_op_definition,
     operand_def,
     prop_def,
@@ -63,6 +65,7 @@ from xdsl.traits import (
     SymbolTable,
 )
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
 
 from pallas_ir.dialects.common import (
     READABLE_ROLES,
@@ -81,8 +84,52 @@ from pallas_ir.dialects.common import (
 )
 from pallas_ir.dialects.enums import TaArgRoleAttr, TaReductionKindAttr
 
-XLA_TARGET = StringAttr("xla")
+
+class KernelTarget(StrEnum):
+    """Where a `ta.kernel` runs when it is not a Pallas kernel."""
+
+    XLA = "xla"
+
+
+@irdl_attr_definition
+class KernelTargetAttr(EnumAttribute[KernelTarget], SpacedOpaqueSyntaxAttribute):
+    """The `target` of a `ta.kernel`: `#ta<target xla>`."""
+
+    name = "ta.target"
+
+
+XLA_TARGET = KernelTargetAttr(KernelTarget.XLA)
 """The `target` of a `ta.kernel` that runs as XLA, not as a Pallas kernel."""
+
+
+class GatherStrategy(StrEnum):
+    """The idiom indirect-load-to-scalar-prefetch picks for a gather (see that pass)."""
+
+    PREFETCH = "prefetch"
+    """G1: the prefetched index feeds the table's BlockSpec index map."""
+    DMA = "dma"
+    """G3: the table stays in HBM and rows come by manual DMAs."""
+    VMEM = "vmem"
+    """G4: the whole table is one VMEM block read with dynamic row loads."""
+    DMA_CHUNKED = "dma_chunked"
+    """G3c: rows by DMA, the index buffer streamed to SMEM in chunks."""
+
+
+@irdl_attr_definition
+class GatherStrategyAttr(EnumAttribute[GatherStrategy], SpacedOpaqueSyntaxAttribute):
+    """The `gather` attribute of a `ta.load`: `#ta<gather_strategy dma>`."""
+
+    name = "ta.gather_strategy"
+
+
+GATHER_ATTR = "gather"
+"""The `ta.load` attribute that holds its `GatherStrategyAttr`."""
+
+
+def gather_strategy(op: Operation) -> GatherStrategy | None:
+    """The gather strategy a `ta.load` is marked with, or None."""
+    attr = op.attributes.get(GATHER_ATTR)
+    return attr.data if isinstance(attr, GatherStrategyAttr) else None
 
 
 @irdl_op_definition
@@ -99,7 +146,7 @@ class KernelOp(KernelOpBase):
     Every argument is a buffer with a role: `in` (read), `out` (written), `inout`
     (both) or `prefetch` (a small integer buffer whose values choose what to read).
 
-    `attributes {target = "xla"}` marks a kernel the tiler hands to XLA (an access or
+    `attributes {target = #ta<target xla>}` marks a kernel the tiler hands to XLA (an access or
     a dtype no Pallas idiom covers): it is not tiled, and @forward calls it as it is.
     """
 
@@ -562,5 +609,5 @@ class LaunchOp(IRDLOperation):
 TensorAccess = Dialect(
     "ta",
     [KernelOp, LoopOp, LoadOp, StoreOp, ReduceOp, ReshapeOp, AllocOp, LaunchOp],
-    [TaArgRoleAttr, TaReductionKindAttr],
+    [TaArgRoleAttr, TaReductionKindAttr, GatherStrategyAttr, KernelTargetAttr],
 )

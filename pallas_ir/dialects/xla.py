@@ -1,6 +1,6 @@
 """The `xla` dialect: the jnp-level body of a kernel that runs as XLA, not as Pallas.
 
-An `xla.func` is what tl-to-pallas makes of a `ta.kernel {target = "xla"}` (see
+An `xla.func` is what tl-to-pallas makes of a `ta.kernel {target = #ta<target xla>}` (see
 `lowering/ta_to_xla.py`); `pallas.xla_call` calls it from @forward. Its body computes on
 whole `tensor` values, the way numpy (the ta reference) and jnp run a loop: every value
 of a loop's body is a tensor over the loop's domain (parallel dims, then reduction

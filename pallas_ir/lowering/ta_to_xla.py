@@ -1,4 +1,4 @@
-"""ta-to-xla: a `ta.kernel {target = "xla"}` as an `xla.func` (the jnp-level form).
+"""ta-to-xla: a `ta.kernel {target = #ta<target xla>}` as an `xla.func` (the jnp-level form).
 
 tl-to-pallas calls this where it makes the `pallas.xla_call` of a launch, so the pallas
 module holds `xla.func`s next to @forward and no `ta` op. The translation is what the

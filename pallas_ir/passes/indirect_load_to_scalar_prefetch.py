@@ -7,10 +7,10 @@ integer buffer indexed by loop dims is a gather: `out = emb[idx]`, `x[:, idx, :]
 table dim is indexed by a bare symbol, and records on the load which Pallas idiom the
 tiler should use:
 
-* `gather = "prefetch"`: G1, the prefetched index feeds the table's BlockSpec index map;
-* `gather = "dma"`: G3, the table stays in HBM and rows are copied by manual DMAs;
-* `gather = "vmem"`: G4, the whole table is one VMEM block read with dynamic row loads;
-* `gather = "dma_chunked"`: G3c, the indices are too big for SMEM: the index buffer
+* `gather = #ta<gather_strategy prefetch>`: G1, the prefetched index feeds the table's BlockSpec index map;
+* `gather = #ta<gather_strategy dma>`: G3, the table stays in HBM and rows are copied by manual DMAs;
+* `gather = #ta<gather_strategy vmem>`: G4, the whole table is one VMEM block read with dynamic row loads;
+* `gather = #ta<gather_strategy dma_chunked>`: G3c, the indices are too big for SMEM: the index buffer
   stays an ordinary input and is streamed to SMEM in chunks, rows copied by DMA.
 
 The IR contract each value promises is in docs/passes.md (indirect-load-to-scalar-prefetch).
@@ -32,7 +32,6 @@ from xdsl.dialects.builtin import (
     AffineMapAttr,
     MemRefType,
     ModuleOp,
-    StringAttr,
 )
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import (
@@ -45,6 +44,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from pallas_ir.affine_analysis import linearize
+from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects.common import ArgRole
 from pallas_ir.dialects.tensor_access import (
     KernelOp,
@@ -58,7 +58,6 @@ from pallas_ir.tpu_rules import INDEX_CHUNK
 
 PASS_NAME = "indirect-load-to-scalar-prefetch"
 
-GATHER_ATTR = "gather"
 """Discardable attribute on a rewritten load: which Pallas gather idiom to emit."""
 
 STRATEGIES = ("auto", "prefetch", "dma", "vmem")
@@ -585,8 +584,8 @@ class _KernelRewrite:
     def _describe(self, g: _Gather, strategy: str, why: str) -> str:
         smem = sum(_index_bytes(b) for b in g.index_buffers)
         return (
-            f'gather = "{strategy}", {self._where(g)}; indices in SMEM ({smem} B as '
-            f"i32); {why}: {self._cost_text(g)}"
+            f"gather = #ta<gather_strategy {strategy}>, {self._where(g)}; indices in "
+            f"SMEM ({smem} B as i32); {why}: {self._cost_text(g)}"
         )
 
     def _chunked(self, g: _Gather, new: list[BlockArgument], need: int, used: int) -> str:
@@ -605,8 +604,8 @@ class _KernelRewrite:
             )
         streamed = sum(_index_bytes(b) for b in new)
         return (
-            f'gather = "dma_chunked", {self._where(g)}; {over}, so it stays an ordinary '
-            f"input streamed to SMEM in {CHUNK_BYTES}-byte chunks; modelled HBM bytes "
+            f"gather = #ta<gather_strategy dma_chunked>, {self._where(g)}; {over}, so it "
+            f"stays an ordinary input streamed to SMEM in {CHUNK_BYTES}-byte chunks; modelled HBM bytes "
             f"{g.read_bytes + streamed} ({g.read_bytes} rows + {streamed} indices)"
         )
 
@@ -624,7 +623,9 @@ class _KernelRewrite:
                 buffer = self._reshaped(load, d.gather.shape)
                 load.operands = [buffer, *load.dims, *load.symbols]
                 load.properties["map"] = AffineMapAttr(d.gather.map)
-            load.attributes[GATHER_ATTR] = StringAttr(d.strategy)
+            load.attributes[ta.GATHER_ATTR] = ta.GatherStrategyAttr(
+                ta.GatherStrategy(d.strategy)
+            )
             self.report.applied(load, d.gather.table, d.detail)
 
     def _reshaped(self, load: LoadOp, shape: tuple[int, ...]) -> SSAValue:
@@ -663,8 +664,8 @@ class IndirectLoadToScalarPrefetchPass(ModulePass):
     A load whose map uses a symbol cast from a value loaded from an integer buffer
     indexed by loop dims becomes a gather: the index buffer's role becomes `prefetch`,
     a flat table is viewed as the contiguous N-D `ta.reshape` in which each gathered
-    dim is a bare symbol, and the load gets `{gather = "prefetch"|"dma"|"vmem"|
-    "dma_chunked"}`. Lane-dim gathers, element-wise gathers (torch.gather) and index
+    dim is a bare symbol, and the load gets `{gather = #ta<gather_strategy S>}` (S: prefetch,
+    dma, vmem or dma_chunked; `ta.GatherStrategyAttr`). Lane-dim gathers, element-wise gathers (torch.gather) and index
     buffers used for anything else are left alone, each with a remark.
 
     Options:
@@ -706,4 +707,4 @@ class IndirectLoadToScalarPrefetchPass(ModulePass):
             _KernelRewrite(self, kernel, report).run()
 
 
-__all__ = ["GATHER_ATTR", "IndirectLoadToScalarPrefetchPass"]
+__all__ = ["IndirectLoadToScalarPrefetchPass"]

@@ -1004,7 +1004,7 @@ func.func @forward(%x: tensor<8x128xf32>) -> tensor<8x128xf32> {
 // -----
 
 // pallas.xla_call of a kernel that is not an xla.func.
-ta.kernel @k(%x: memref<64xf32> {role = "in"}, %o: memref<64xf32> {role = "out"}) attributes {target = "xla"} {
+ta.kernel @k(%x: memref<64xf32> {role = "in"}, %o: memref<64xf32> {role = "out"}) attributes {target = #ta<target xla>} {
   ta.loop [64] (%i) {
     %v = ta.load %x[affine_map<(d0) -> (d0)>](%i) : memref<64xf32>
     ta.store %v, %o[affine_map<(d0) -> (d0)>](%i) : memref<64xf32>

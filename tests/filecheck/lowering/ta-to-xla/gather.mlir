@@ -4,7 +4,7 @@
 // RUN: pallas-opt %s --split-input-file -p tile,tl-to-pallas | pallas-opt --split-input-file -t python | filecheck %s --check-prefix=PY
 
 // ta-to-xla (called by tl-to-pallas where it makes a `pallas.xla_call`): a
-// `ta.kernel {target = "xla"}` becomes an `xla.func` and no ta op is left.
+// `ta.kernel {target = #ta<target xla>}` becomes an `xla.func` and no ta op is left.
 // An XLA gather before a Pallas kernel (part `gather`): the flipped rows no Pallas idiom
 // reads are gathered into a dense buffer the matrix product then tiles.
 // Inputs from tests/filecheck/lowering/tile/xla-fallback.mlir.

@@ -4,7 +4,7 @@
 // RUN: pallas-opt %s --split-input-file -p tile,tl-to-pallas | pallas-opt --split-input-file -t python | filecheck %s --check-prefix=PY
 
 // ta-to-xla (called by tl-to-pallas where it makes a `pallas.xla_call`): a
-// `ta.kernel {target = "xla"}` becomes an `xla.func` and no ta op is left.
+// `ta.kernel {target = #ta<target xla>}` becomes an `xla.func` and no ta op is left.
 // The row indices of a gather of whole rows, computed on XLA (part `index`): a double
 // indirection (`x[perm[idx]]`, the inner read a symbol of the outer flat index) and a
 // wrapped negative index (comparisons and selects, `xla.compare` and `xla.select`); the

@@ -4,7 +4,7 @@
 // RUN: pallas-opt %s --split-input-file -p tile,tl-to-pallas | pallas-opt --split-input-file -t python | filecheck %s --check-prefix=PY
 
 // ta-to-xla (called by tl-to-pallas where it makes a `pallas.xla_call`): a
-// `ta.kernel {target = "xla"}` becomes an `xla.func` and no ta op is left.
+// `ta.kernel {target = #ta<target xla>}` becomes an `xla.func` and no ta op is left.
 // A whole kernel on XLA (an access no Pallas idiom covers in an element-wise kernel, or
 // 64-bit data) becomes one `xla.func` of part `kernel`: each readable buffer is an
 // argument taken in as its buffer (an `inout` one is returned too), an `out` buffer
@@ -16,7 +16,7 @@
 
 // The tiler's fallback: a kernel with an access no Pallas idiom covers runs whole on
 // XLA as one fusion when nothing else in it needs Pallas; beside a matrix product or a
-// gather's row DMAs, only the access moves to a `ta.kernel {target = "xla"}` that
+// gather's row DMAs, only the access moves to a `ta.kernel {target = #ta<target xla>}` that
 // @forward calls (an XLA gather before the Pallas kernel, or an XLA scatter after it)
 // and the rest is tiled as usual. A kernel with 64-bit data runs on XLA whole; a
 // gather of whole rows at a computed row moves only its row indices to XLA. --verify-semantics runs every case through the ta reference and the

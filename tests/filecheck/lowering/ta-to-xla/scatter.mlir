@@ -4,7 +4,7 @@
 // RUN: pallas-opt %s --split-input-file -p tile,tl-to-pallas | pallas-opt --split-input-file -t python | filecheck %s --check-prefix=PY
 
 // ta-to-xla (called by tl-to-pallas where it makes a `pallas.xla_call`): a
-// `ta.kernel {target = "xla"}` becomes an `xla.func` and no ta op is left.
+// `ta.kernel {target = #ta<target xla>}` becomes an `xla.func` and no ta op is left.
 // An XLA scatter after a Pallas kernel (part `scatter`): the kernel stores densely, and
 // the function copies that buffer to the store's real (strided) place in `out`, an
 // `inout` argument it takes in and returns.

@@ -1,6 +1,6 @@
-// RUN: pallas-opt %s --split-input-file -p tile | filecheck %s
-// RUN: pallas-opt %s --split-input-file -p tile --remarks --verify-diagnostics
-// RUN: pallas-opt %s --split-input-file --verify-semantics -p tile,tl-to-pallas
+// RUN: pallas-opt %s --split-input-file -p xla-outline,tile | filecheck %s
+// RUN: pallas-opt %s --split-input-file -p xla-outline,tile --remarks --verify-diagnostics
+// RUN: pallas-opt %s --split-input-file --verify-semantics -p xla-outline,tile,tl-to-pallas
 
 // Gathers whose idioms constrain each other or the table. --verify-semantics runs each
 // case through the ta reference and the pallas reference on the same random data.
@@ -15,9 +15,9 @@ ta.kernel @prefetch_and_dma(%idx: memref<8xi32> {role = "prefetch"}, %x: memref<
   ta.loop [8, 8, 128] (%i, %j, %k) {
     %r = ta.load %idx[affine_map<(d0, d1, d2) -> (d0)>](%i, %j, %k) : memref<8xi32>
     %s = arith.index_cast %r : i32 to index
-    %a = ta.load %x[affine_map<(d0, d1, d2)[s0] -> (s0, d1, d2)>](%i, %j, %k)[%s] {gather = "prefetch"} : memref<32x8x128xf32>
+    %a = ta.load %x[affine_map<(d0, d1, d2)[s0] -> (s0, d1, d2)>](%i, %j, %k)[%s] {gather = #ta<gather_strategy prefetch>} : memref<32x8x128xf32>
     // expected-remark@+1 {{tile: gather by row DMA, 1 rows per grid step}}
-    %b = ta.load %y[affine_map<(d0, d1, d2)[s0] -> (s0, d2)>](%i, %j, %k)[%s] {gather = "dma"} : memref<32x128xf32>
+    %b = ta.load %y[affine_map<(d0, d1, d2)[s0] -> (s0, d2)>](%i, %j, %k)[%s] {gather = #ta<gather_strategy dma>} : memref<32x128xf32>
     %v = arith.addf %a, %b : f32
     ta.store %v, %out[affine_map<(d0, d1, d2) -> (d0, d1, d2)>](%i, %j, %k) : memref<8x8x128xf32>
   }
@@ -47,7 +47,7 @@ ta.kernel @odd_bf16_rows(%idx: memref<16xi32> {role = "prefetch"}, %w: memref<3x
     %r = ta.load %idx[affine_map<(d0, d1) -> (d0)>](%i, %j) : memref<16xi32>
     %s = arith.index_cast %r : i32 to index
     // expected-remark@+1 {{tile: rows of bf16 pack 2 to a 32-bit sublane and the gathered dim (3 rows) is not a multiple of 2: no DMA or block addresses one row; done by an XLA gather before the Pallas kernel @odd_bf16_rows}}
-    %a = ta.load %w[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%s] {gather = "dma"} : memref<3x128xbf16>
+    %a = ta.load %w[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%s] {gather = #ta<gather_strategy dma>} : memref<3x128xbf16>
     %c = arith.constant 2.0 : bf16
     %v = arith.mulf %a, %c : bf16
     ta.store %v, %out[affine_map<(d0, d1) -> (d0, d1)>](%i, %j) : memref<16x128xbf16>
@@ -61,7 +61,7 @@ func.func @forward(%idx: memref<16xi32>, %w: memref<3x128xbf16>) -> memref<16x12
 
 // The gather moves to an XLA kernel that writes the 16 rows densely; the Pallas kernel
 // reads them as one block and scales them.
-// CHECK:       ta.kernel @odd_bf16_rows_0(%idx: memref<16xi32> {role = "prefetch"}, %w: memref<3x128xbf16> {role = "in"}, %xla: memref<16x128xbf16> {role = "out"}) attributes {target = "xla", xla_access = "gather"} {
+// CHECK:       ta.kernel @odd_bf16_rows_0(%idx: memref<16xi32> {role = "prefetch"}, %w: memref<3x128xbf16> {role = "in"}, %xla: memref<16x128xbf16> {role = "out"}) attributes {target = #ta<target xla>, xla_access = "gather"} {
 // CHECK:           %a = ta.load %w[affine_map<(d0, d1)[s0] -> (s0, d1)>](%x0, %x1)[%s] : memref<3x128xbf16>
 // CHECK-NEXT:      ta.store %a, %xla[affine_map<(d0, d1) -> (d0, d1)>](%x0, %x1) : memref<16x128xbf16>
 // CHECK:       tl.kernel @odd_bf16_rows_1(%out: memref<16x128xbf16> {role = "out"}, %xla: memref<16x128xbf16> {role = "in"}) {

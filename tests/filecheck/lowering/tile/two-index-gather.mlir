@@ -3,7 +3,7 @@
 // RUN: pallas-opt %s --verify-semantics -p tile,tl-to-pallas -o /dev/null
 
 // out = x[i0, i1] for x: f32[100, 50, 256], i0, i1: i32[64] (as indirect-load-to-scalar-
-// prefetch marks it: gather = "dma"). Each lookup names one row of 256 floats at
+// prefetch marks it: gather = #ta<gather_strategy dma>). Each lookup names one row of 256 floats at
 // x[i0[r], i1[r]]; a row of the second-minor dim cannot be a block (one row of 50) and
 // viewing x as 5000 rows would relayout it (50 is not a multiple of 8), so each row
 // comes by its own DMA from x left in HBM: 8 lookups per grid step.
@@ -13,7 +13,7 @@ ta.kernel @two_index_rows(%i0: memref<64xi32> {role = "prefetch"}, %i1: memref<6
     %sa = arith.index_cast %a : i32 to index
     %b = ta.load %i1[affine_map<(d0, d1) -> (d0)>](%i, %j) : memref<64xi32>
     %sb = arith.index_cast %b : i32 to index
-    %v = ta.load %x[affine_map<(d0, d1)[s0, s1] -> (s0, s1, d1)>](%i, %j)[%sa, %sb] {gather = "dma"} : memref<100x50x256xf32>
+    %v = ta.load %x[affine_map<(d0, d1)[s0, s1] -> (s0, s1, d1)>](%i, %j)[%sa, %sb] {gather = #ta<gather_strategy dma>} : memref<100x50x256xf32>
     ta.store %v, %out[affine_map<(d0, d1) -> (d0, d1)>](%i, %j) : memref<64x256xf32>
   }
 }

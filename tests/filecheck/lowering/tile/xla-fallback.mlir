@@ -1,12 +1,12 @@
-// RUN: pallas-opt %s --split-input-file -p tile | filecheck %s
-// RUN: pallas-opt %s --split-input-file -p tile --remarks --verify-diagnostics
-// RUN: pallas-opt %s --split-input-file --verify-semantics -p tile,tl-to-pallas
-// RUN: pallas-opt %s --split-input-file -p tile,tl-to-pallas | filecheck %s --check-prefix=PALLAS
-// RUN: pallas-opt %s --split-input-file -p tile,tl-to-pallas --cost-report 2>&1 >/dev/null | filecheck %s --check-prefix=COST
+// RUN: pallas-opt %s --split-input-file -p tile-policy,xla-outline,tile | filecheck %s
+// RUN: pallas-opt %s --split-input-file -p tile-policy,xla-outline,tile --remarks --verify-diagnostics
+// RUN: pallas-opt %s --split-input-file --verify-semantics -p tile-policy,xla-outline,tile,tl-to-pallas
+// RUN: pallas-opt %s --split-input-file -p tile-policy,xla-outline,tile,tl-to-pallas | filecheck %s --check-prefix=PALLAS
+// RUN: pallas-opt %s --split-input-file -p tile-policy,xla-outline,tile,tl-to-pallas --cost-report 2>&1 >/dev/null | filecheck %s --check-prefix=COST
 
 // The tiler's fallback: a kernel with an access no Pallas idiom covers runs whole on
 // XLA as one fusion when nothing else in it needs Pallas; beside a matrix product or a
-// gather's row DMAs, only the access moves to a `ta.kernel {target = "xla"}` that
+// gather's row DMAs, only the access moves to a `ta.kernel {target = #ta<target xla>}` that
 // @forward calls (an XLA gather before the Pallas kernel, or an XLA scatter after it)
 // and the rest is tiled as usual. A kernel with 64-bit data runs on XLA whole; a
 // gather of whole rows at a computed row moves only its row indices to XLA. --verify-semantics runs every case through the ta reference and the
@@ -31,7 +31,7 @@ func.func @forward(%x: memref<64x64xf32>) -> memref<64xf32> {
 }
 
 // CHECK-LABEL: ta.kernel @diag(
-// CHECK-SAME:      attributes {target = "xla"} {
+// CHECK-SAME:      attributes {target = #ta<target xla>} {
 // CHECK-NEXT:    ta.loop [64] (%i) {
 // CHECK-NEXT:      %v = ta.load %x[affine_map<(d0) -> (d0, d0)>](%i) : memref<64x64xf32>
 // CHECK:           arith.mulf
@@ -71,7 +71,7 @@ func.func @forward(%x: memref<64x128xf32>, %w: memref<128x128xf32>) -> memref<64
 }
 
 // CHECK-LABEL: ta.kernel @flip_matmul_0(
-// CHECK-SAME:      %x: memref<64x128xf32> {role = "in"}, %xla: memref<64x128xf32> {role = "out"}) attributes {target = "xla", xla_access = "gather"}
+// CHECK-SAME:      %x: memref<64x128xf32> {role = "in"}, %xla: memref<64x128xf32> {role = "out"}) attributes {target = #ta<target xla>, xla_access = "gather"}
 // CHECK-NEXT:    ta.loop [64, 128] (%x0, %x1) {
 // CHECK-NEXT:      %a = ta.load %x[affine_map<(d0, d1) -> (((d0 * -1) + 63), d1)>](%x0, %x1) : memref<64x128xf32>
 // CHECK-NEXT:      ta.store %a, %xla[affine_map<(d0, d1) -> (d0, d1)>](%x0, %x1) : memref<64x128xf32>
@@ -122,7 +122,7 @@ func.func @forward(%x: memref<64x128xf32>, %w: memref<128x128xf32>, %out: memref
 // CHECK:         tl.dot
 // CHECK:         tl.store %2, %xla
 // CHECK:       ta.kernel @strided_store_1(
-// CHECK-SAME:      %out: memref<64x128x2xf32> {role = "inout"}, %xla: memref<64x128xf32> {role = "in"}) attributes {target = "xla", xla_access = "scatter"}
+// CHECK-SAME:      %out: memref<64x128x2xf32> {role = "inout"}, %xla: memref<64x128xf32> {role = "in"}) attributes {target = #ta<target xla>, xla_access = "scatter"}
 // CHECK-NEXT:    ta.loop [64, 128] (%x0, %x1) {
 // CHECK-NEXT:      %s = ta.load %xla[affine_map<(d0, d1) -> (d0, d1)>](%x0, %x1) : memref<64x128xf32>
 // CHECK-NEXT:      ta.store %s, %out[affine_map<(d0, d1) -> (d0, d1, 0)>](%x0, %x1) : memref<64x128x2xf32>
@@ -154,7 +154,7 @@ func.func @forward(%out: memref<64x2xf32>) -> memref<64x2xf32> {
   func.return %out : memref<64x2xf32>
 }
 
-// CHECK-LABEL: ta.kernel @read_back(%out: memref<64x2xf32> {role = "inout"}) attributes {target = "xla"}
+// CHECK-LABEL: ta.kernel @read_back(%out: memref<64x2xf32> {role = "inout"}) attributes {target = #ta<target xla>}
 
 // PALLAS:       func.func @forward(%out: tensor<64x2xf32>) -> tensor<64x2xf32> {
 // PALLAS-NEXT:    %out_1 = pallas.xla_call @read_back(%out)
@@ -187,7 +187,7 @@ func.func @forward(%idx: memref<64xi32>, %perm: memref<1000xi32>, %x: memref<100
 }
 
 // CHECK-LABEL: ta.kernel @double_indirect_0(
-// CHECK-SAME:      %rows: memref<64xi32> {role = "out"}) attributes {target = "xla", xla_access = "index"}
+// CHECK-SAME:      %rows: memref<64xi32> {role = "out"}) attributes {target = #ta<target xla>, xla_access = "index"}
 // CHECK-NEXT:    ta.loop [64] (%x0) {
 // CHECK-NEXT:      %iv = ta.load %idx
 // CHECK-NEXT:      %s = arith.index_cast %iv
@@ -216,7 +216,7 @@ func.func @forward(%idx: memref<64xi64>) -> memref<64xi64> {
   func.return %idx : memref<64xi64>
 }
 
-// CHECK-LABEL: ta.kernel @increment(%idx: memref<64xi64> {role = "inout"}) attributes {target = "xla"}
+// CHECK-LABEL: ta.kernel @increment(%idx: memref<64xi64> {role = "inout"}) attributes {target = #ta<target xla>}
 // CHECK-NOT:   tl.kernel
 // PALLAS:      %idx_1 = pallas.xla_call @increment(%idx) : (tensor<64xi64>) -> tensor<64xi64>
 // COST:        pallas.xla_call @increment  (XLA kernel)
@@ -252,7 +252,7 @@ func.func @forward(%idx: memref<64xi64>, %emb: memref<1000x256xf32>) -> memref<6
   func.return %out : memref<64x256xf32>
 }
 
-// CHECK-LABEL: ta.kernel @wrapped_0(%idx: memref<64xi64> {role = "in"}, %rows: memref<64xi32> {role = "out"}) attributes {target = "xla", xla_access = "index"}
+// CHECK-LABEL: ta.kernel @wrapped_0(%idx: memref<64xi64> {role = "in"}, %rows: memref<64xi32> {role = "out"}) attributes {target = #ta<target xla>, xla_access = "index"}
 // CHECK:           %w = arith.select %neg, %up, %iv : i64
 // CHECK-NEXT:      %s = arith.index_cast %w : i64 to index
 // CHECK-NEXT:      %{{.*}} = arith.index_cast %s : index to i32
@@ -291,4 +291,4 @@ func.func @forward(%x: memref<64x128xf32>, %y: memref<128xf32>) -> memref<64xf32
 }
 
 // CHECK-LABEL: ta.kernel @by_argmax(
-// CHECK-SAME:      attributes {target = "xla"}
+// CHECK-SAME:      attributes {target = #ta<target xla>}

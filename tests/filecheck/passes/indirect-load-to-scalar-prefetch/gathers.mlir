@@ -20,7 +20,7 @@ ta.kernel @embedding(%idx: memref<64xi64> {role = "in"}, %emb: memref<256000xf32
   ta.loop [64, 256] (%i, %j) {
     %iv = ta.load %idx[affine_map<(d0, d1) -> (d0)>](%i, %j) : memref<64xi64>
     %s = arith.index_cast %iv : i64 to index
-    // expected-remark@+1 {{indirect-load-to-scalar-prefetch: applied to %emb: gather = "dma", table 1000x256xf32 gathered on dim 0 by %idx; indices in SMEM (256 B as i32); auto picked the fewest modelled HBM bytes: prefetch 2113536 (65536 + 2048000 to relayout the table to 1000x1x256), dma 65536, vmem 1024000}}
+    // expected-remark@+1 {{indirect-load-to-scalar-prefetch: applied to %emb: gather = #ta<gather_strategy dma>, table 1000x256xf32 gathered on dim 0 by %idx; indices in SMEM (256 B as i32); auto picked the fewest modelled HBM bytes: prefetch 2113536 (65536 + 2048000 to relayout the table to 1000x1x256), dma 65536, vmem 1024000}}
     %v = ta.load %emb[affine_map<(d0, d1)[s0] -> (s0 * 256 + d1)>](%i, %j)[%s] : memref<256000xf32>
     ta.store %v, %out[affine_map<(d0, d1) -> (d0 * 256 + d1)>](%i, %j) : memref<16384xf32>
   }
@@ -32,7 +32,7 @@ ta.kernel @embedding(%idx: memref<64xi64> {role = "in"}, %emb: memref<256000xf32
 // CHECK-NEXT:    ta.loop [64, 256] (%i, %j) {
 // CHECK-NEXT:      %iv = ta.load %idx[affine_map<(d0, d1) -> (d0)>](%i, %j) : memref<64xi64>
 // CHECK-NEXT:      %s = arith.index_cast %iv : i64 to index
-// CHECK-NEXT:      %v = ta.load %emb_1000x256[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%s] {gather = "dma"} : memref<1000x256xf32>
+// CHECK-NEXT:      %v = ta.load %emb_1000x256[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%s] {gather = #ta<gather_strategy dma>} : memref<1000x256xf32>
 // CHECK-NEXT:      ta.store %v, %out
 
 // -----
@@ -43,7 +43,7 @@ ta.kernel @embedding_nd(%idx: memref<64xi32> {role = "prefetch"}, %emb: memref<1
   ta.loop [64, 256] (%i, %j) {
     %iv = ta.load %idx[affine_map<(d0, d1) -> (d0)>](%i, %j) : memref<64xi32>
     %s = arith.index_cast %iv : i32 to index
-    // expected-remark@+1 {{applied to %emb: gather = "dma", table 1000x256xf32 gathered on dim 0 by %idx; indices in SMEM (256 B as i32)}}
+    // expected-remark@+1 {{applied to %emb: gather = #ta<gather_strategy dma>, table 1000x256xf32 gathered on dim 0 by %idx; indices in SMEM (256 B as i32)}}
     %v = ta.load %emb[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%s] : memref<1000x256xf32>
     ta.store %v, %out[affine_map<(d0, d1) -> (d0, d1)>](%i, %j) : memref<64x256xf32>
   }
@@ -52,7 +52,7 @@ ta.kernel @embedding_nd(%idx: memref<64xi32> {role = "prefetch"}, %emb: memref<1
 // CHECK-LABEL: ta.kernel @embedding_nd(
 // CHECK-SAME:      %idx: memref<64xi32> {role = "prefetch"}, %emb: memref<1000x256xf32> {role = "in"}
 // CHECK-NOT:     ta.reshape
-// CHECK:         %v = ta.load %emb[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%s] {gather = "dma"} : memref<1000x256xf32>
+// CHECK:         %v = ta.load %emb[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%s] {gather = #ta<gather_strategy dma>} : memref<1000x256xf32>
 
 // -----
 
@@ -64,7 +64,7 @@ ta.kernel @widened_index(%idx: memref<64xi32> {role = "in"}, %emb: memref<256000
     %iv = ta.load %idx[affine_map<(d0, d1) -> (d0)>](%i, %j) : memref<64xi32>
     %wide = arith.extsi %iv : i32 to i64
     %s = arith.index_cast %wide : i64 to index
-    // expected-remark@+1 {{applied to %emb: gather = "dma", table 1000x256xf32 gathered on dim 0 by %idx; indices in SMEM (256 B as i32)}}
+    // expected-remark@+1 {{applied to %emb: gather = #ta<gather_strategy dma>, table 1000x256xf32 gathered on dim 0 by %idx; indices in SMEM (256 B as i32)}}
     %v = ta.load %emb[affine_map<(d0, d1)[s0] -> (s0 * 256 + d1)>](%i, %j)[%s] : memref<256000xf32>
     ta.store %v, %out[affine_map<(d0, d1) -> (d0 * 256 + d1)>](%i, %j) : memref<16384xf32>
   }
@@ -74,7 +74,7 @@ ta.kernel @widened_index(%idx: memref<64xi32> {role = "in"}, %emb: memref<256000
 // CHECK-SAME:      %idx: memref<64xi32> {role = "prefetch"}
 // CHECK:         %wide = arith.extsi %iv : i32 to i64
 // CHECK-NEXT:    %s = arith.index_cast %wide : i64 to index
-// CHECK-NEXT:    %v = ta.load %emb_1000x256[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%s] {gather = "dma"} : memref<1000x256xf32>
+// CHECK-NEXT:    %v = ta.load %emb_1000x256[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%s] {gather = #ta<gather_strategy dma>} : memref<1000x256xf32>
 
 // -----
 
@@ -84,7 +84,7 @@ ta.kernel @index_rank2(%idx: memref<128xi64> {role = "in"}, %emb: memref<128000x
   ta.loop [8, 16, 128] (%b, %t, %d) {
     %iv = ta.load %idx[affine_map<(d0, d1, d2) -> (d0 * 16 + d1)>](%b, %t, %d) : memref<128xi64>
     %s = arith.index_cast %iv : i64 to index
-    // expected-remark@+1 {{applied to %emb: gather = "dma", table 1000x128xf32 gathered on dim 0 by %idx; indices in SMEM (512 B as i32); auto picked the fewest modelled HBM bytes: prefetch 1089536 (65536 + 1024000 to relayout the table to 1000x1x128), dma 65536, vmem 512000}}
+    // expected-remark@+1 {{applied to %emb: gather = #ta<gather_strategy dma>, table 1000x128xf32 gathered on dim 0 by %idx; indices in SMEM (512 B as i32); auto picked the fewest modelled HBM bytes: prefetch 1089536 (65536 + 1024000 to relayout the table to 1000x1x128), dma 65536, vmem 512000}}
     %v = ta.load %emb[affine_map<(d0, d1, d2)[s0] -> (s0 * 128 + d2)>](%b, %t, %d)[%s] : memref<128000xf32>
     ta.store %v, %out[affine_map<(d0, d1, d2) -> (d0 * 2048 + d1 * 128 + d2)>](%b, %t, %d) : memref<16384xf32>
   }
@@ -93,7 +93,7 @@ ta.kernel @index_rank2(%idx: memref<128xi64> {role = "in"}, %emb: memref<128000x
 // CHECK-LABEL: ta.kernel @index_rank2(
 // CHECK-SAME:      %idx: memref<128xi64> {role = "prefetch"}
 // CHECK-NEXT:    %emb_1000x128 = ta.reshape %emb : memref<128000xf32> to memref<1000x128xf32>
-// CHECK:         %v = ta.load %emb_1000x128[affine_map<(d0, d1, d2)[s0] -> (s0, d2)>](%b, %t, %d)[%s] {gather = "dma"} : memref<1000x128xf32>
+// CHECK:         %v = ta.load %emb_1000x128[affine_map<(d0, d1, d2)[s0] -> (s0, d2)>](%b, %t, %d)[%s] {gather = #ta<gather_strategy dma>} : memref<1000x128xf32>
 
 // -----
 
@@ -102,7 +102,7 @@ ta.kernel @index_rank3(%idx: memref<2x4x8xi64> {role = "in"}, %emb: memref<1000x
   ta.loop [2, 4, 8, 128] (%a, %b, %c, %d) {
     %iv = ta.load %idx[affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>](%a, %b, %c, %d) : memref<2x4x8xi64>
     %s = arith.index_cast %iv : i64 to index
-    // expected-remark@+1 {{applied to %emb: gather = "dma", table 1000x128xf32 gathered on dim 0 by %idx; indices in SMEM (256 B as i32); auto picked the fewest modelled HBM bytes: prefetch 1056768 (32768 + 1024000 to relayout the table to 1000x1x128), dma 32768, vmem 512000}}
+    // expected-remark@+1 {{applied to %emb: gather = #ta<gather_strategy dma>, table 1000x128xf32 gathered on dim 0 by %idx; indices in SMEM (256 B as i32); auto picked the fewest modelled HBM bytes: prefetch 1056768 (32768 + 1024000 to relayout the table to 1000x1x128), dma 32768, vmem 512000}}
     %v = ta.load %emb[affine_map<(d0, d1, d2, d3)[s0] -> (s0, d3)>](%a, %b, %c, %d)[%s] : memref<1000x128xf32>
     ta.store %v, %out[affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>](%a, %b, %c, %d) : memref<2x4x8x128xf32>
   }
@@ -110,7 +110,7 @@ ta.kernel @index_rank3(%idx: memref<2x4x8xi64> {role = "in"}, %emb: memref<1000x
 
 // CHECK-LABEL: ta.kernel @index_rank3(
 // CHECK-SAME:      %idx: memref<2x4x8xi64> {role = "prefetch"}
-// CHECK:         ta.load %emb[affine_map<(d0, d1, d2, d3)[s0] -> (s0, d3)>](%a, %b, %c, %d)[%s] {gather = "dma"} : memref<1000x128xf32>
+// CHECK:         ta.load %emb[affine_map<(d0, d1, d2, d3)[s0] -> (s0, d3)>](%a, %b, %c, %d)[%s] {gather = #ta<gather_strategy dma>} : memref<1000x128xf32>
 
 // -----
 
@@ -121,7 +121,7 @@ ta.kernel @middle_dim(%idx: memref<16xi64> {role = "in"}, %x: memref<1024000xf32
   ta.loop [8, 16, 128] (%a, %i, %c) {
     %iv = ta.load %idx[affine_map<(d0, d1, d2) -> (d1)>](%a, %i, %c) : memref<16xi64>
     %s = arith.index_cast %iv : i64 to index
-    // expected-remark@+1 {{applied to %x: gather = "dma", table 8x1000x128xf32 gathered on dim 1 by %idx; indices in SMEM (64 B as i32); auto picked the fewest modelled HBM bytes: prefetch 8257536 (65536 + 8192000 to relayout the table to 8x1000x1x128), dma 65536, vmem 4096000}}
+    // expected-remark@+1 {{applied to %x: gather = #ta<gather_strategy dma>, table 8x1000x128xf32 gathered on dim 1 by %idx; indices in SMEM (64 B as i32); auto picked the fewest modelled HBM bytes: prefetch 8257536 (65536 + 8192000 to relayout the table to 8x1000x1x128), dma 65536, vmem 4096000}}
     %v = ta.load %x[affine_map<(d0, d1, d2)[s0] -> (d0 * 128000 + s0 * 128 + d2)>](%a, %i, %c)[%s] : memref<1024000xf32>
     ta.store %v, %out[affine_map<(d0, d1, d2) -> (d0 * 2048 + d1 * 128 + d2)>](%a, %i, %c) : memref<16384xf32>
   }
@@ -130,7 +130,7 @@ ta.kernel @middle_dim(%idx: memref<16xi64> {role = "in"}, %x: memref<1024000xf32
 // CHECK-LABEL: ta.kernel @middle_dim(
 // CHECK-SAME:      %idx: memref<16xi64> {role = "prefetch"}
 // CHECK-NEXT:    %x_8x1000x128 = ta.reshape %x : memref<1024000xf32> to memref<8x1000x128xf32>
-// CHECK:         %v = ta.load %x_8x1000x128[affine_map<(d0, d1, d2)[s0] -> (d0, s0, d2)>](%a, %i, %c)[%s] {gather = "dma"} : memref<8x1000x128xf32>
+// CHECK:         %v = ta.load %x_8x1000x128[affine_map<(d0, d1, d2)[s0] -> (d0, s0, d2)>](%a, %i, %c)[%s] {gather = #ta<gather_strategy dma>} : memref<8x1000x128xf32>
 
 // -----
 
@@ -142,7 +142,7 @@ ta.kernel @pages(%idx: memref<16xi64> {role = "in"}, %pages: memref<65536xf32> {
   ta.loop [16, 8, 128] (%i, %r, %c) {
     %iv = ta.load %idx[affine_map<(d0, d1, d2) -> (d0)>](%i, %r, %c) : memref<16xi64>
     %s = arith.index_cast %iv : i64 to index
-    // expected-remark@+1 {{applied to %pages: gather = "prefetch", table 64x8x128xf32 gathered on dim 0 by %idx; indices in SMEM (64 B as i32); auto picked the fewest modelled HBM bytes: prefetch 65536, dma 65536, vmem 262144}}
+    // expected-remark@+1 {{applied to %pages: gather = #ta<gather_strategy prefetch>, table 64x8x128xf32 gathered on dim 0 by %idx; indices in SMEM (64 B as i32); auto picked the fewest modelled HBM bytes: prefetch 65536, dma 65536, vmem 262144}}
     %v = ta.load %pages[affine_map<(d0, d1, d2)[s0] -> (s0 * 1024 + d1 * 128 + d2)>](%i, %r, %c)[%s] : memref<65536xf32>
     ta.store %v, %out[affine_map<(d0, d1, d2) -> (d0 * 1024 + d1 * 128 + d2)>](%i, %r, %c) : memref<16384xf32>
   }
@@ -151,7 +151,7 @@ ta.kernel @pages(%idx: memref<16xi64> {role = "in"}, %pages: memref<65536xf32> {
 // CHECK-LABEL: ta.kernel @pages(
 // CHECK-SAME:      %idx: memref<16xi64> {role = "prefetch"}
 // CHECK-NEXT:    %pages_64x8x128 = ta.reshape %pages : memref<65536xf32> to memref<64x8x128xf32>
-// CHECK:         ta.load %pages_64x8x128[affine_map<(d0, d1, d2)[s0] -> (s0, d1, d2)>](%i, %r, %c)[%s] {gather = "prefetch"} : memref<64x8x128xf32>
+// CHECK:         ta.load %pages_64x8x128[affine_map<(d0, d1, d2)[s0] -> (s0, d1, d2)>](%i, %r, %c)[%s] {gather = #ta<gather_strategy prefetch>} : memref<64x8x128xf32>
 
 // -----
 
@@ -161,7 +161,7 @@ ta.kernel @duplicates(%idx: memref<128xi64> {role = "in"}, %emb: memref<4096xf32
   ta.loop [128, 256] (%i, %j) {
     %iv = ta.load %idx[affine_map<(d0, d1) -> (d0)>](%i, %j) : memref<128xi64>
     %s = arith.index_cast %iv : i64 to index
-    // expected-remark@+1 {{applied to %emb: gather = "vmem", table 16x256xf32 gathered on dim 0 by %idx; indices in SMEM (512 B as i32); auto picked the fewest modelled HBM bytes: prefetch 163840 (131072 + 32768 to relayout the table to 16x1x256), dma 131072, vmem 16384}}
+    // expected-remark@+1 {{applied to %emb: gather = #ta<gather_strategy vmem>, table 16x256xf32 gathered on dim 0 by %idx; indices in SMEM (512 B as i32); auto picked the fewest modelled HBM bytes: prefetch 163840 (131072 + 32768 to relayout the table to 16x1x256), dma 131072, vmem 16384}}
     %v = ta.load %emb[affine_map<(d0, d1)[s0] -> (s0 * 256 + d1)>](%i, %j)[%s] : memref<4096xf32>
     ta.store %v, %out[affine_map<(d0, d1) -> (d0 * 256 + d1)>](%i, %j) : memref<32768xf32>
   }
@@ -169,7 +169,7 @@ ta.kernel @duplicates(%idx: memref<128xi64> {role = "in"}, %emb: memref<4096xf32
 
 // CHECK-LABEL: ta.kernel @duplicates(
 // CHECK-SAME:      %idx: memref<128xi64> {role = "prefetch"}
-// CHECK:         ta.load %emb_16x256[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%s] {gather = "vmem"} : memref<16x256xf32>
+// CHECK:         ta.load %emb_16x256[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%s] {gather = #ta<gather_strategy vmem>} : memref<16x256xf32>
 
 // -----
 
@@ -181,11 +181,11 @@ ta.kernel @two_gathers(%idx: memref<64xi64> {role = "in"}, %pidx: memref<64xi64>
   ta.loop [64, 128] (%i, %j) {
     %iv = ta.load %idx[affine_map<(d0, d1) -> (d0)>](%i, %j) : memref<64xi64>
     %s = arith.index_cast %iv : i64 to index
-    // expected-remark@+1 {{applied to %tok: gather = "dma", table 1000x128xf32 gathered on dim 0 by %idx; indices in SMEM (256 B as i32); auto picked the fewest modelled HBM bytes: prefetch 1056768 (32768 + 1024000 to relayout the table to 1000x1x128), dma 32768, vmem 512000}}
+    // expected-remark@+1 {{applied to %tok: gather = #ta<gather_strategy dma>, table 1000x128xf32 gathered on dim 0 by %idx; indices in SMEM (256 B as i32); auto picked the fewest modelled HBM bytes: prefetch 1056768 (32768 + 1024000 to relayout the table to 1000x1x128), dma 32768, vmem 512000}}
     %t = ta.load %tok[affine_map<(d0, d1)[s0] -> (s0 * 128 + d1)>](%i, %j)[%s] : memref<128000xf32>
     %pv = ta.load %pidx[affine_map<(d0, d1) -> (d0)>](%i, %j) : memref<64xi64>
     %ps = arith.index_cast %pv : i64 to index
-    // expected-remark@+1 {{applied to %pos: gather = "dma", table 512x128xf32 gathered on dim 0 by %pidx; indices in SMEM (256 B as i32); auto picked the fewest modelled HBM bytes: prefetch 557056 (32768 + 524288 to relayout the table to 512x1x128), dma 32768, vmem 262144}}
+    // expected-remark@+1 {{applied to %pos: gather = #ta<gather_strategy dma>, table 512x128xf32 gathered on dim 0 by %pidx; indices in SMEM (256 B as i32); auto picked the fewest modelled HBM bytes: prefetch 557056 (32768 + 524288 to relayout the table to 512x1x128), dma 32768, vmem 262144}}
     %p = ta.load %pos[affine_map<(d0, d1)[s0] -> (s0 * 128 + d1)>](%i, %j)[%ps] : memref<65536xf32>
     %r = arith.addf %t, %p : f32
     ta.store %r, %out[affine_map<(d0, d1) -> (d0 * 128 + d1)>](%i, %j) : memref<8192xf32>
@@ -196,8 +196,8 @@ ta.kernel @two_gathers(%idx: memref<64xi64> {role = "in"}, %pidx: memref<64xi64>
 // CHECK-SAME:      %idx: memref<64xi64> {role = "prefetch"}, %pidx: memref<64xi64> {role = "prefetch"}, %tok: memref<128000xf32> {role = "in"}, %pos: memref<65536xf32> {role = "in"}
 // CHECK-NEXT:    %tok_1000x128 = ta.reshape %tok : memref<128000xf32> to memref<1000x128xf32>
 // CHECK-NEXT:    %pos_512x128 = ta.reshape %pos : memref<65536xf32> to memref<512x128xf32>
-// CHECK:         %t = ta.load %tok_1000x128[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%s] {gather = "dma"} : memref<1000x128xf32>
-// CHECK:         %p = ta.load %pos_512x128[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%ps] {gather = "dma"} : memref<512x128xf32>
+// CHECK:         %t = ta.load %tok_1000x128[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%s] {gather = #ta<gather_strategy dma>} : memref<1000x128xf32>
+// CHECK:         %p = ta.load %pos_512x128[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%ps] {gather = #ta<gather_strategy dma>} : memref<512x128xf32>
 // CHECK-NEXT:    %r = arith.addf %t, %p : f32
 
 // -----
@@ -208,11 +208,11 @@ ta.kernel @same_table(%idx: memref<64xi64> {role = "in"}, %idx2: memref<64xi64> 
   ta.loop [64, 128] (%i, %j) {
     %a = ta.load %idx[affine_map<(d0, d1) -> (d0)>](%i, %j) : memref<64xi64>
     %sa = arith.index_cast %a : i64 to index
-    // expected-remark@+1 {{applied to %emb: gather = "dma", table 1000x128xf32 gathered on dim 0 by %idx;}}
+    // expected-remark@+1 {{applied to %emb: gather = #ta<gather_strategy dma>, table 1000x128xf32 gathered on dim 0 by %idx;}}
     %x = ta.load %emb[affine_map<(d0, d1)[s0] -> (s0 * 128 + d1)>](%i, %j)[%sa] : memref<128000xf32>
     %b = ta.load %idx2[affine_map<(d0, d1) -> (d0)>](%i, %j) : memref<64xi64>
     %sb = arith.index_cast %b : i64 to index
-    // expected-remark@+1 {{applied to %emb: gather = "dma", table 1000x128xf32 gathered on dim 0 by %idx2;}}
+    // expected-remark@+1 {{applied to %emb: gather = #ta<gather_strategy dma>, table 1000x128xf32 gathered on dim 0 by %idx2;}}
     %y = ta.load %emb[affine_map<(d0, d1)[s0] -> (s0 * 128 + d1)>](%i, %j)[%sb] : memref<128000xf32>
     %r = arith.addf %x, %y : f32
     ta.store %r, %out[affine_map<(d0, d1) -> (d0 * 128 + d1)>](%i, %j) : memref<8192xf32>
@@ -223,8 +223,8 @@ ta.kernel @same_table(%idx: memref<64xi64> {role = "in"}, %idx2: memref<64xi64> 
 // CHECK-SAME:      %idx: memref<64xi64> {role = "prefetch"}, %idx2: memref<64xi64> {role = "prefetch"}
 // CHECK-NEXT:    %emb_1000x128 = ta.reshape %emb : memref<128000xf32> to memref<1000x128xf32>
 // CHECK-NOT:     ta.reshape
-// CHECK:         %x = ta.load %emb_1000x128[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%sa] {gather = "dma"}
-// CHECK:         %y = ta.load %emb_1000x128[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%sb] {gather = "dma"}
+// CHECK:         %x = ta.load %emb_1000x128[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%sa] {gather = #ta<gather_strategy dma>}
+// CHECK:         %y = ta.load %emb_1000x128[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%sb] {gather = #ta<gather_strategy dma>}
 
 // -----
 
@@ -234,7 +234,7 @@ ta.kernel @gather_sum(%idx: memref<64xi64> {role = "in"}, %emb: memref<256000xf3
   ta.loop [64] reduce [256] (%i, %k) {
     %iv = ta.load %idx[affine_map<(d0, d1) -> (d0)>](%i, %k) : memref<64xi64>
     %s = arith.index_cast %iv : i64 to index
-    // expected-remark@+1 {{applied to %emb: gather = "dma", table 1000x256xf32 gathered on dim 0 by %idx; indices in SMEM (256 B as i32); auto picked the fewest modelled HBM bytes: prefetch 2113536 (65536 + 2048000 to relayout the table to 1000x1x256), dma 65536, vmem 1024000}}
+    // expected-remark@+1 {{applied to %emb: gather = #ta<gather_strategy dma>, table 1000x256xf32 gathered on dim 0 by %idx; indices in SMEM (256 B as i32); auto picked the fewest modelled HBM bytes: prefetch 2113536 (65536 + 2048000 to relayout the table to 1000x1x256), dma 65536, vmem 1024000}}
     %v = ta.load %emb[affine_map<(d0, d1)[s0] -> (s0 * 256 + d1)>](%i, %k)[%s] : memref<256000xf32>
     %r = ta.reduce <sum> %v : f32
     ta.store %r, %out[affine_map<(d0) -> (d0)>](%i) : memref<64xf32>
@@ -244,7 +244,7 @@ ta.kernel @gather_sum(%idx: memref<64xi64> {role = "in"}, %emb: memref<256000xf3
 // CHECK-LABEL: ta.kernel @gather_sum(
 // CHECK-SAME:      %idx: memref<64xi64> {role = "prefetch"}
 // CHECK:         ta.loop [64] reduce [256] (%i, %k) {
-// CHECK:           %v = ta.load %emb_1000x256[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %k)[%s] {gather = "dma"} : memref<1000x256xf32>
+// CHECK:           %v = ta.load %emb_1000x256[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %k)[%s] {gather = #ta<gather_strategy dma>} : memref<1000x256xf32>
 // CHECK-NEXT:      %r = ta.reduce <sum> %v : f32
 
 // -----
@@ -255,7 +255,7 @@ ta.kernel @embedding_bag(%idx: memref<32xi64> {role = "in"}, %emb: memref<128000
   ta.loop [8, 128] reduce [4] (%b, %d, %k) {
     %iv = ta.load %idx[affine_map<(d0, d1, d2) -> (d0 * 4 + d2)>](%b, %d, %k) : memref<32xi64>
     %s = arith.index_cast %iv : i64 to index
-    // expected-remark@+1 {{applied to %emb: gather = "dma", table 1000x128xf32 gathered on dim 0 by %idx; indices in SMEM (128 B as i32); auto picked the fewest modelled HBM bytes: prefetch 1040384 (16384 + 1024000 to relayout the table to 1000x1x128), dma 16384, vmem 512000}}
+    // expected-remark@+1 {{applied to %emb: gather = #ta<gather_strategy dma>, table 1000x128xf32 gathered on dim 0 by %idx; indices in SMEM (128 B as i32); auto picked the fewest modelled HBM bytes: prefetch 1040384 (16384 + 1024000 to relayout the table to 1000x1x128), dma 16384, vmem 512000}}
     %v = ta.load %emb[affine_map<(d0, d1, d2)[s0] -> (s0 * 128 + d1)>](%b, %d, %k)[%s] : memref<128000xf32>
     %r = ta.reduce <sum> %v : f32
     ta.store %r, %out[affine_map<(d0, d1) -> (d0 * 128 + d1)>](%b, %d) : memref<1024xf32>
@@ -264,7 +264,7 @@ ta.kernel @embedding_bag(%idx: memref<32xi64> {role = "in"}, %emb: memref<128000
 
 // CHECK-LABEL: ta.kernel @embedding_bag(
 // CHECK-SAME:      %idx: memref<32xi64> {role = "prefetch"}
-// CHECK:         ta.load %emb_1000x128[affine_map<(d0, d1, d2)[s0] -> (s0, d1)>](%b, %d, %k)[%s] {gather = "dma"} : memref<1000x128xf32>
+// CHECK:         ta.load %emb_1000x128[affine_map<(d0, d1, d2)[s0] -> (s0, d1)>](%b, %d, %k)[%s] {gather = #ta<gather_strategy dma>} : memref<1000x128xf32>
 
 // -----
 
@@ -274,7 +274,7 @@ ta.kernel @short_rows(%idx: memref<64xi64> {role = "in"}, %emb: memref<100000xf3
   ta.loop [64, 100] (%i, %j) {
     %iv = ta.load %idx[affine_map<(d0, d1) -> (d0)>](%i, %j) : memref<64xi64>
     %s = arith.index_cast %iv : i64 to index
-    // expected-remark@+1 {{applied to %emb: gather = "dma", table 1000x100xf32 gathered on dim 0 by %idx; rows of 100 elements are not a multiple of 128 lanes: legal, the block spans the whole last dim; indices in SMEM (256 B as i32); auto picked the fewest modelled HBM bytes: prefetch 825600 (25600 + 800000 to relayout the table to 1000x1x100), dma 25600, vmem 400000}}
+    // expected-remark@+1 {{applied to %emb: gather = #ta<gather_strategy dma>, table 1000x100xf32 gathered on dim 0 by %idx; rows of 100 elements are not a multiple of 128 lanes: legal, the block spans the whole last dim; indices in SMEM (256 B as i32); auto picked the fewest modelled HBM bytes: prefetch 825600 (25600 + 800000 to relayout the table to 1000x1x100), dma 25600, vmem 400000}}
     %v = ta.load %emb[affine_map<(d0, d1)[s0] -> (s0 * 100 + d1)>](%i, %j)[%s] : memref<100000xf32>
     ta.store %v, %out[affine_map<(d0, d1) -> (d0 * 100 + d1)>](%i, %j) : memref<6400xf32>
   }
@@ -283,7 +283,7 @@ ta.kernel @short_rows(%idx: memref<64xi64> {role = "in"}, %emb: memref<100000xf3
 // CHECK-LABEL: ta.kernel @short_rows(
 // CHECK-SAME:      %idx: memref<64xi64> {role = "prefetch"}
 // CHECK-NEXT:    %emb_1000x100 = ta.reshape %emb : memref<100000xf32> to memref<1000x100xf32>
-// CHECK:         ta.load %emb_1000x100[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%s] {gather = "dma"} : memref<1000x100xf32>
+// CHECK:         ta.load %emb_1000x100[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%s] {gather = #ta<gather_strategy dma>} : memref<1000x100xf32>
 
 // -----
 
@@ -297,7 +297,7 @@ ta.kernel @two_dims_nd(%i0: memref<64xi64> {role = "in"}, %i1: memref<64xi64> {r
     %sa = arith.index_cast %a : i64 to index
     %b = ta.load %i1[affine_map<(d0, d1) -> (d0)>](%i, %j) : memref<64xi64>
     %sb = arith.index_cast %b : i64 to index
-    // expected-remark@+1 {{applied to %x: gather = "dma", table 100x50x256xf32 gathered on dims 0, 1 by %i0, %i1; indices in SMEM (512 B as i32); auto picked the fewest modelled HBM bytes: prefetch 10305536 (65536 + 10240000 to relayout the table to 100x50x1x256), dma 65536, vmem n/a (table 5120000 B, double-buffered, exceeds vmem-budget 8388608)}}
+    // expected-remark@+1 {{applied to %x: gather = #ta<gather_strategy dma>, table 100x50x256xf32 gathered on dims 0, 1 by %i0, %i1; indices in SMEM (512 B as i32); auto picked the fewest modelled HBM bytes: prefetch 10305536 (65536 + 10240000 to relayout the table to 100x50x1x256), dma 65536, vmem n/a (table 5120000 B, double-buffered, exceeds vmem-budget 8388608)}}
     %v = ta.load %x[affine_map<(d0, d1)[s0, s1] -> (s0, s1, d1)>](%i, %j)[%sa, %sb] : memref<100x50x256xf32>
     ta.store %v, %out[affine_map<(d0, d1) -> (d0, d1)>](%i, %j) : memref<64x256xf32>
   }
@@ -306,7 +306,7 @@ ta.kernel @two_dims_nd(%i0: memref<64xi64> {role = "in"}, %i1: memref<64xi64> {r
 // CHECK-LABEL: ta.kernel @two_dims_nd(
 // CHECK-SAME:      %i0: memref<64xi64> {role = "prefetch"}, %i1: memref<64xi64> {role = "prefetch"}
 // CHECK-NOT:     ta.reshape
-// CHECK:         %v = ta.load %x[affine_map<(d0, d1)[s0, s1] -> (s0, s1, d1)>](%i, %j)[%sa, %sb] {gather = "dma"} : memref<100x50x256xf32>
+// CHECK:         %v = ta.load %x[affine_map<(d0, d1)[s0, s1] -> (s0, s1, d1)>](%i, %j)[%sa, %sb] {gather = #ta<gather_strategy dma>} : memref<100x50x256xf32>
 
 // -----
 
@@ -317,7 +317,7 @@ ta.kernel @same_symbol_twice(%idx: memref<64xi64> {role = "in"}, %x: memref<100x
   ta.loop [64, 128] (%i, %j) {
     %iv = ta.load %idx[affine_map<(d0, d1) -> (d0)>](%i, %j) : memref<64xi64>
     %s = arith.index_cast %iv : i64 to index
-    // expected-remark@+1 {{applied to %x: gather = "dma", table 100x100x128xf32 gathered on dims 0, 1 by %idx; indices in SMEM (256 B as i32); auto picked the fewest modelled HBM bytes: prefetch 10272768 (32768 + 10240000 to relayout the table to 100x100x1x128), dma 32768, vmem n/a (table 5120000 B, double-buffered, exceeds vmem-budget 8388608)}}
+    // expected-remark@+1 {{applied to %x: gather = #ta<gather_strategy dma>, table 100x100x128xf32 gathered on dims 0, 1 by %idx; indices in SMEM (256 B as i32); auto picked the fewest modelled HBM bytes: prefetch 10272768 (32768 + 10240000 to relayout the table to 100x100x1x128), dma 32768, vmem n/a (table 5120000 B, double-buffered, exceeds vmem-budget 8388608)}}
     %v = ta.load %x[affine_map<(d0, d1)[s0] -> (s0, s0, d1)>](%i, %j)[%s] : memref<100x100x128xf32>
     ta.store %v, %out[affine_map<(d0, d1) -> (d0, d1)>](%i, %j) : memref<64x128xf32>
   }
@@ -325,4 +325,4 @@ ta.kernel @same_symbol_twice(%idx: memref<64xi64> {role = "in"}, %x: memref<100x
 
 // CHECK-LABEL: ta.kernel @same_symbol_twice(
 // CHECK-SAME:      %idx: memref<64xi64> {role = "prefetch"}
-// CHECK:         %v = ta.load %x[affine_map<(d0, d1)[s0] -> (s0, s0, d1)>](%i, %j)[%s] {gather = "dma"} : memref<100x100x128xf32>
+// CHECK:         %v = ta.load %x[affine_map<(d0, d1)[s0] -> (s0, s0, d1)>](%i, %j)[%s] {gather = #ta<gather_strategy dma>} : memref<100x100x128xf32>

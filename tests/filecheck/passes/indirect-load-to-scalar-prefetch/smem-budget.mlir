@@ -17,7 +17,7 @@ ta.kernel @over(%idx: memref<256xi64> {role = "in"}, %emb: memref<128000xf32> {r
   ta.loop [256, 128] (%i, %j) {
     %iv = ta.load %idx[affine_map<(d0, d1) -> (d0)>](%i, %j) : memref<256xi64>
     %s = arith.index_cast %iv : i64 to index
-    // expected-remark@+1 {{indirect-load-to-scalar-prefetch: applied to %emb: gather = "dma_chunked", table 1000x128xf32 gathered on dim 0 by %idx; index %idx (1024 B as i32) does not fit smem-budget 1024, so it stays an ordinary input streamed to SMEM in 4096-byte chunks; modelled HBM bytes 132096 (131072 rows + 1024 indices)}}
+    // expected-remark@+1 {{indirect-load-to-scalar-prefetch: applied to %emb: gather = #ta<gather_strategy dma_chunked>, table 1000x128xf32 gathered on dim 0 by %idx; index %idx (1024 B as i32) does not fit smem-budget 1024, so it stays an ordinary input streamed to SMEM in 4096-byte chunks; modelled HBM bytes 132096 (131072 rows + 1024 indices)}}
     %v = ta.load %emb[affine_map<(d0, d1)[s0] -> (s0 * 128 + d1)>](%i, %j)[%s] : memref<128000xf32>
     ta.store %v, %out[affine_map<(d0, d1) -> (d0 * 128 + d1)>](%i, %j) : memref<32768xf32>
   }
@@ -26,7 +26,7 @@ ta.kernel @over(%idx: memref<256xi64> {role = "in"}, %emb: memref<128000xf32> {r
 // CHECK-LABEL: ta.kernel @over(
 // CHECK-SAME:      %idx: memref<256xi64> {role = "in"}
 // CHECK-NEXT:    %emb_1000x128 = ta.reshape %emb : memref<128000xf32> to memref<1000x128xf32>
-// CHECK:         ta.load %emb_1000x128[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%s] {gather = "dma_chunked"} : memref<1000x128xf32>
+// CHECK:         ta.load %emb_1000x128[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%s] {gather = #ta<gather_strategy dma_chunked>} : memref<1000x128xf32>
 
 // FORCED-LABEL: ta.kernel @over(
 // FORCED-SAME:      %idx: memref<256xi64> {role = "in"}
@@ -41,7 +41,7 @@ ta.kernel @under(%idx: memref<255xi64> {role = "in"}, %emb: memref<128000xf32> {
   ta.loop [255, 128] (%i, %j) {
     %iv = ta.load %idx[affine_map<(d0, d1) -> (d0)>](%i, %j) : memref<255xi64>
     %s = arith.index_cast %iv : i64 to index
-    // expected-remark@+1 {{applied to %emb: gather = "dma", table 1000x128xf32 gathered on dim 0 by %idx; indices in SMEM (1020 B as i32)}}
+    // expected-remark@+1 {{applied to %emb: gather = #ta<gather_strategy dma>, table 1000x128xf32 gathered on dim 0 by %idx; indices in SMEM (1020 B as i32)}}
     %v = ta.load %emb[affine_map<(d0, d1)[s0] -> (s0 * 128 + d1)>](%i, %j)[%s] : memref<128000xf32>
     ta.store %v, %out[affine_map<(d0, d1) -> (d0 * 128 + d1)>](%i, %j) : memref<32640xf32>
   }
@@ -49,11 +49,11 @@ ta.kernel @under(%idx: memref<255xi64> {role = "in"}, %emb: memref<128000xf32> {
 
 // CHECK-LABEL: ta.kernel @under(
 // CHECK-SAME:      %idx: memref<255xi64> {role = "prefetch"}
-// CHECK:         {gather = "dma"} : memref<1000x128xf32>
+// CHECK:         {gather = #ta<gather_strategy dma>} : memref<1000x128xf32>
 
 // FORCED-LABEL: ta.kernel @under(
 // FORCED-SAME:      %idx: memref<255xi64> {role = "prefetch"}
-// FORCED:         {gather = "prefetch"} : memref<1000x128xf32>
+// FORCED:         {gather = #ta<gather_strategy prefetch>} : memref<1000x128xf32>
 
 // -----
 
@@ -64,11 +64,11 @@ ta.kernel @shared_budget(%idx: memref<128xi64> {role = "in"}, %pidx: memref<128x
   ta.loop [128, 128] (%i, %j) {
     %iv = ta.load %idx[affine_map<(d0, d1) -> (d0)>](%i, %j) : memref<128xi64>
     %s = arith.index_cast %iv : i64 to index
-    // expected-remark@+1 {{applied to %tok: gather = "dma", table 1000x128xf32 gathered on dim 0 by %idx; indices in SMEM (512 B as i32)}}
+    // expected-remark@+1 {{applied to %tok: gather = #ta<gather_strategy dma>, table 1000x128xf32 gathered on dim 0 by %idx; indices in SMEM (512 B as i32)}}
     %t = ta.load %tok[affine_map<(d0, d1)[s0] -> (s0 * 128 + d1)>](%i, %j)[%s] : memref<128000xf32>
     %pv = ta.load %pidx[affine_map<(d0, d1) -> (d0)>](%i, %j) : memref<128xi64>
     %ps = arith.index_cast %pv : i64 to index
-    // expected-remark@+1 {{applied to %pos: gather = "dma_chunked", table 512x128xf32 gathered on dim 0 by %pidx; index %pidx (512 B as i32, with 512 B of other prefetch arguments) does not fit smem-budget 1024, so it stays an ordinary input streamed to SMEM in 4096-byte chunks; modelled HBM bytes 66048 (65536 rows + 512 indices)}}
+    // expected-remark@+1 {{applied to %pos: gather = #ta<gather_strategy dma_chunked>, table 512x128xf32 gathered on dim 0 by %pidx; index %pidx (512 B as i32, with 512 B of other prefetch arguments) does not fit smem-budget 1024, so it stays an ordinary input streamed to SMEM in 4096-byte chunks; modelled HBM bytes 66048 (65536 rows + 512 indices)}}
     %p = ta.load %pos[affine_map<(d0, d1)[s0] -> (s0 * 128 + d1)>](%i, %j)[%ps] : memref<65536xf32>
     %r = arith.addf %t, %p : f32
     ta.store %r, %out[affine_map<(d0, d1) -> (d0 * 128 + d1)>](%i, %j) : memref<16384xf32>
@@ -77,12 +77,12 @@ ta.kernel @shared_budget(%idx: memref<128xi64> {role = "in"}, %pidx: memref<128x
 
 // CHECK-LABEL: ta.kernel @shared_budget(
 // CHECK-SAME:      %idx: memref<128xi64> {role = "prefetch"}, %pidx: memref<128xi64> {role = "in"}
-// CHECK:         %t = ta.load %tok_1000x128[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%s] {gather = "dma"} : memref<1000x128xf32>
-// CHECK:         %p = ta.load %pos_512x128[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%ps] {gather = "dma_chunked"} : memref<512x128xf32>
+// CHECK:         %t = ta.load %tok_1000x128[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%s] {gather = #ta<gather_strategy dma>} : memref<1000x128xf32>
+// CHECK:         %p = ta.load %pos_512x128[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%ps] {gather = #ta<gather_strategy dma_chunked>} : memref<512x128xf32>
 
 // FORCED-LABEL: ta.kernel @shared_budget(
 // FORCED-SAME:      %idx: memref<128xi64> {role = "prefetch"}, %pidx: memref<128xi64> {role = "in"}
-// FORCED:         %t = ta.load %tok_1000x128[{{.*}}] {gather = "prefetch"}
+// FORCED:         %t = ta.load %tok_1000x128[{{.*}}] {gather = #ta<gather_strategy prefetch>}
 // FORCED:         %p = ta.load %pos[affine_map<(d0, d1)[s0] -> (((s0 * 128) + d1))>](%i, %j)[%ps] : memref<65536xf32>
-// FORCED-REMARK: applied to %tok: gather = "vmem"
+// FORCED-REMARK: applied to %tok: gather = #ta<gather_strategy vmem>
 // FORCED-REMARK: not applied to %pos: index %pidx (512 B as i32, with 512 B of other prefetch arguments) does not fit smem-budget 1024; strategy=vmem needs the indices in SMEM

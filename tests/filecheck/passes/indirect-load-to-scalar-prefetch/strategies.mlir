@@ -29,17 +29,17 @@ ta.kernel @embedding(%idx: memref<64xi64> {role = "in"}, %emb: memref<256000xf32
 }
 
 // PREFETCH-LABEL:  ta.kernel @embedding(%idx: memref<64xi64> {role = "prefetch"}
-// PREFETCH:          ta.load %emb_1000x256[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%s] {gather = "prefetch"} : memref<1000x256xf32>
+// PREFETCH:          ta.load %emb_1000x256[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%s] {gather = #ta<gather_strategy prefetch>} : memref<1000x256xf32>
 // DMA-LABEL:       ta.kernel @embedding(%idx: memref<64xi64> {role = "prefetch"}
-// DMA:               ta.load %emb_1000x256[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%s] {gather = "dma"} : memref<1000x256xf32>
+// DMA:               ta.load %emb_1000x256[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%s] {gather = #ta<gather_strategy dma>} : memref<1000x256xf32>
 // VMEM-LABEL:      ta.kernel @embedding(%idx: memref<64xi64> {role = "prefetch"}
-// VMEM:              ta.load %emb_1000x256[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%s] {gather = "vmem"} : memref<1000x256xf32>
-// VMEM-REMARK:     applied to %emb: gather = "vmem", table 1000x256xf32 gathered on dim 0 by %idx; indices in SMEM (256 B as i32); strategy=vmem: prefetch 2113536 (65536 + 2048000 to relayout the table to 1000x1x256), dma 65536, vmem 1024000
+// VMEM:              ta.load %emb_1000x256[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%s] {gather = #ta<gather_strategy vmem>} : memref<1000x256xf32>
+// VMEM-REMARK:     applied to %emb: gather = #ta<gather_strategy vmem>, table 1000x256xf32 gathered on dim 0 by %idx; indices in SMEM (256 B as i32); strategy=vmem: prefetch 2113536 (65536 + 2048000 to relayout the table to 1000x1x256), dma 65536, vmem 1024000
 // AUTO-LABEL:      ta.kernel @embedding(%idx: memref<64xi64> {role = "prefetch"}
-// AUTO:              {gather = "dma"} : memref<1000x256xf32>
-// AUTO-REMARK:     applied to %emb: gather = "dma"
+// AUTO:              {gather = #ta<gather_strategy dma>} : memref<1000x256xf32>
+// AUTO-REMARK:     applied to %emb: gather = #ta<gather_strategy dma>
 // SMALLVMEM-LABEL: ta.kernel @embedding(
-// SMALLVMEM:         {gather = "dma"} : memref<1000x256xf32>
+// SMALLVMEM:         {gather = #ta<gather_strategy dma>} : memref<1000x256xf32>
 
 // -----
 
@@ -54,14 +54,14 @@ ta.kernel @pages(%idx: memref<16xi64> {role = "in"}, %pages: memref<65536xf32> {
 }
 
 // PREFETCH-LABEL:  ta.kernel @pages(
-// PREFETCH:          {gather = "prefetch"} : memref<64x8x128xf32>
+// PREFETCH:          {gather = #ta<gather_strategy prefetch>} : memref<64x8x128xf32>
 // DMA-LABEL:       ta.kernel @pages(
-// DMA:               {gather = "dma"} : memref<64x8x128xf32>
+// DMA:               {gather = #ta<gather_strategy dma>} : memref<64x8x128xf32>
 // VMEM-LABEL:      ta.kernel @pages(
-// VMEM:              {gather = "vmem"} : memref<64x8x128xf32>
+// VMEM:              {gather = #ta<gather_strategy vmem>} : memref<64x8x128xf32>
 // AUTO-LABEL:      ta.kernel @pages(
-// AUTO:              {gather = "prefetch"} : memref<64x8x128xf32>
-// AUTO-REMARK:     applied to %pages: gather = "prefetch"
+// AUTO:              {gather = #ta<gather_strategy prefetch>} : memref<64x8x128xf32>
+// AUTO-REMARK:     applied to %pages: gather = #ta<gather_strategy prefetch>
 
 // -----
 
@@ -76,16 +76,16 @@ ta.kernel @small_table(%idx: memref<128xi64> {role = "in"}, %emb: memref<4096xf3
 }
 
 // PREFETCH-LABEL:  ta.kernel @small_table(
-// PREFETCH:          {gather = "prefetch"} : memref<16x256xf32>
+// PREFETCH:          {gather = #ta<gather_strategy prefetch>} : memref<16x256xf32>
 // DMA-LABEL:       ta.kernel @small_table(
-// DMA:               {gather = "dma"} : memref<16x256xf32>
+// DMA:               {gather = #ta<gather_strategy dma>} : memref<16x256xf32>
 // VMEM-LABEL:      ta.kernel @small_table(
-// VMEM:              {gather = "vmem"} : memref<16x256xf32>
+// VMEM:              {gather = #ta<gather_strategy vmem>} : memref<16x256xf32>
 // AUTO-LABEL:      ta.kernel @small_table(
-// AUTO:              {gather = "vmem"} : memref<16x256xf32>
-// AUTO-REMARK:     applied to %emb: gather = "vmem"
+// AUTO:              {gather = #ta<gather_strategy vmem>} : memref<16x256xf32>
+// AUTO-REMARK:     applied to %emb: gather = #ta<gather_strategy vmem>
 // SMALLVMEM-LABEL: ta.kernel @small_table(
-// SMALLVMEM:         {gather = "dma"} : memref<16x256xf32>
+// SMALLVMEM:         {gather = #ta<gather_strategy dma>} : memref<16x256xf32>
 
 // -----
 
@@ -100,9 +100,9 @@ ta.kernel @big_table(%idx: memref<64xi64> {role = "in"}, %emb: memref<2097152xf3
 }
 
 // PREFETCH-LABEL:  ta.kernel @big_table(%idx: memref<64xi64> {role = "prefetch"}
-// PREFETCH:          {gather = "prefetch"} : memref<4096x512xf32>
+// PREFETCH:          {gather = #ta<gather_strategy prefetch>} : memref<4096x512xf32>
 // DMA-LABEL:       ta.kernel @big_table(%idx: memref<64xi64> {role = "prefetch"}
-// DMA:               {gather = "dma"} : memref<4096x512xf32>
+// DMA:               {gather = #ta<gather_strategy dma>} : memref<4096x512xf32>
 
 // strategy=vmem cannot keep this table resident, so the load is left alone.
 // VMEM-LABEL:      ta.kernel @big_table(%idx: memref<64xi64> {role = "in"}
@@ -110,5 +110,5 @@ ta.kernel @big_table(%idx: memref<64xi64> {role = "in"}, %emb: memref<2097152xf3
 // VMEM:              %v = ta.load %emb[affine_map<(d0, d1)[s0] -> (((s0 * 512) + d1))>](%i, %j)[%s] : memref<2097152xf32>
 // VMEM-REMARK:     not applied to %emb: strategy=vmem, but the table (8388608 B, double-buffered 16777216 B) does not fit vmem-budget 8388608
 // AUTO-LABEL:      ta.kernel @big_table(
-// AUTO:              {gather = "dma"} : memref<4096x512xf32>
-// AUTO-REMARK:     applied to %emb: gather = "dma", table 4096x512xf32 gathered on dim 0 by %idx; indices in SMEM (256 B as i32); auto picked the fewest modelled HBM bytes: prefetch 16908288 (131072 + 16777216 to relayout the table to 4096x1x512), dma 131072, vmem n/a (table 8388608 B, double-buffered, exceeds vmem-budget 8388608)
+// AUTO:              {gather = #ta<gather_strategy dma>} : memref<4096x512xf32>
+// AUTO-REMARK:     applied to %emb: gather = #ta<gather_strategy dma>, table 4096x512xf32 gathered on dim 0 by %idx; indices in SMEM (256 B as i32); auto picked the fewest modelled HBM bytes: prefetch 16908288 (131072 + 16777216 to relayout the table to 4096x1x512), dma 131072, vmem n/a (table 8388608 B, double-buffered, exceeds vmem-budget 8388608)

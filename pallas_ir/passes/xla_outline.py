@@ -1,11 +1,13 @@
-"""The tiler's fallback: accesses (and kernels) no Pallas idiom covers run as XLA.
+"""The rewrites of xla-outline (ta → ta): accesses (and kernels) no Pallas idiom covers
+run as XLA.
 
-`tile` calls these when it cannot tile an access: an index that is not a loop dim plus a
+The xla-outline pass (`pallas_ir.lowering.tile.xla_outline`, which asks the tile policy)
+calls these for an access the policy cannot tile: an index that is not a loop dim plus a
 constant after the ta passes (overlapping, negative or `floordiv` strides), an index
 computed from data that indirect-load-to-scalar-prefetch left alone (element-wise or
 lane gathers, wrapped indices), a gather along a reduction dim, or a store that would
 write part of a block. Nothing is mis-tiled and nothing is refused; the part no Pallas
-idiom covers becomes its own `ta.kernel {target = "xla"}`, which tl-to-pallas calls with
+idiom covers becomes its own `ta.kernel {target = #ta<target xla>}`, which tl-to-pallas calls with
 `pallas.xla_call` and emit-python writes as a vectorized jnp function (an XLA gather or
 scatter on TPU):
 
@@ -19,7 +21,7 @@ scatter on TPU):
 - a store: the kernel stores into a fresh buffer at the store's loop dims; a new loop
   after the kernel's copies it to the store's real place;
 - a kernel with 64-bit data (TPU kernels have none) runs wholly on XLA, and so does an
-  element-wise kernel whose odd access has a static index (`tile` decides: one XLA
+  element-wise kernel whose odd access has a static index (xla-outline decides: one XLA
   fusion moves less than an outlined access plus a Pallas kernel).
 
 The new loop goes into the same kernel, which `split_kernel` then cuts into one kernel
@@ -267,7 +269,7 @@ def outline_index(
     multiples of W) depends, through its index computation, on parallel loop dims other
     than `l` only (the lookups: one row index per point, row-major); and the host holds
     the table so that viewing it as (N, W) rows is free (`tpu_rules.reshape_is_free`).
-    The kernel then reads `table[rows[...], l]`, a `gather = "dma"` load. None (nothing
+    The kernel then reads `table[rows[...], l]`, a `gather = #ta<gather_strategy dma>` load. None (nothing
     changed) otherwise."""
     loop = _loop_of(load)
     if loop is None:
@@ -375,7 +377,7 @@ def outline_index(
         ivs,
         [cast.result],
     )
-    gathered.attributes["gather"] = StringAttr("dma")
+    gathered.attributes[ta.GATHER_ATTR] = ta.GatherStrategyAttr(ta.GatherStrategy.DMA)
     for o in (index, cast, gathered):
         o.location = load.location
     gathered.result.name_hint = load.result.name_hint

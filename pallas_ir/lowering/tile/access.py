@@ -1,0 +1,396 @@
+"""What each access of a `ta.loop` is, for the tiler: the buffer it reads or writes (a
+kernel argument, an in-kernel view, or the N-D storage the host already holds), and per
+buffer dim the loop dim that walks it, its constant offset and its step; gathers marked
+by indirect-load-to-scalar-prefetch also name the index loads that pick their rows.
+
+`analyse` raises a located `PassError` for an access no Pallas idiom covers; the policy
+turns that into a rejection (and xla-outline into an XLA kernel).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
+
+from pallas_ir.affine_analysis import (
+    LinearExpr,
+    decompose_on_shape,
+    flat_offset,
+    linearize,
+)
+from pallas_ir.diagnostics import PassError
+from pallas_ir.dialects import tensor_access as ta
+from pallas_ir.dialects.common import ReductionKind
+from pallas_ir.dtypes import numpy_dtype
+from pallas_ir.tpu_rules import rows_per_sublane
+
+
+@dataclass(frozen=True)
+class Storage:
+    """A kernel argument seen as the N-D storage the host already holds it in: the
+    `tl.kernel` gets it as an extra argument, so no reshape (a TPU relayout) is needed."""
+
+    root: int
+    """The ta.kernel argument it is."""
+    type: MemRefType
+    reshape: bool = False
+    """True: the host reshapes the launch operand to `type` (a relayout on TPU when the
+    last two dims change); False: the host already holds it with this shape."""
+
+
+@dataclass(frozen=True)
+class Access:
+    op: ta.LoadOp | ta.StoreOp
+    buffer: SSAValue | Storage
+    shape: tuple[int, ...]
+    bits: int
+    dims: tuple[tuple[int | None, int], ...]
+    """Per buffer dim: the loop dim that walks it (None for a constant index), and the
+    constant offset."""
+    steps: tuple[int, ...] = ()
+    """Per buffer dim, the step of its walk (all 1 unless the access is a strided view
+    of host storage)."""
+    gathers: tuple[tuple[int, ta.LoadOp], ...] = ()
+    """(buffer dim, the load of the index buffer) for each dim a prefetched index picks."""
+    merged_into: SSAValue | None = None
+    """For a store through a view that splits its argument's last dim in two: the
+    argument, which the kernel stores with the tile's last two dims merged (see
+    `merge_lane_split_stores`)."""
+
+    @property
+    def is_store(self) -> bool:
+        return isinstance(self.op, ta.StoreOp)
+
+    def step(self, b: int) -> int:
+        return self.steps[b] if self.steps else 1
+
+    @property
+    def sublane_strided(self) -> bool:
+        return len(self.shape) >= 2 and self.step(len(self.shape) - 2) > 1
+
+    def loop_to_buffer(self) -> dict[int, int]:
+        return {l: b for b, (l, _) in enumerate(self.dims) if l is not None}
+
+    def with_unit_dim(self, view: Storage) -> Access:
+        """The access on the view `(..., A, 1, B)` of its buffer `(..., A, B)`: a block of
+        one row of A is then legal (A is no longer the second-minor dim)."""
+        k = len(self.shape) - 1
+        return Access(
+            self.op,
+            view,
+            (*self.shape[:k], 1, self.shape[k]),
+            self.bits,
+            (*self.dims[:k], (None, 0), self.dims[k]),
+            (*self.steps[:k], 1, self.steps[k]) if self.steps else (),
+            self.gathers,
+        )
+
+
+def splittable(loop: ta.LoopOp) -> bool:
+    """Whether the loop's reduction can be split over a sequential grid dim: one
+    reduction dim, combinable kinds (not argmax/argmin), and reduction results that are
+    only stored (a softmax, which reuses its sums on the whole row, cannot)."""
+    if len(loop.reduce_extents) != 1:
+        return False
+    reduce_var = loop.body.block.args[-1]
+    for op in loop.body.block.ops:
+        if isinstance(op, ta.ReduceOp):
+            if ReductionKind(op.kind.data).returns_index:
+                return False
+            if any(not isinstance(u.operation, ta.StoreOp) for u in op.result.uses):
+                return False
+        if isinstance(op, ta.StoreOp) and reduce_var in op.dims:
+            positions = [d.index for d in op.dims]  # type: ignore[attr-defined]
+            if positions.index(reduce_var.index) in op.map.data.used_dims():
+                return False
+    return True
+
+
+def contraction(op: Operation) -> Operation | None:
+    """The product a `ta.reduce <sum>` sums, when that product has no other use: a
+    candidate for a matrix product."""
+    if (
+        not isinstance(op, ta.ReduceOp)
+        or ReductionKind(op.kind.data) != ReductionKind.SUM
+    ):
+        return None
+    mul = op.value.owner
+    if (
+        not isinstance(mul, arith.MulfOp | arith.MuliOp)
+        or len(list(mul.result.uses)) != 1
+    ):
+        return None
+    return mul
+
+
+def lookup_dims(index: ta.LoadOp) -> tuple[int, dict[int, int], int] | None:
+    """For an index read at row-major position `sum(c_l * l) + c0` of its kernel
+    argument (directly or through a view; `tl.gather` reads index buffers flat) with
+    exactly one loop dim at coefficient 1 (the lookup dim, whose consecutive points read
+    consecutive indices) and positive coefficients: (lookup dim, {loop dim:
+    coefficient}, c0)."""
+    root = ta.root_buffer(index.buffer)
+    if not isinstance(root.type, MemRefType):
+        return None
+    view = index.buffer.type
+    assert isinstance(view, MemRefType)
+    lin = flat_offset(index.map.data.results, view.get_shape())
+    if lin is None or lin.symbols or any(c <= 0 for c in lin.dims.values()):
+        return None
+    coefficients = {index.dims[p].index: c for p, c in lin.dims.items()}  # type: ignore[attr-defined]
+    unit = [l for l, c in coefficients.items() if c == 1]
+    if len(unit) != 1:
+        return None
+    return unit[0], coefficients, lin.constant
+
+
+def element_type(a: Access) -> Attribute:
+    """The element type of an access's buffer."""
+    t = a.buffer.type
+    assert isinstance(t, MemRefType)
+    return t.element_type
+
+
+def _index_load(symbol: SSAValue, where: Operation) -> ta.LoadOp:
+    """The load of the index buffer a gather symbol comes from (through integer casts)."""
+    value = symbol
+    while isinstance(value.owner, arith.IndexCastOp | arith.ExtSIOp | arith.TruncIOp):
+        value = value.owner.operands[0]
+    if not isinstance(value.owner, ta.LoadOp) or value.owner.symbols:
+        raise PassError(where, "tile: a gather index must be loaded from an index buffer")
+    return value.owner
+
+
+def gather_access(op: ta.LoadOp) -> Access:
+    """A gather marked by indirect-load-to-scalar-prefetch: every index is a bare
+    symbol (a prefetched index picks one row) or a loop dim plus a constant."""
+    if ta.gather_strategy(op) is None:
+        raise PassError(
+            op,
+            "tile: the index depends on data and the load is not a gather "
+            "(indirect-load-to-scalar-prefetch left it)",
+        )
+    t = op.buffer.type
+    assert isinstance(t, MemRefType)
+    positions = [d.index for d in op.dims]  # type: ignore[attr-defined]
+    dims: list[tuple[int | None, int]] = []
+    gathers: list[tuple[int, ta.LoadOp]] = []
+    for k, e in enumerate(op.map.data.results):
+        lin = linearize(e)
+        if (
+            lin is not None
+            and not lin.dims
+            and list(lin.symbols.values()) == [1]
+            and not lin.constant
+        ):
+            (q,) = lin.symbols
+            gathers.append((k, _index_load(op.symbols[q], op)))
+            dims.append((None, 0))
+        elif (
+            lin is not None
+            and not lin.symbols
+            and len(lin.dims) <= 1
+            and set(lin.dims.values()) <= {1}
+        ):
+            dims.append(
+                (positions[next(iter(lin.dims))] if lin.dims else None, lin.constant)
+            )
+        else:
+            raise PassError(
+                op, f"tile: gather index {k} ({e}) is neither an index nor a loop dim"
+            )
+    bits = numpy_dtype(t.element_type).itemsize * 8
+    if not rows_addressable(op):
+        pack = rows_per_sublane(bits)
+        raise PassError(
+            op,
+            f"tile: rows of {t.element_type} pack {pack} to a 32-bit sublane and the "
+            f"gathered dim ({t.get_shape()[-2]} rows) is not a multiple of {pack}: no "
+            "DMA or block addresses one row",
+        )
+    return Access(
+        op, op.buffer, tuple(t.get_shape()), bits, tuple(dims), (), tuple(gathers)
+    )
+
+
+def rows_addressable(op: ta.LoadOp) -> bool:
+    """Whether one row of the gathered table can be addressed at a dynamic row: not
+    when rows of narrow data pack several to a 32-bit sublane and the gathered
+    (second-minor) dim is not a multiple of that. Measured (libtpu 0.0.42.1): the HBM
+    tiling of such a table (bf16 with 3, 17 or 33 rows) admits neither a row DMA nor a
+    one-row block at a dynamic row."""
+    t = op.buffer.type
+    assert isinstance(t, MemRefType)
+    shape = t.get_shape()
+    packed = rows_per_sublane(numpy_dtype(t.element_type).itemsize * 8)
+    if packed <= 1 or len(shape) < 2:
+        return True
+    gathered = op.map.data.results[-2]
+    lin = linearize(gathered)
+    data_dependent = lin is None or bool(lin.symbols)
+    return not data_dependent or shape[-2] % packed == 0
+
+
+def host_storage(module: ModuleOp, kernel: ta.KernelOp, index: int) -> MemRefType | None:
+    """The N-D shape the host holds kernel argument `index` in at every launch: the
+    storage shape nearest the host's own buffer along the chain of host reshapes."""
+    found: set[MemRefType] = set()
+    for launch in module.walk():
+        if not isinstance(launch, ta.LaunchOp):
+            continue
+        if launch.callee.string_value() != kernel.sym_name.data:
+            continue
+        value: SSAValue = launch.args[index]
+        chain = [value.type]
+        while isinstance(value.owner, ta.ReshapeOp):
+            value = value.owner.source
+            chain.append(value.type)
+        nd = [
+            t
+            for t in reversed(chain)
+            if isinstance(t, MemRefType) and t.get_num_dims() >= 2
+        ]
+        if not nd:
+            return None
+        found.add(nd[0])
+    return found.pop() if len(found) == 1 else None
+
+
+def _flat_offset(op: ta.LoadOp | ta.StoreOp) -> LinearExpr | None:
+    """The access's offset into the flat storage of its root argument, in loop dims."""
+    t = op.buffer.type
+    assert isinstance(t, MemRefType)
+    lin = flat_offset(op.map.data.results, t.get_shape())
+    if lin is None or lin.symbols:
+        return None
+    positions = [d.index for d in op.dims]  # type: ignore[attr-defined]
+    in_loop: dict[int, int] = {}
+    for p, c in lin.dims.items():
+        in_loop[positions[p]] = in_loop.get(positions[p], 0) + c
+    return LinearExpr({l: c for l, c in in_loop.items() if c}, {}, lin.constant)
+
+
+def _on_storage(
+    op: ta.LoadOp | ta.StoreOp, loop: ta.LoopOp, storage: MemRefType, root: int
+) -> Access | None:
+    """The access as a strided walk of the host's storage shape, if that is legal on a
+    TPU: steps only on loads; on the sublane dim with whole rows (copied by row DMA at
+    one index of each leading dim per step) and on the lane dim (whole lanes read, then
+    compacted), both only of 32-bit data."""
+    offset = _flat_offset(op)
+    if offset is None:
+        return None
+    extents = dict(enumerate(loop.extents))
+    indices = decompose_on_shape(offset, extents, storage.get_shape())
+    if indices is None:
+        return None
+    rank = len(indices)
+    bits = numpy_dtype(storage.element_type).itemsize * 8
+    for b, ix in enumerate(indices):
+        if ix.step == 1:
+            continue
+        if isinstance(op, ta.StoreOp):
+            return None
+        if b == rank - 2 and bits != 32:
+            # A row step of packed (8- or 16-bit) data: a DMA cannot take one row of a
+            # sublane and Mosaic has no strided load of non-32-bit data (measured).
+            return None
+        if b == rank - 1 and (bits != 32 or any(i.step > 1 for i in indices[:-2])):
+            # A lane step: the whole lanes are read and compacted in registers (no DMA
+            # can skip lanes); only for 32-bit data, with at most a row step besides
+            # (whole rows by row DMA, then compacted).
+            return None
+    return Access(
+        op,
+        Storage(root, storage),
+        tuple(storage.get_shape()),
+        bits,
+        tuple((ix.dim, ix.offset) for ix in indices),
+        tuple(ix.step for ix in indices),
+    )
+
+
+def analyse(
+    op: ta.LoadOp | ta.StoreOp, loop: ta.LoopOp, storage: dict[int, MemRefType]
+) -> Access:
+    t = op.buffer.type
+    assert isinstance(t, MemRefType)
+    if op.symbols:
+        if not isinstance(op, ta.LoadOp):
+            raise PassError(
+                op, "tile: data-dependent stores (scatters) are not tiled yet"
+            )
+        return gather_access(op)
+    root = ta.root_buffer(op.buffer)
+    index = root.index if isinstance(root, BlockArgument) else None
+    if (
+        index is not None
+        and index in storage
+        and storage[index] != t
+        and (on_storage := _on_storage(op, loop, storage[index], index)) is not None
+    ):
+        return on_storage
+    positions = [d.index for d in op.dims]  # type: ignore[attr-defined]
+    dims: list[tuple[int | None, int]] = []
+    seen: set[int] = set()
+    for k, e in enumerate(op.map.data.results):
+        lin = linearize(e)
+        if lin is None or len(lin.dims) > 1 or any(c != 1 for c in lin.dims.values()):
+            raise PassError(
+                op,
+                f"tile: index {k} ({e}) is not a loop dim plus a constant; run "
+                "stride-to-reshape and canonicalize-permutation first",
+            )
+        if not lin.dims:
+            dims.append((None, lin.constant))
+            continue
+        (p,) = lin.dims
+        l = positions[p]
+        if l in seen:
+            raise PassError(op, f"tile: loop dim {l} indexes two dims of one buffer")
+        seen.add(l)
+        dims.append((l, lin.constant))
+    bits = numpy_dtype(t.element_type).itemsize * 8
+    shape = tuple(t.get_shape())
+    if isinstance(op, ta.StoreOp):
+        for b in range(max(len(shape) - 2, 0), len(shape)):
+            if dims[b][0] is None and shape[b] > 1:
+                raise PassError(
+                    op,
+                    f"tile: the store writes one element of dim {b} ({shape[b]} "
+                    "elements) where a block must hold the whole dim; masked stores are "
+                    "not supported",
+                )
+    return Access(op, op.buffer, shape, bits, tuple(dims))
+
+
+def buffer_bytes(op: ta.LoadOp) -> int:
+    t = ta.root_buffer(op.buffer).type
+    assert isinstance(t, MemRefType)
+    return t.element_count() * numpy_dtype(t.element_type).itemsize
+
+
+def gathered_bytes(op: ta.LoadOp) -> int:
+    """Elements a load reads, one per point of its loop, in bytes."""
+    loop = op.parent_op()
+    assert isinstance(loop, ta.LoopOp)
+    return math.prod(loop.extents) * numpy_dtype(op.result.type).itemsize
+
+
+def fuses_on_xla(access: ta.LoadOp | ta.StoreOp) -> bool:
+    """Whether a kernel with an access no Pallas idiom covers runs whole on XLA: when
+    the access has a static index and nothing else in the loop needs Pallas (a matrix
+    product for the MXU, a gather's row DMAs), XLA's one fusion is the loop a Pallas
+    kernel would be, without the extra HBM pass of an outlined access."""
+    if isinstance(access, ta.LoadOp) and access.symbols:
+        return False
+    loop = access.parent_op()
+    assert isinstance(loop, ta.LoopOp)
+    return not any(
+        (isinstance(o, ta.LoadOp) and o.symbols) or contraction(o) is not None
+        for o in loop.body.block.ops
+    )

@@ -1,0 +1,749 @@
+"""Build a `tl.kernel` from a `ta.kernel` and its `TilePlan`: a `tl.grid` of whole-tile
+loads, compute and stores, in loop space (one tensor dim per loop dim); then each launch
+passes the views and host storage the tiles read."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    Signedness,
+    StringAttr,
+    TensorType,
+    i1,
+    i32,
+)
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
+from xdsl.ir.affine import (
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineMap,
+    AffineSymExpr,
+)
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+from pallas_ir.diagnostics import PassError, emit_remark
+from pallas_ir.dialects import tensor_access as ta
+from pallas_ir.dialects import tiled_loop as tl
+from pallas_ir.dialects.common import FLOAT_PREDICATES, INT_PREDICATES, ReductionKind
+from pallas_ir.lowering.tile.access import Access, Storage, contraction, lookup_dims
+from pallas_ir.lowering.tile.legality import rows_by_dma
+from pallas_ir.lowering.tile.policy import Rejection, TilePlan
+
+
+@dataclass
+class Emitter:
+    loop: ta.LoopOp
+    plan: TilePlan
+    buffers: dict[SSAValue, SSAValue]
+    """ta buffer value → tl.kernel argument."""
+    block: Block
+    values: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
+    constants: dict[tuple[Attribute, tuple[int, ...]], SSAValue] = field(
+        default_factory=dict[tuple[Attribute, tuple[int, ...]], SSAValue]
+    )
+    scalar_constants: dict[SSAValue, arith.ConstantOp] = field(
+        default_factory=dict[SSAValue, arith.ConstantOp]
+    )
+
+    @property
+    def accesses(self) -> dict[Operation, Access]:
+        return self.plan.accesses
+
+    @property
+    def dma(self) -> dict[Operation, Access]:
+        return self.plan.dma
+
+    @property
+    def skip(self) -> set[Operation]:
+        return self.plan.skip
+
+    @property
+    def resident(self) -> dict[Operation, int]:
+        """Gathers whose table stays whole in VMEM (G4)."""
+        return self.plan.resident
+
+    def add(self, op: Operation) -> SSAValue:
+        self.block.add_op(op)
+        return op.results[0] if op.results else None  # type: ignore[return-value]
+
+    @property
+    def rank(self) -> int:
+        return len(self.plan.tiles)
+
+    def offsets(self, access: Access) -> AffineMapAttr:
+        """Element offsets of the tile at grid point (g...): `g * tile + c`, or `c` where
+        the whole extent is one tile."""
+        n_grid = len(self.plan.grid)
+        results: list[AffineExpr] = []
+        gathered = {b: j for j, (b, _) in enumerate(access.gathers)}
+        for b, (l, c) in enumerate(access.dims):
+            if b in gathered:
+                results.append(AffineSymExpr(gathered[b]))
+            elif l is None or l >= len(self.plan.grid) or self.plan.grid[l] == 1:
+                results.append(AffineConstantExpr(c))
+            else:
+                results.append(
+                    AffineDimExpr(l) * (self.plan.tiles[l] * access.step(b)) + c
+                )
+        return AffineMapAttr(AffineMap(n_grid, len(gathered), tuple(results)))
+
+    def tile_shape(self, access: Access) -> list[int]:
+        extents = self.loop.extents
+        return [
+            1 if l is None else min(self.plan.tiles[l], extents[l])
+            for l, _ in access.dims
+        ]
+
+    def loop_shape(self, access: Access) -> list[int]:
+        """The loop-space shape of an access's tile (1 where the loop dim is unused)."""
+        used = access.loop_to_buffer()
+        return [
+            min(self.plan.tiles[l], self.loop.extents[l]) if l in used else 1
+            for l in range(self.rank)
+        ]
+
+    def full_shape(self) -> list[int]:
+        return [min(t, e) for t, e in zip(self.plan.tiles, self.loop.extents)]
+
+    def tensor(self, like: SSAValue, shape: Sequence[int]) -> TensorType:
+        t = like.type
+        elt = t.element_type if isinstance(t, TensorType) else t
+        if isinstance(elt, IndexType):
+            elt = i32  # loop indices are i32 tiles (TPU kernels have no 64-bit types)
+        return TensorType(elt, list(shape))
+
+    def reshape(self, v: SSAValue, shape: Sequence[int]) -> SSAValue:
+        assert isinstance(v.type, TensorType)
+        if list(v.type.get_shape()) == list(shape):
+            return v
+        return self.add(tl.ReshapeOp(v, self.tensor(v, shape)))
+
+    def broadcast(self, v: SSAValue, shape: Sequence[int]) -> SSAValue:
+        assert isinstance(v.type, TensorType)
+        if list(v.type.get_shape()) == list(shape):
+            return v
+        return self.add(tl.BroadcastOp(v, self.tensor(v, shape)))
+
+    def grid_ivs(self) -> Sequence[SSAValue]:
+        return self.block.args
+
+    def load(self, access: Access) -> SSAValue:
+        op = access.op
+        assert isinstance(op, ta.LoadOp)
+        tile = TensorType(op.result.type, self.tile_shape(access))
+        symbols = [self.scalar_index(index) for _, index in access.gathers]
+        v = self.add(
+            tl.LoadOp(
+                self.buffers[access.buffer],
+                self.offsets(access),
+                self.grid_ivs(),
+                symbols,
+                tile,
+                list(access.steps) if any(st > 1 for st in access.steps) else None,
+            )
+        )
+        return self.to_loop_space(v, access, tile)
+
+    def gather_rows(self, access: Access) -> SSAValue:
+        """A gather by row DMAs: `tl.gather` of the rows the lookups of this grid step
+        name (see `row_gather`), then into loop space like any tile."""
+        indices = [index for _, index in access.gathers]
+        found = lookup_dims(indices[0])
+        assert found is not None  # row_gather checked
+        lookup, coefficients, constant = found
+        rows = self.plan.tiles[lookup]
+        # Bags taken several per step (see row_gather): their rows follow each other.
+        bags = [l for l in coefficients if l != lookup and self.plan.tiles[l] > 1]
+        for l in bags:
+            assert coefficients[l] == rows  # row_gather checked: consecutive bags
+        per_bag = rows
+        rows *= math.prod(self.plan.tiles[l] for l in bags)
+        # The step's first lookup: grid index times tile along each dim (1 but for the
+        # lookup dim's `rows`), times the dim's coefficient.
+        first: AffineExpr = AffineConstantExpr(constant)
+        extents = self.loop.extents
+        for l, c in sorted(coefficients.items()):
+            if self.plan.tiles[l] < extents[l]:  # a whole dim has no grid index
+                first = first + AffineDimExpr(l) * (c * self.plan.tiles[l])
+        start = AffineMap(len(self.plan.grid), 0, (first,))
+        op = access.op
+        assert isinstance(op, ta.LoadOp)
+        picked = len(indices)
+        tile = TensorType(op.result.type, [rows, *access.shape[picked:]])
+        v = self.add(
+            tl.GatherOp(
+                self.buffers[access.buffer],
+                # read flat (see lookup_dims)
+                [self.buffers[ta.root_buffer(i.buffer)] for i in indices],
+                AffineMapAttr(start),
+                self.grid_ivs(),
+                tile,
+            )
+        )
+        if op in self.resident:
+            v.owner.attributes["table"] = StringAttr("vmem")  # type: ignore[union-attr]
+        lead = [(l, 0) for l in bags] + [(lookup, 0)]
+        lead_shape = [self.plan.tiles[l] for l in bags] + [per_bag]
+        if bags:
+            v = self.reshape(v, [*lead_shape, *access.shape[picked:]])
+            tile = TensorType(op.result.type, [*lead_shape, *access.shape[picked:]])
+        walked = replace(
+            access,
+            shape=(*lead_shape, *access.shape[picked:]),
+            dims=(*lead, *access.dims[picked:]),
+            gathers=(),
+        )
+        return self.to_loop_space(v, walked, tile)
+
+    def to_loop_space(self, v: SSAValue, access: Access, tile: TensorType) -> SSAValue:
+        """Buffer order → loop order: drop constant dims, transpose, add unused loop dims."""
+        walked = [(b, l) for b, (l, _) in enumerate(access.dims) if l is not None]
+        order = sorted(range(len(walked)), key=lambda k: walked[k][1])
+        if order != list(range(len(walked))):
+            v = self.reshape(v, [tile.get_shape()[b] for b, _ in walked])
+            v = self.add(tl.TransposeOp(v, order))
+        # Dropping and adding unit dims keeps the row-major order: one reshape.
+        return self.reshape(v, self.loop_shape(access))
+
+    def scalar_index(self, index: ta.LoadOp) -> SSAValue:
+        """Read a gather index at this grid point: its loop dims have one-element tiles,
+        so each is the grid index of the same position."""
+        n_grid = len(self.plan.grid)
+        positions = [d.index for d in index.dims]  # type: ignore[attr-defined]
+        results = [
+            e.replace_dims_and_symbols([AffineDimExpr(p) for p in positions], [])
+            for e in index.map.data.results
+        ]
+        index_map = AffineMapAttr(AffineMap(n_grid, 0, tuple(results)))
+        buffer = self.buffers[index.buffer]
+        read = self.add(tl.ScalarLoadOp(buffer, index_map, self.grid_ivs()))
+        read.name_hint = index.result.name_hint
+        return read
+
+    def store(self, access: Access, v: SSAValue) -> None:
+        op = access.op
+        assert isinstance(op, ta.StoreOp)
+        assert isinstance(v.type, TensorType)
+        used = access.loop_to_buffer()
+        shape = list(v.type.get_shape())
+        for l in range(self.rank):
+            if l not in used and shape[l] != 1:
+                raise PassError(
+                    op,
+                    f"tile: the stored value varies along loop dim {l}, which the "
+                    "store's index does not use",
+                )
+        v = self.broadcast(v, self.loop_shape(access))
+        walked = sorted(used.items(), key=lambda kv: kv[1])  # (loop dim, buffer dim)
+        loop_order = sorted(used)
+        perm = [loop_order.index(l) for l, _ in walked]
+        if perm != list(range(len(perm))):
+            v = self.reshape(v, [self.loop_shape(access)[l] for l in loop_order])
+            v = self.add(tl.TransposeOp(v, perm))
+        v = self.reshape(v, self.tile_shape(access))
+        offsets = self.offsets(access)
+        if access.merged_into is None:
+            buffer = self.buffers[access.buffer]
+        else:
+            # The whole (a, b) of the view's last two dims is the argument's a * b.
+            *lead, a, b = self.tile_shape(access)
+            v = self.reshape(v, [*lead, a * b])
+            buffer = self.buffers[access.merged_into]
+            m = offsets.data
+            offsets = AffineMapAttr(
+                AffineMap(m.num_dims, m.num_symbols, (*m.results[:-2], m.results[-1]))
+            )
+        # A reduction split over sequential grid dims stores partial results that
+        # the store combines (the value is a ta.reduce result: splittable checked).
+        accumulate = None
+        if self.plan.sequential and isinstance(op.value.owner, ta.ReduceOp):
+            accumulate = ReductionKind(op.value.owner.kind.data)
+        self.add(tl.StoreOp(v, buffer, offsets, self.grid_ivs(), accumulate=accumulate))
+
+    def iota(self, l: int) -> SSAValue:
+        """Loop index `l` as an i32 tile: the indices this grid step covers along it."""
+        t = self.full_shape()[l]
+        shape = [1] * self.rank
+        shape[l] = t
+        in_grid = l < len(self.plan.grid) and self.plan.grid[l] > 1
+        offset = AffineDimExpr(l) * t if in_grid else AffineConstantExpr(0)
+        start = AffineMapAttr(AffineMap(len(self.plan.grid), 0, (offset,)))
+        v = self.add(tl.IotaOp(l, start, self.grid_ivs(), TensorType(i32, shape)))
+        v.name_hint = self.loop.body.block.args[l].name_hint
+        return v
+
+    def dot_dims(self, mul: Operation) -> tuple[int, int, int] | None:
+        """(m, n, k) when `mul` multiplies an (m, k) tile by a (k, n) tile in loop space
+        and is summed over the single reduction dim k: a matrix product."""
+        reduce_dims = range(len(self.loop.parallel_extents), self.rank)
+        if len(reduce_dims) != 1:
+            return None
+        (k,) = reduce_dims
+        shapes = [self.shape_of(v) for v in mul.operands]
+        if any(sh is None for sh in shapes):
+            return None
+        sx, sy = shapes  # type: ignore[misc]
+        xs = {l for l, n in enumerate(sx) if n > 1}
+        ys = {l for l, n in enumerate(sy) if n > 1}
+        if k not in xs or k not in ys or len(xs) != 2 or len(ys) != 2:
+            return None
+        (m,) = xs - {k}
+        (n,) = ys - {k}
+        return (m, n, k) if m != n else None
+
+    def dot(self, mul: Operation, reduce: ta.ReduceOp) -> SSAValue:
+        """The reduction of a product as `tl.dot` (the MXU), in loop space."""
+        m, n, k = self.dot_dims(mul)  # type: ignore[misc]
+        x, y = (self.values[v] for v in mul.operands)
+        full = self.full_shape()
+
+        def matrix(v: SSAValue, rows: int, cols: int) -> SSAValue:
+            if rows < cols:
+                return self.reshape(v, [full[rows], full[cols]])
+            v = self.reshape(v, [full[cols], full[rows]])
+            return self.add(tl.TransposeOp(v, [1, 0]))
+
+        c = self.add(tl.DotOp(matrix(x, m, k), matrix(y, k, n)))
+        if m > n:
+            c = self.add(tl.TransposeOp(c, [1, 0]))
+        shape = [full[l] if l in (m, n) else 1 for l in range(self.rank)]
+        c = self.reshape(c, shape)
+        want = reduce.result.type
+        t = c.type
+        assert isinstance(t, TensorType)
+        if t.element_type != want:
+            c = self.add(tl.ConvertOp(c, TensorType(want, shape)))
+        return c
+
+    def operand(self, value: SSAValue, shape: Sequence[int]) -> SSAValue:
+        """A loop-space operand of `shape`: scalar constants are splatted, smaller
+        tiles broadcast."""
+        if value in self.scalar_constants:
+            const = self.scalar_constants[value]
+            key = (const.value, tuple(shape))
+            if key not in self.constants:
+                splat = DenseIntOrFPElementsAttr.from_list(
+                    self.tensor(const.result, shape), [_scalar(const.value)]
+                )
+                self.constants[key] = self.add(arith.ConstantOp(splat))
+            return self.constants[key]
+        return self.broadcast(self.values[value], shape)
+
+    def shape_of(self, value: SSAValue) -> list[int] | None:
+        if value in self.scalar_constants:
+            return None
+        if value not in self.values:
+            if isinstance(value, BlockArgument) and value.block is self.loop.body.block:
+                self.values[value] = self.iota(value.index)
+            else:
+                owner = value.owner
+                where = owner if isinstance(owner, Operation) else self.loop
+                raise PassError(where, "tile: a value from outside the loop")
+        t = self.values[value].type
+        assert isinstance(t, TensorType)
+        return list(t.get_shape())
+
+    def splat(self, value: int, elt: IntegerType, shape: Sequence[int]) -> SSAValue:
+        key = (IntegerAttr(value, elt), tuple(shape))
+        if key not in self.constants:
+            attr = DenseIntOrFPElementsAttr.from_list(
+                TensorType(elt, list(shape)), [value]
+            )
+            self.constants[key] = self.add(arith.ConstantOp(attr))
+        return self.constants[key]
+
+    def cast(self, op: Operation, v: SSAValue, shape: Sequence[int]) -> SSAValue:
+        """An arith integer cast of a tile: `tl.convert` (numpy `astype`), with the
+        fix-ups where arith means otherwise: an i1 is signed (extsi/sitofp give -1), a
+        cast to i1 keeps the low bit, and extui/uitofp/fptoui read the integer as
+        unsigned (a mask below 32 bits, `uiN` elements from 32 bits)."""
+        src = v.type.element_type  # type: ignore[attr-defined]
+        dst = op.results[0].type
+        loc = op.location
+
+        def add(new: Operation) -> SSAValue:
+            new.location = loc
+            return self.add(new)
+
+        def convert(x: SSAValue, elt: Attribute) -> SSAValue:
+            if x.type.element_type == elt:  # type: ignore[attr-defined]
+                return x
+            return add(tl.ConvertOp(x, TensorType(elt, list(shape))))
+
+        def width(t: Attribute) -> int:
+            return t.width.data if isinstance(t, IntegerType) else 64
+
+        unsigned = isinstance(op, arith.ExtUIOp | arith.UIToFPOp | arith.FPToUIOp)
+        if dst == i1 and src != i1:
+            x = v if isinstance(src, IntegerType | IndexType) else convert(v, i32)
+            elt = x.type.element_type  # type: ignore[attr-defined]
+            return convert(add(arith.AndIOp(x, self.splat(1, elt, shape))), i1)
+        if src == i1:
+            r = convert(v, dst)
+            if unsigned or isinstance(op, arith.IndexCastOp):
+                return r
+            if isinstance(dst, IntegerType | IndexType):
+                return add(arith.SubiOp(self.splat(0, dst, shape), r))  # type: ignore[arg-type]
+            return add(arith.NegfOp(r))
+        if isinstance(op, arith.ExtUIOp | arith.UIToFPOp):
+            n = width(src)
+            if n >= 32:
+                return convert(convert(v, IntegerType(n, Signedness.UNSIGNED)), dst)
+            wide = dst if isinstance(op, arith.ExtUIOp) else i32
+            x = convert(v, wide)
+            x = add(arith.AndIOp(x, self.splat((1 << n) - 1, wide, shape)))  # type: ignore[arg-type]
+            return convert(x, dst)
+        if isinstance(op, arith.FPToUIOp):
+            n = width(dst)
+            via = i32 if n < 32 else IntegerType(n, Signedness.UNSIGNED)
+            return convert(convert(v, via), dst)
+        return convert(v, dst)
+
+    def emit(self) -> None:
+        """Emit the loop body's ops in order, each by the handler for its kind (see
+        `_HANDLERS`); a reduction of a product that is a matrix product is one `tl.dot`."""
+        contractions = {
+            op: mul
+            for op in self.loop.body.block.ops
+            if (mul := contraction(op)) is not None
+        }
+        products = set(contractions.values())
+        as_dot: set[Operation] = set()
+        for op in self.loop.body.block.ops:
+            if op in self.skip:
+                continue  # an index read and its casts: gathers read it as a scalar
+            if op in products and self.dot_dims(op) is not None:
+                as_dot.add(op)  # emitted as a dot by the reduction that consumes it
+                continue
+            if op in contractions and contractions[op] in as_dot:
+                dot = self.dot(contractions[op], op)
+                self.values[op.results[0]] = dot
+                dot.name_hint = op.results[0].name_hint
+                continue
+            handler = _HANDLERS.get(type(op))
+            if handler is None and op.dialect_name() in ("arith", "math"):
+                handler = Emitter.emit_elementwise
+            if handler is None:
+                raise PassError(op, f"tile: '{op.name}' is not tiled yet")
+            handler(self, op)
+
+    def emit_load(self, op: ta.LoadOp) -> None:
+        if op in self.dma:
+            self.values[op.result] = self.gather_rows(self.dma[op])
+        else:
+            self.values[op.result] = self.load(self.accesses[op])
+        self.values[op.result].name_hint = op.result.name_hint
+
+    def emit_store(self, op: ta.StoreOp) -> None:
+        shape = self.shape_of(op.value) or [1] * self.rank
+        self.store(self.accesses[op], self.operand(op.value, shape))
+
+    def emit_reduce(self, op: ta.ReduceOp) -> None:
+        reduce_dims = list(range(len(self.loop.parallel_extents), self.rank))
+        full = self.full_shape()
+        source = self.operand(op.value, full)
+        kind = ReductionKind(op.kind.data)
+        if kind.returns_index and len(reduce_dims) > 1:
+            # argmax/argmin of a split reduction: its dims are the last ones, so
+            # merging them row-major gives torch's flat position.
+            n_par = len(self.loop.parallel_extents)
+            merged = [*full[:n_par], math.prod(full[n_par:])]
+            r = tl.ReduceOp(kind, self.reshape(source, merged), [n_par])
+            self.add(r)
+            value = self.reshape(r.result, [*full[:n_par], *[1] * len(reduce_dims)])
+        else:
+            r = tl.ReduceOp(kind, source, reduce_dims)
+            value = self.add(r)
+        self.values[op.result] = value
+        value.name_hint = op.result.name_hint
+
+    def emit_constant(self, op: arith.ConstantOp) -> None:
+        if isinstance(op.result.type, TensorType):
+            self.emit_elementwise(op)
+        else:
+            self.scalar_constants[op.result] = op  # splatted where it is used
+
+    def emit_elementwise(self, op: Operation) -> None:
+        """An arith or math op on tiles, its operands broadcast to one shape."""
+        shapes = [s for s in map(self.shape_of, op.operands) if s is not None]
+        if not shapes:
+            raise PassError(op, "tile: an op on constants only is not tiled yet")
+        shape = [max(dims) for dims in zip(*shapes)]
+        operands = [self.operand(o, shape) for o in op.operands]
+        if isinstance(op, _INT_CASTS):
+            # arith integer casts take scalars only: a tile is converted.
+            self.values[op.results[0]] = self.cast(op, operands[0], shape)
+            self.values[op.results[0]].name_hint = op.results[0].name_hint
+            return
+        if isinstance(op, arith.SelectOp):
+            new = tl.SelectOp(*operands)  # arith.select takes an i1 scalar
+        elif isinstance(op, arith.CmpfOp | arith.CmpiOp):
+            new = tl.CompareOp(_predicate(op), *operands)  # an i1 scalar too
+        else:
+            new = type(op).create(
+                operands=operands,
+                result_types=[self.tensor(r, shape) for r in op.results],
+                properties=dict(op.properties),
+                attributes=dict(op.attributes),
+            )
+        new.location = op.location
+        self.add(new)
+        for old_r, new_r in zip(op.results, new.results):
+            new_r.name_hint = old_r.name_hint
+            self.values[old_r] = new_r
+
+
+_HANDLERS: dict[type[Operation], Callable[[Emitter, Any], None]] = {
+    ta.LoadOp: Emitter.emit_load,
+    ta.StoreOp: Emitter.emit_store,
+    ta.ReduceOp: Emitter.emit_reduce,
+    arith.ConstantOp: Emitter.emit_constant,
+}
+"""The emitter of each op kind of a `ta.loop` body; other arith and math ops are
+element-wise (`Emitter.emit_elementwise`)."""
+
+
+_INT_CASTS = (
+    arith.ExtSIOp,
+    arith.ExtUIOp,
+    arith.TruncIOp,
+    arith.SIToFPOp,
+    arith.UIToFPOp,
+    arith.FPToSIOp,
+    arith.FPToUIOp,
+    arith.IndexCastOp,
+)
+"""Casts that `arith` verifies on scalars only (extf/truncf also take tensors)."""
+
+
+def _predicate(op: arith.CmpfOp | arith.CmpiOp) -> str:
+    floating = isinstance(op, arith.CmpfOp)
+    names = (
+        arith.CMPF_COMPARISON_OPERATIONS if floating else arith.CMPI_COMPARISON_OPERATIONS
+    )
+    name = names[op.predicate.value.data]
+    if name not in (FLOAT_PREDICATES if floating else INT_PREDICATES):
+        raise PassError(op, f"tile: the constant comparison '{name}' is not tiled")
+    return name
+
+
+class _FoldReshapes(RewritePattern):
+    """reshape(reshape(x)) is one reshape; a reshape to the same shape is nothing."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tl.ReshapeOp, rewriter: PatternRewriter) -> None:
+        source = op.source
+        if isinstance(source.owner, tl.ReshapeOp):
+            source = source.owner.source
+        if source.type == op.result.type:
+            rewriter.replace(op, [], [source])
+        elif source is not op.source:
+            rewriter.replace(op, tl.ReshapeOp(source, op.result.type))  # type: ignore[arg-type]
+
+
+class _FoldTransposes(RewritePattern):
+    """transpose(transpose(x)) is one transpose; the identity permutation is nothing."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tl.TransposeOp, rewriter: PatternRewriter) -> None:
+        perm = list(op.permutation.get_values())
+        source = op.source
+        if isinstance(source.owner, tl.TransposeOp):
+            inner = source.owner.permutation.get_values()
+            perm = [inner[p] for p in perm]
+            source = source.owner.source
+        if perm == sorted(perm):
+            rewriter.replace(op, [], [source])
+        elif source is not op.source:
+            rewriter.replace(op, tl.TransposeOp(source, perm))
+
+
+def simplify(grid: tl.GridOp) -> None:
+    """Fold the layout moves that loop-space conversion leaves back to back (e.g. a
+    tile transposed into loop order and back for a dot)."""
+    PatternRewriteWalker(
+        GreedyRewritePatternApplier([_FoldReshapes(), _FoldTransposes()]),
+    ).rewrite_region(grid.body)
+
+
+def _scalar(attr: Attribute) -> float | int:
+    assert isinstance(attr, FloatAttr | IntegerAttr)
+    return attr.value.data
+
+
+def relaunch(
+    module: ModuleOp,
+    kernel: ta.KernelOp,
+    views: list[ta.ReshapeOp],
+    stored: list[Storage],
+) -> None:
+    """Pass each in-kernel view as an argument (reshaped on the host before the
+    launch), and each argument read as host storage as the host value of that shape."""
+    if not views and not stored:
+        return
+    for launch in [o for o in module.walk() if isinstance(o, ta.LaunchOp)]:
+        if launch.callee.string_value() != kernel.sym_name.data:
+            continue
+        block = launch.parent_block()
+        assert block is not None
+        extra: list[SSAValue] = []
+        for v in views:
+            chain = []
+            value: SSAValue = v.result
+            while isinstance(value.owner, ta.ReshapeOp):
+                chain.append(value.owner)
+                value = value.owner.source
+            assert isinstance(value, BlockArgument)
+            host_value = launch.args[value.index]
+            for r in reversed(chain):
+                reshape = ta.ReshapeOp(host_value, r.result.type)  # type: ignore[arg-type]
+                block.insert_op_before(reshape, launch)
+                host_value = reshape.result
+            extra.append(host_value)
+        for st in stored:
+            host_value = launch.args[st.root]
+            if st.reshape:
+                reshape = ta.ReshapeOp(host_value, st.type)
+                block.insert_op_before(reshape, launch)
+                extra.append(reshape.result)
+                continue
+            while host_value.type != st.type:
+                owner = host_value.owner
+                assert isinstance(owner, ta.ReshapeOp)  # host_storage found it
+                host_value = owner.source
+            extra.append(host_value)
+        new = ta.LaunchOp(kernel.sym_name.data, [*launch.args, *extra])
+        new.location = launch.location
+        block.insert_op_before(new, launch)
+        block.erase_op(launch)
+
+
+def emit_kernel(
+    kernel: ta.KernelOp, plan: TilePlan
+) -> tuple[tl.KernelOp, list[ta.ReshapeOp], list[Storage]]:
+    """The `tl.kernel` that `plan` tiles `kernel` into (not inserted anywhere), with the
+    in-kernel views and host storage it takes as extra arguments. Raises a located
+    `PassError` for a body op the tiler has no tile form of."""
+    loop = next(o for o in kernel.body.block.ops if isinstance(o, ta.LoopOp))
+    accesses, dma = plan.accesses, plan.dma
+    # Kernel arguments: the original ones, then one per in-kernel view (reshape) and
+    # one per argument read as host storage; both become launch operands.
+    args = list(kernel.body.block.args)
+    views = [o for o in kernel.body.block.ops if isinstance(o, ta.ReshapeOp)]
+    used = {a.merged_into or a.buffer for a in [*accesses.values(), *dma.values()]}
+    used |= {index.buffer for a in accesses.values() for _, index in a.gathers}
+    views = [v for v in views if v.result in used]
+    stored = sorted(
+        {a.buffer for a in accesses.values() if isinstance(a.buffer, Storage)},
+        key=lambda st: st.root,
+    )
+    roles = [kernel.role_of(a).value for a in args]
+    for v in views:
+        root = ta.root_buffer(v.result)
+        roles.append(kernel.role_of(root).value)  # type: ignore[arg-type]
+    roles += [kernel.role_of(args[st.root]).value for st in stored]
+    types = [a.type for a in args] + [v.result.type for v in views]
+    types += [st.type for st in stored]
+    new_kernel = tl.KernelOp(kernel.sym_name.data, types, roles)
+    kblock = new_kernel.body.block
+    buffers: dict[SSAValue | Storage, SSAValue] = {}
+    keys: list[SSAValue | Storage] = [*args, *(v.result for v in views), *stored]
+    for old, new in zip(keys, kblock.args):
+        buffers[old] = new
+        if isinstance(old, Storage):
+            new.name_hint = args[old.root].name_hint
+        else:
+            new.name_hint = old.name_hint
+    n_parallel = len(plan.grid) - plan.sequential
+    semantics = [tl.GridSemantics.PARALLEL] * n_parallel
+    semantics += [tl.GridSemantics.SEQUENTIAL] * plan.sequential
+    grid = tl.GridOp(plan.grid, semantics)
+    for k, iv in enumerate(grid.body.block.args):
+        iv.name_hint = "ijklmn"[k] if k < 6 else f"g{k}"
+    kblock.add_op(grid)
+    Emitter(loop, plan, buffers, grid.body.block).emit()
+    simplify(grid)
+    new_kernel.location = kernel.location
+    return new_kernel, views, stored
+
+
+def emit_error(kernel: ta.KernelOp, plan: TilePlan) -> Rejection | None:
+    """Why `plan` does not build (an op with no tile form), or None: a dry run of
+    `emit_kernel` that leaves the module as it was."""
+    try:
+        new_kernel, _, _ = emit_kernel(kernel, plan)
+    except PassError as e:
+        return Rejection.of(e)
+    new_kernel.erase()
+    return None
+
+
+def build_kernel(module: ModuleOp, kernel: ta.KernelOp, plan: TilePlan) -> None:
+    """Replace `kernel` by the `tl.kernel` that `plan` tiles it into, and pass the views
+    and host storage its tiles read at every launch. Raises a located `PassError` (and
+    leaves the module as it was) for a body op the tiler has no tile form of."""
+    new_kernel, views, stored = emit_kernel(kernel, plan)
+    loop = next(o for o in kernel.body.block.ops if isinstance(o, ta.LoopOp))
+    accesses, dma, resident = plan.accesses, plan.dma, plan.resident
+    budget = plan.budget
+    emit_remark(
+        loop,
+        f"tile: @{kernel.sym_name.data}: tiles {plan.tiles} over loop "
+        f"{list(loop.extents)}, grid {plan.grid}",
+    )
+    for op, a in dma.items():
+        found = lookup_dims(a.gathers[0][1])
+        assert found is not None
+        rows = plan.tiles[found[0]]
+        strategy = ta.gather_strategy(a.op)
+        if op in resident:
+            emit_remark(
+                op,
+                f"tile: gather from a VMEM-resident table ({resident[op] // 2} B, "
+                f"fetched once), {rows} rows per grid step by local row copies",
+            )
+            continue
+        asked = {
+            ta.GatherStrategy.DMA: "",
+            ta.GatherStrategy.DMA_CHUNKED: " (indices streamed to SMEM in chunks of 1024)",
+            ta.GatherStrategy.VMEM: " (the table, double-buffered, needs more than half of the "
+            f"{budget} B VMEM budget to stay resident)",
+        }[strategy]  # type: ignore[index]
+        emit_remark(op, f"tile: gather by row DMA, {rows} rows per grid step{asked}")
+    for a in accesses.values():
+        strategy = ta.gather_strategy(a.op)
+        if strategy is not None and strategy != ta.GatherStrategy.PREFETCH:
+            why = (
+                "which needs indices read one lookup at a time and whole rows of "
+                "the table's leading dims"
+                if rows_by_dma(a.bits)
+                else "but rows of 8-bit data pack four to a 32-bit sublane, so a "
+                "row DMA would move four rows a lookup"
+            )
+            emit_remark(
+                a.op,
+                f"tile: gather asks for the {strategy.value} idiom, {why}; tiled "
+                "with scalar prefetch (one row per grid step)",
+            )
+    module.body.block.insert_op_after(new_kernel, kernel)
+    relaunch(module, kernel, views, stored)
+    module.body.block.erase_op(kernel)

@@ -1,0 +1,548 @@
+"""The tiling policy: tile sizes for every loop dim of a kernel's `ta.loop` (a
+`TilePlan`), or a `Rejection` that says why the kernel does not tile (and which op is to
+blame, so that xla-outline can move that access to XLA). See the package docstring for
+the rules."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field, replace
+from enum import Enum, auto
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp
+from xdsl.ir import BlockArgument, Operation, SSAValue
+
+from pallas_ir.diagnostics import PassError
+from pallas_ir.dialects import tensor_access as ta
+from pallas_ir.dialects.common import ReductionKind
+from pallas_ir.lowering.tile.access import (
+    Access,
+    Storage,
+    analyse,
+    element_type,
+    host_storage,
+    lookup_dims,
+    splittable,
+)
+from pallas_ir.lowering.tile.legality import (
+    block_elements,
+    block_rows,
+    candidates,
+    legal,
+    rows_by_dma,
+)
+from pallas_ir.tpu_rules import MAX_ELEMENT_BITS, reshape_is_free
+
+LANE_TARGET = 512
+SUBLANE_TARGET = 256
+BLOCK_BYTES = 1 << 20
+# Row-DMA gathers unroll one DMA per row and grid step.
+MAX_UNROLLED_ROWS = 128
+
+
+def row_gather(
+    a: Access, extents: Sequence[int], n_parallel: int
+) -> tuple[int, list[int], dict[int, list[int]]] | None:
+    """(lookup loop dim, the rows per grid step to try, best first, the tiles to try for
+    the other loop dims the index depends on: one point per step, but for the bag dim of
+    an embedding bag, below) when a gather can be done by
+    row DMAs: it asks for `dma` (or `vmem`, `dma_chunked`), picks rows of the table's
+    leading dims (one index buffer each, `x[i0, i1]`) with indices read at consecutive
+    positions along one loop dim (`idx[i + c]`, or `idx[16 * b + t]` for an index of
+    rank 2 stored flat), the same positions for every index buffer, and takes whole
+    rows."""
+    if ta.gather_strategy(a.op) not in (
+        ta.GatherStrategy.DMA,
+        ta.GatherStrategy.VMEM,
+        ta.GatherStrategy.DMA_CHUNKED,
+    ):
+        return None
+    if not rows_by_dma(a.bits):
+        return None
+    picked = len(a.gathers)
+    if [b for b, _ in a.gathers] != list(range(picked)):
+        return None
+    found = lookup_dims(a.gathers[0][1])
+    if found is None or any(lookup_dims(i) != found for _, i in a.gathers[1:]):
+        return None  # several index buffers must be read at the same positions
+    lookup, coefficients, _ = found
+    if any(l >= n_parallel for l in coefficients if l != lookup):
+        return None
+    if lookup >= n_parallel and extents[lookup] > MAX_UNROLLED_ROWS:
+        return None  # an embedding bag's rows come whole, one DMA each, per step
+    for b, (l, c) in enumerate(a.dims[picked:], start=picked):
+        if l is None or c != 0 or extents[l] != a.shape[b]:
+            return None
+    e = extents[lookup]
+    # 8 rows fill a sublane tile (16 for 16-bit data; a ragged last step repeats the
+    # last lookup into the tile's padding). When another access walks the lookup dim
+    # along its lanes (a rank-1 output), only the whole dim is a legal block; its DMAs
+    # are unrolled, so that is bounded.
+    sublanes = block_rows(a.bits)
+    preferred = sublanes if e >= sublanes else 1
+    rows = [preferred] + ([e] if preferred < e <= MAX_UNROLLED_ROWS else [])
+    others = {l: [1] for l in coefficients if l != lookup}
+    if lookup >= n_parallel:
+        # Along a reduction dim (an embedding bag: each bag sums rows idx[4 * b + k]):
+        # all of a bag's rows in one step, reduced in the kernel. When consecutive bags
+        # read consecutive indices (the bag dim's coefficient is the bag size), 8 bags
+        # (a sublane tile of the output) take one step: their rows are consecutive too.
+        rows = [e]
+        bags = [l for l, c in coefficients.items() if l != lookup and c == e]
+        if len(others) == 1 and bags:
+            (bag,) = bags
+            sizes = [t for t in (8, 16, 32) if t * e <= MAX_UNROLLED_ROWS]
+            whole = [extents[bag]] if extents[bag] * e <= MAX_UNROLLED_ROWS else []
+            others[bag] = [t for t in sizes if t < extents[bag]] + whole + [1]
+    return lookup, rows, others
+
+
+class RejectionKind(Enum):
+    """Why a kernel does not tile, as far as what to do about it goes."""
+
+    ACCESS = auto()
+    """An access (or the kernel) no tiling covers: `Rejection.op` says which."""
+    GATHER_NEEDS_RELAYOUT = auto()
+    """A scalar-prefetch gather (G1) that would relayout its table on the host."""
+    WIDE_DATA = auto()
+    """The kernel computes on 64-bit data, which TPU kernels do not have (or takes a
+    product reduction, which Mosaic does not lower)."""
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """The policy's answer for a kernel it cannot tile: where, why, and what kind."""
+
+    op: Operation | None
+    message: str
+    kind: RejectionKind = RejectionKind.ACCESS
+
+    @staticmethod
+    def of(error: PassError) -> Rejection:
+        return Rejection(error.op, error.message)
+
+
+@dataclass
+class TilePlan:
+    """The tiling of one kernel: its tile sizes and grid, and what the build needs to
+    know about its accesses."""
+
+    tiles: list[int]
+    grid: list[int]
+    sequential: int = 0
+    """How many trailing grid dims walk a split reduction (in order, sequentially)."""
+    accesses: dict[Operation, Access] = field(default_factory=dict[Operation, Access])
+    """The tiled loads and stores (gathers by row DMA are in `dma`)."""
+    skip: set[Operation] = field(default_factory=set[Operation])
+    """Ops that only read gather indices (tiles do not load them)."""
+    dma: dict[Operation, Access] = field(default_factory=dict[Operation, Access])
+    """Gathers done by row DMA."""
+    resident: dict[Operation, int] = field(default_factory=dict[Operation, int])
+    """Row-DMA gathers whose table stays whole in VMEM (G4), with its double-buffered
+    bytes."""
+    budget: int = 0
+    """The VMEM budget the plan fits."""
+
+
+def choose_tiles(
+    loop: ta.LoopOp,
+    accesses: Sequence[Access],
+    budget: int,
+    where: Operation,
+    forced: dict[int, list[int]] | None = None,
+    splittable: bool = False,
+) -> TilePlan | Rejection:
+    """Tile sizes and grid (see the package docstring). `splittable`: the loop's single
+    reduction may be split over a sequential grid dim (its results are only stored)."""
+    extents = list(loop.extents)
+    n_par = len(loop.parallel_extents)
+    options: list[list[int]] = []
+    targets: list[int] = []
+    for l, e in enumerate(extents):
+        walks = [(a, a.loop_to_buffer()[l]) for a in accesses if l in a.loop_to_buffer()]
+        if forced and l in forced:  # set by gathers: lookups per grid step, whole rows
+            fits = [t for t in forced[l] if all(legal(a, b, t, e) for a, b in walks)]
+            allowed = fits[:1]
+        elif l >= n_par:
+            # Whole first; a split reduction takes tiles that divide it (no padding may
+            # enter a sum).
+            parts = (
+                [t for t in candidates(e) if t < e and e % t == 0] if splittable else []
+            )
+            allowed = [t for t in [*parts, e] if all(legal(a, b, t, e) for a, b in walks)]
+            if e not in allowed:
+                return Rejection(
+                    where, f"tile: reduction dim {l} cannot be one whole block"
+                )
+        else:
+            allowed = [
+                t for t in candidates(e) if all(legal(a, b, t, e) for a, b in walks)
+            ]
+        if not allowed:
+            # Blame an access that allows no tile on its own, so the tiler can move it
+            # to XLA; otherwise the accesses only conflict with each other.
+            alone = [
+                a for a, b in walks if not any(legal(a, b, t, e) for t in candidates(e))
+            ]
+            return Rejection(
+                alone[0].op if alone else where,
+                f"tile: no legal tile size for loop dim {l} (extent {e})",
+            )
+        lane = any(b == len(a.shape) - 1 for a, b in walks)
+        sublane = any(b == len(a.shape) - 2 for a, b in walks)
+        targets.append(LANE_TARGET if lane else SUBLANE_TARGET if sublane else 1)
+        options.append(allowed)
+    tiles = []
+    for l, (allowed, target) in enumerate(zip(options, targets)):
+        fitting = [t for t in allowed if t <= target]
+        if l >= n_par:
+            tiles.append(extents[l])  # reductions start whole
+        else:
+            tiles.append(max(fitting) if fitting else min(allowed))
+
+    def footprint() -> int:
+        return sum(2 * block_elements(a, tiles, extents) * a.bits // 8 for a in accesses)
+
+    def largest_block() -> int:
+        return max(
+            (2 * block_elements(a, tiles, extents) * a.bits // 8 for a in accesses),
+            default=0,
+        )
+
+    # Blocks of about a MiB keep several grid steps in flight (DMA overlaps compute)
+    # without wasting VMEM; the budget bounds them all together.
+    while footprint() > budget or largest_block() > 2 * BLOCK_BYTES:
+        shrinkable = [l for l in range(n_par) if options[l].index(tiles[l]) > 0]
+        if footprint() > budget:
+            # Over budget: a splittable reduction may be cut too (largest tile first, so
+            # a long contraction is split before the output tile shrinks).
+            shrinkable += [
+                l for l in range(n_par, len(extents)) if options[l].index(tiles[l]) > 0
+            ]
+        if not shrinkable:
+            if footprint() <= budget:
+                break
+            return Rejection(
+                where,
+                f"tile: the smallest legal tiles need {footprint()} bytes of VMEM, over the "
+                f"budget of {budget}",
+            )
+        l = max(shrinkable, key=lambda k: tiles[k])
+        tiles[l] = options[l][options[l].index(tiles[l]) - 1]
+    return plan_grid(loop, tiles)
+
+
+def plan_grid(loop: ta.LoopOp, tiles: list[int]) -> TilePlan:
+    """The grid of `tiles`: `cdiv(extent, tile)` steps per parallel dim, then one
+    sequential grid dim per split reduction (its tiles divide it)."""
+    extents = list(loop.extents)
+    n_par = len(loop.parallel_extents)
+    grid = [-(-extents[l] // tiles[l]) for l in range(n_par)]
+    split = [l for l in range(n_par, len(extents)) if tiles[l] < extents[l]]
+    grid += [extents[l] // tiles[l] for l in split]
+    return TilePlan(tiles, grid or [1], len(split))
+
+
+def merge_lane_split_stores(
+    accesses: dict[Operation, Access], plan: TilePlan, extents: Sequence[int]
+) -> None:
+    """A store through a view `(..., a, b)` of an argument `(..., a * b)` (a channels-last
+    permute written flat: canonicalize-permutation splits the lane dim) would make the
+    host relayout the view back into the argument after the kernel. When the tile holds
+    the view's last two dims whole and its rows are a legal block of the argument, the
+    kernel merges them in registers (a `tl.reshape` Mosaic does) and stores the
+    argument itself."""
+    for op, a in list(accesses.items()):
+        view = a.buffer
+        if not a.is_store or not isinstance(view, SSAValue):
+            continue
+        reshape = view.owner
+        if not isinstance(reshape, ta.ReshapeOp) or not isinstance(
+            reshape.source, BlockArgument
+        ):
+            continue
+        arg = reshape.source
+        shape, whole = a.shape, arg.type.get_shape()  # type: ignore[attr-defined]
+        if (
+            len(shape) != len(whole) + 1
+            or len(shape) < 3
+            or list(shape[:-2]) != list(whole[:-1])
+            or shape[-2] * shape[-1] != whole[-1]
+            or reshape_is_free(whole, shape, a.bits)
+        ):
+            continue
+        split = a.dims[-2:]
+        if any(
+            l is None or c != 0 or plan.tiles[l] < extents[l] or extents[l] != n
+            for (l, c), n in zip(split, shape[-2:])
+        ):
+            continue  # the tile must hold the split dims whole
+        merged = replace(a, shape=tuple(whole), dims=(*a.dims[:-2], (None, 0)))
+        l, _ = a.dims[-3]
+        rows = 1 if l is None else plan.tiles[l]
+        if (l is None and whole[-2] != 1) or (
+            l is not None and not legal(merged, len(whole) - 2, rows, extents[l])
+        ):
+            continue
+        accesses[op] = replace(a, merged_into=arg)
+
+
+def wide_data(loop: ta.LoopOp, skip: set[Operation]) -> Rejection | None:
+    """A `WIDE_DATA` rejection at the first op of the tiled body with a 64-bit type (gather
+    indices, read on the host or from SMEM, are narrowed to i32 and do not count)."""
+    live: set[Operation] = set()  # what the stores need; dead loads are dropped anyway
+    for op in reversed(list(loop.body.block.ops)):
+        if isinstance(op, ta.StoreOp) or any(
+            u.operation in live for r in op.results for u in r.uses
+        ):
+            live.add(op)
+    for op in loop.body.block.ops:
+        if op in skip or op not in live:
+            continue
+        if isinstance(op, ta.ReduceOp) and op.kind.data == ReductionKind.PROD.value:
+            return Rejection(
+                op,
+                "tile: Mosaic has no product reduction ('ta.reduce <prod>')",
+                RejectionKind.WIDE_DATA,
+            )
+        types = [r.type for r in op.results]
+        if isinstance(op, ta.LoadOp | ta.StoreOp):
+            types.append(op.buffer.type.element_type)  # type: ignore[attr-defined]
+        for t in types:
+            if (
+                not isinstance(t, IndexType)
+                and getattr(t, "bitwidth", 0) > MAX_ELEMENT_BITS
+            ):
+                return Rejection(
+                    op,
+                    f"tile: TPU kernels have no 64-bit types and '{op.name}' uses {t}",
+                    RejectionKind.WIDE_DATA,
+                )
+    return None
+
+
+def gather_reads(
+    loop: ta.LoopOp,
+    accesses: dict[Operation, Access],
+    relayout_ok: AbstractSet[Operation] | None = frozenset(),
+) -> tuple[set[Operation], dict[int, list[int]], dict[Operation, Access]] | Rejection:
+    """Gathers. Returns the ops that only read gather indices (tiles do not load
+    them), the tile sizes the gathers force on loop dims, and the gathers done by
+    manual row DMA (taken out of `accesses`).
+
+    A gather marked `dma` or `vmem` whose index walks its loop dim one by one takes
+    whole rows of the table by row DMAs, 8 per grid step where the lookups divide by
+    8 (`tl.gather`): from the table left in HBM (G3), or, for `vmem` when the table
+    fits (see `plan_kernel`), from the table held whole in VMEM (G4). Any other gather
+    reads one row per grid step through a
+    scalar-prefetched index map (G1); accesses that then take one row of a
+    second-minor dim are moved to the view `(..., A, 1, B)` of their buffer."""
+    skip: set[Operation] = set()
+    forced: dict[int, list[int]] = {}
+    one_row: set[int] = set()
+    dma: dict[Operation, Access] = {}
+    extents = loop.extents
+    for op, a in list(accesses.items()):
+        for _, index in a.gathers:
+            skip.add(index)
+        by_dma = row_gather(a, extents, len(loop.parallel_extents))
+        if by_dma is not None:
+            lookup, rows, others = by_dma
+            dma[op] = a
+            accesses.pop(op)
+            forced[lookup] = rows
+            for l, sizes in others.items():
+                # The first size every other access walking `l` allows (1 last:
+                # the view below makes it legal).
+                walks = [
+                    (b, o)
+                    for b in accesses.values()
+                    for o_l, o in b.loop_to_buffer().items()
+                    if o_l == l
+                ]
+                fits = [
+                    t for t in sizes if all(legal(b, o, t, extents[l]) for b, o in walks)
+                ]
+                forced[l] = fits[:1] or [1]
+            for l, _ in a.dims[1:]:
+                if l is not None:
+                    forced[l] = [extents[l]]  # whole rows
+            continue
+        for _, index in a.gathers:
+            positions = [d.index for d in index.dims]  # type: ignore[attr-defined]
+            for e in index.map.data.results:
+                lookups = {positions[p] for p in e.used_dims()}
+                if any(l >= len(loop.parallel_extents) for l in lookups):
+                    return Rejection(
+                        a.op,
+                        "tile: a gather indexed along a reduction dim (an embedding "
+                        "bag) is not tiled yet",
+                    )
+                one_row.update(lookups)
+    # A prefetched index picks one row a grid step, so its lookup dims take tile 1
+    # even where a DMA gather of the same lookups would take 8 rows a step.
+    forced.update((l, [1]) for l in one_row)
+    for op in loop.body.block.ops:
+        if isinstance(op, arith.IndexCastOp | arith.ExtSIOp | arith.TruncIOp) and (
+            op.operands[0].owner in skip
+        ):
+            skip.add(op)
+    for op in skip:
+        accesses.pop(op, None)
+    for op, a in accesses.items():
+        rank = len(a.shape)
+        if rank < 2 or a.shape[rank - 2] == 1:
+            continue
+        l, _ = a.dims[rank - 2]
+        if rank - 2 not in dict(a.gathers) and (l is None or forced.get(l) != [1]):
+            continue
+        if (
+            rank - 2 in dict(a.gathers)
+            and relayout_ok is not None
+            and op not in relayout_ok
+        ):
+            return Rejection(
+                op,
+                "tile: scalar prefetch of one row of the second-minor dim needs the "
+                f"table relaid out to (..., {a.shape[rank - 2]}, 1, "
+                f"{a.shape[rank - 1]})",
+                RejectionKind.GATHER_NEEDS_RELAYOUT,
+            )
+        if isinstance(a.buffer, Storage):
+            root = a.buffer.root
+        else:
+            root = ta.root_buffer(a.buffer).index  # type: ignore[attr-defined]
+        t = MemRefType(element_type(a), (*a.shape[: rank - 1], 1, a.shape[rank - 1]))
+        accesses[op] = a.with_unit_dim(Storage(root, t, reshape=True))
+    return skip, forced, dma
+
+
+def the_loop(kernel: ta.KernelOp) -> ta.LoopOp | Rejection:
+    """The kernel's one `ta.loop` (beside in-kernel views): the tiler's unit."""
+    loops = [o for o in kernel.body.block.ops if isinstance(o, ta.LoopOp)]
+    others = [
+        o for o in kernel.body.block.ops if not isinstance(o, ta.LoopOp | ta.ReshapeOp)
+    ]
+    if len(loops) != 1 or others:
+        return Rejection(
+            kernel,
+            f"tile: a kernel with one ta.loop is tiled; this one has {len(loops)}",
+        )
+    return loops[0]
+
+
+def kernel_storage(module: ModuleOp, kernel: ta.KernelOp) -> dict[int, MemRefType]:
+    """The N-D storage the host holds each kernel argument in (see `host_storage`)."""
+    return {
+        a.index: t
+        for a in kernel.body.block.args
+        if (t := host_storage(module, kernel, a.index)) is not None
+    }
+
+
+def check_tiles(
+    loop: ta.LoopOp,
+    accesses: Sequence[Access],
+    tiles: Sequence[int],
+    budget: int,
+    forced: dict[int, list[int]],
+) -> TilePlan | Rejection:
+    """The plan of tile sizes given in the IR (`tile_sizes` on the loop), when they are
+    legal: one per loop dim, each at most its extent, legal for every access that walks
+    the dim, what a gather forces (its rows per grid step), a reduction whole or split
+    into parts that divide it (when it may be split), and blocks that fit the budget.
+    Otherwise a rejection at the loop saying which size is illegal."""
+    extents = list(loop.extents)
+    n_par = len(loop.parallel_extents)
+
+    def illegal(why: str) -> Rejection:
+        return Rejection(loop, f"tile: tile_sizes {list(tiles)} {why}")
+
+    if len(tiles) != len(extents):
+        return illegal(f"give {len(tiles)} sizes for a loop of {len(extents)} dims")
+    for l, (t, e) in enumerate(zip(tiles, extents)):
+        if not 1 <= t <= e:
+            return illegal(f"give loop dim {l} a tile of {t}, not in [1, {e}]")
+        for a in accesses:
+            b = a.loop_to_buffer().get(l)
+            if b is not None and not legal(a, b, t, e):
+                return illegal(
+                    f"give loop dim {l} a tile of {t}: not a legal block of dim {b} of "
+                    f"{a.op.name} (shape {list(a.shape)}, {a.bits}-bit)"
+                )
+        if l in forced and t not in forced[l]:
+            return illegal(
+                f"give loop dim {l} a tile of {t}, but a gather takes {forced[l]} a step"
+            )
+        if l >= n_par and t < e and (not splittable(loop) or e % t):
+            return illegal(
+                f"split reduction dim {l} into tiles of {t}: it must be whole, or split "
+                "into parts that divide it when its results are only stored"
+            )
+    footprint = sum(2 * block_elements(a, tiles, extents) * a.bits // 8 for a in accesses)
+    if footprint > budget:
+        return illegal(f"need {footprint} bytes of VMEM, over the budget of {budget}")
+    return plan_grid(loop, list(tiles))
+
+
+def plan_kernel(
+    module: ModuleOp,
+    kernel: ta.KernelOp,
+    budget: int,
+    relayout_ok: AbstractSet[Operation] | None = frozenset(),
+    tiles: Sequence[int] | None = None,
+) -> TilePlan | Rejection:
+    """The tiling of a kernel (see the package docstring), or why there is none.
+    `relayout_ok`: scalar-prefetch gathers that may relayout their table on the host
+    (nothing better was found for them); None: any may. `tiles`: the sizes to take
+    (checked by `check_tiles`) instead of choosing them."""
+    loop = the_loop(kernel)
+    if isinstance(loop, Rejection):
+        return loop
+    storage = kernel_storage(module, kernel)
+    try:
+        accesses = {
+            o: analyse(o, loop, storage)
+            for o in loop.body.block.ops
+            if isinstance(o, ta.LoadOp | ta.StoreOp)
+        }
+    except PassError as e:
+        return Rejection.of(e)
+    gathers = gather_reads(loop, accesses, relayout_ok)
+    if isinstance(gathers, Rejection):
+        return gathers
+    skip, forced, dma = gathers
+    if (wide := wide_data(loop, skip)) is not None:
+        return wide
+    # G4: a gather that asks for a VMEM-resident table gets one when the table,
+    # double-buffered, takes at most half the budget; the tiles get the rest.
+    resident = {
+        op: 2 * math.prod(a.shape) * a.bits // 8
+        for op, a in dma.items()
+        if ta.gather_strategy(a.op) == ta.GatherStrategy.VMEM
+    }
+    resident = {op: b for op, b in resident.items() if b <= budget // 2}
+    if sum(resident.values()) > budget // 2:
+        resident = {}
+    if tiles is not None:
+        plan = check_tiles(
+            loop, list(accesses.values()), tiles, budget - sum(resident.values()), forced
+        )
+    else:
+        plan = choose_tiles(
+            loop,
+            list(accesses.values()),
+            budget - sum(resident.values()),
+            loop,
+            forced,
+            splittable(loop),
+        )
+    if isinstance(plan, Rejection):
+        return plan
+    merge_lane_split_stores(accesses, plan, loop.extents)
+    return replace(
+        plan, accesses=accesses, skip=skip, dma=dma, resident=resident, budget=budget
+    )

@@ -1,0 +1,49 @@
+// RUN: pallas-opt %s --split-input-file -p tile-policy,xla-outline | filecheck %s
+// RUN: pallas-opt %s --split-input-file -p tile-policy,xla-outline --remarks --verify-diagnostics -o /dev/null
+// RUN: pallas-opt %s --split-input-file --verify-semantics -p tile-policy,xla-outline -o /dev/null
+
+// xla-outline (ta → ta) moves what the tile policy cannot tile to XLA, and writes the
+// policy's sizes on what is left. A diagonal read in an element-wise kernel: the whole
+// kernel runs on XLA as one fusion (no loop is tiled).
+// CHECK-LABEL: ta.kernel @diagonal
+// CHECK-SAME:    attributes {target = #ta<target xla>}
+// CHECK:         ta.loop [256] (%i) {
+ta.kernel @diagonal(%x: memref<256x256xf32> {role = "in"}, %out: memref<256xf32> {role = "out"}) {
+  ta.loop [256] (%i) {
+    // expected-remark@+1 {{tile: loop dim 0 indexes two dims of one buffer; @diagonal runs on XLA as one fusion (moving only the access to XLA would write and read it once more)}}
+    %v = ta.load %x[affine_map<(d0) -> (d0, d0)>](%i) : memref<256x256xf32>
+    ta.store %v, %out[affine_map<(d0) -> (d0)>](%i) : memref<256xf32>
+  }
+}
+func.func @forward(%x: memref<256x256xf32>) -> memref<256xf32> {
+  %out = ta.alloc : memref<256xf32>
+  ta.launch @diagonal(%x, %out) : memref<256x256xf32>, memref<256xf32>
+  func.return %out : memref<256xf32>
+}
+// -----
+
+// A diagonal read beside a matrix product (which needs Pallas): only the diagonal
+// moves to an XLA kernel before the Pallas one, which gets the policy's tile sizes.
+// CHECK-LABEL: ta.kernel @diag_matmul_0(%d: memref<128x128xf32> {role = "in"}, %xla: memref<128xf32> {role = "out"}) attributes {target = #ta<target xla>, xla_access = "gather"}
+// CHECK-NEXT:    ta.loop [128] (%x0) {
+// CHECK-LABEL: ta.kernel @diag_matmul_1(%a: memref<128x128xf32> {role = "in"}, %b: memref<128x128xf32> {role = "in"}, %out: memref<128x128xf32> {role = "out"}, %xla: memref<128xf32> {role = "in"})
+// CHECK-NEXT:    ta.loop [128, 128] reduce [128] (%i, %j, %k) attributes {tile_sizes = array<i64: 128, 128, 128>}
+// CHECK:         ta.launch @diag_matmul_0(%d, %xla)
+// CHECK-NEXT:    ta.launch @diag_matmul_1(%a, %b, %out, %xla)
+ta.kernel @diag_matmul(%a: memref<128x128xf32> {role = "in"}, %d: memref<128x128xf32> {role = "in"}, %b: memref<128x128xf32> {role = "in"}, %out: memref<128x128xf32> {role = "out"}) {
+  ta.loop [128, 128] reduce [128] (%i, %j, %k) {
+    %x = ta.load %a[affine_map<(d0, d1) -> (d0, d1)>](%i, %k) : memref<128x128xf32>
+    // expected-remark@+1 {{tile: loop dim 0 indexes two dims of one buffer; done by an XLA gather before the Pallas kernel @diag_matmul}}
+    %s = ta.load %d[affine_map<(d0) -> (d0, d0)>](%i) : memref<128x128xf32>
+    %y = ta.load %b[affine_map<(d0, d1) -> (d0, d1)>](%k, %j) : memref<128x128xf32>
+    %xs = arith.mulf %x, %s : f32
+    %p = arith.mulf %xs, %y : f32
+    %r = ta.reduce <sum> %p : f32
+    ta.store %r, %out[affine_map<(d0, d1) -> (d0, d1)>](%i, %j) : memref<128x128xf32>
+  }
+}
+func.func @forward(%a: memref<128x128xf32>, %d: memref<128x128xf32>, %b: memref<128x128xf32>) -> memref<128x128xf32> {
+  %out = ta.alloc : memref<128x128xf32>
+  ta.launch @diag_matmul(%a, %d, %b, %out) : memref<128x128xf32>, memref<128x128xf32>, memref<128x128xf32>, memref<128x128xf32>
+  func.return %out : memref<128x128xf32>
+}
