@@ -51,7 +51,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from pallas_ir.affine_analysis import flat_offset
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects.common import ArgRole
-from pallas_ir.passes.split_kernel_loops import split_kernel
+from pallas_ir.passes.kernel_fission import split_kernel
 from pallas_ir.tpu_rules import SMEM_BYTES, reshape_is_free
 
 
