@@ -534,7 +534,7 @@ Otherwise the access moves out of the Pallas kernel:
   wrap of negative indices): when the load's flat offset is `R * W + l` (one loop dim `l`
   walks a whole row of `W` elements, the row `R` depends on one parallel loop dim) and
   the host holds the table as `(N, W)` rows, only `R` moves to XLA: a new loop computes
-  it as `i32` per lookup (`xla_access = "index"`), and the kernel reads
+  it as `i32` per lookup (`xla_access = #ta<xla_access index>`), and the kernel reads
   `table[rows[i], l]` as a `gather = #ta<gather_strategy dma>` load, so the rows come by row DMA (G3) and
   move once;
 - **any other load** (with the loads and scalar ops its index is computed from) becomes a new

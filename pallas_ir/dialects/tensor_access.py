@@ -102,6 +102,25 @@ XLA_TARGET = KernelTargetAttr(KernelTarget.XLA)
 """The `target` of a `ta.kernel` that runs as XLA, not as a Pallas kernel."""
 
 
+class XlaAccess(StrEnum):
+    """The one access xla-outline moved out of a Pallas kernel into an XLA kernel (a
+    kernel with no `xla_access` runs on XLA whole)."""
+
+    GATHER = "gather"
+    """A gather, written to a buffer the Pallas kernel then reads."""
+    SCATTER = "scatter"
+    """A partial store, scattered from a buffer the Pallas kernel wrote."""
+    INDEX = "index"
+    """A gather's computed row indices, for the Pallas kernel's row DMAs."""
+
+
+@irdl_attr_definition
+class XlaAccessAttr(EnumAttribute[XlaAccess], SpacedOpaqueSyntaxAttribute):
+    """The `xla_access` of an XLA `ta.kernel`: `#ta<xla_access gather>`."""
+
+    name = "ta.xla_access"
+
+
 class GatherStrategy(StrEnum):
     """The idiom indirect-load-to-scalar-prefetch picks for a gather (see that pass)."""
 
@@ -155,6 +174,25 @@ class KernelOp(KernelOpBase):
     @property
     def on_xla(self) -> bool:
         return self.attributes.get("target") == XLA_TARGET
+
+    @property
+    def xla_access(self) -> XlaAccess | None:
+        """The one access this XLA kernel holds, or None for a whole kernel on XLA."""
+        attr = self.attributes.get("xla_access")
+        return attr.data if isinstance(attr, XlaAccessAttr) else None
+
+    def verify_(self) -> None:
+        super().verify_()
+        # Typed contracts between passes: a misspelt one must not silently mean "none".
+        target = self.attributes.get("target")
+        if target is not None and not isinstance(target, KernelTargetAttr):
+            raise VerifyException(f"'target' must be a #ta<target ...>, got {target}")
+        access = self.attributes.get("xla_access")
+        if access is not None and not (isinstance(access, XlaAccessAttr) and self.on_xla):
+            raise VerifyException(
+                "'xla_access' must be a #ta<xla_access ...> on a kernel with "
+                f"target = #ta<target xla>, got {access}"
+            )
 
 
 @irdl_op_definition
@@ -388,6 +426,11 @@ class LoadOp(IRDLOperation):
     def verify_(self) -> None:
         # The result type is the buffer's element type by the operand constraints.
         _verify_access(self.buffer, self.map, self.dims, self.symbols, "load")
+        strategy = self.attributes.get(GATHER_ATTR)
+        if strategy is not None and not isinstance(strategy, GatherStrategyAttr):
+            raise VerifyException(
+                f"'{GATHER_ATTR}' must be a #ta<gather_strategy ...>, got {strategy}"
+            )
         _verify_buffer_role(self.buffer, READABLE_ROLES, "loaded")
 
 
@@ -609,5 +652,11 @@ class LaunchOp(IRDLOperation):
 TensorAccess = Dialect(
     "ta",
     [KernelOp, LoopOp, LoadOp, StoreOp, ReduceOp, ReshapeOp, AllocOp, LaunchOp],
-    [TaArgRoleAttr, TaReductionKindAttr, GatherStrategyAttr, KernelTargetAttr],
+    [
+        TaArgRoleAttr,
+        TaReductionKindAttr,
+        GatherStrategyAttr,
+        KernelTargetAttr,
+        XlaAccessAttr,
+    ],
 )

@@ -30,7 +30,6 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     MemRefType,
-    StringAttr,
     TensorType,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
@@ -62,10 +61,8 @@ _CASTS = (
 
 
 def _part(kernel: ta.KernelOp) -> xla.XlaPart:
-    access = kernel.attributes.get("xla_access")
-    return (
-        xla.XlaPart(access.data) if isinstance(access, StringAttr) else xla.XlaPart.KERNEL
-    )
+    access = kernel.xla_access
+    return xla.XlaPart.KERNEL if access is None else xla.XlaPart(access.value)
 
 
 def _buffer_type(buffer: SSAValue) -> TensorType:

@@ -41,7 +41,6 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
     ModuleOp,
-    StringAttr,
     i32,
 )
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
@@ -194,12 +193,12 @@ def _erase_dead(ops: list[Operation]) -> None:
 
 
 def _split(
-    module: ModuleOp, kernel: ta.KernelOp, xla_part: int, kind: str
+    module: ModuleOp, kernel: ta.KernelOp, xla_part: int, kind: ta.XlaAccess
 ) -> ta.KernelOp:
     parts = split_kernel(module, kernel)
     Rewriter.erase_op(kernel)
     parts[xla_part].attributes["target"] = ta.XLA_TARGET
-    parts[xla_part].attributes["xla_access"] = StringAttr(kind)
+    parts[xla_part].attributes["xla_access"] = ta.XlaAccessAttr(kind)
     return parts[1 - xla_part]
 
 
@@ -254,7 +253,7 @@ def outline_load(
     read.result.name_hint = load.result.name_hint
     Rewriter.replace_op(load, read)
     _erase_dead(chain[:-1])
-    return _split(module, kernel, 0, "gather")
+    return _split(module, kernel, 0, ta.XlaAccess.GATHER)
 
 
 def outline_index(
@@ -391,7 +390,7 @@ def outline_index(
         roles = [r.data for r in kernel.roles.data]
         roles[ridx.index] = ArgRole.PREFETCH.value
         kernel.set_roles(roles)
-    return _split(module, kernel, 0, "index")
+    return _split(module, kernel, 0, ta.XlaAccess.INDEX)
 
 
 def outline_store(
@@ -427,7 +426,7 @@ def outline_store(
         scatter.body.block.add_op(o)
     Rewriter.insert_op(scatter, InsertPoint.after(loop))
     Rewriter.replace_op(store, local)
-    return _split(module, kernel, 1, "scatter")
+    return _split(module, kernel, 1, ta.XlaAccess.SCATTER)
 
 
 def run_on_xla(kernel: ta.KernelOp) -> None:

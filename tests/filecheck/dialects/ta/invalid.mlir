@@ -302,3 +302,37 @@ ta.kernel @k(%x: memref<8192xf32> {role = "in"}, %o: memref<8192xf32> {role = "o
     %v = ta.load %x[affine_map<(d0, d1) -> (d0 * 128 + d1)>](%i, %j) : tensor<8192xf32>
   }
 }
+
+// -----
+
+// The kernel target is a typed contract: a string is not silently "no target".
+// expected-error@+1 {{'target' must be a #ta<target ...>, got "xla"}}
+ta.kernel @k(%x: memref<64xf32> {role = "in"}, %o: memref<64xf32> {role = "out"}) attributes {target = "xla"} {
+  ta.loop [64] (%i) {
+    %v = ta.load %x[affine_map<(d0) -> (d0)>](%i) : memref<64xf32>
+    ta.store %v, %o[affine_map<(d0) -> (d0)>](%i) : memref<64xf32>
+  }
+}
+
+// -----
+
+// xla_access only marks an XLA kernel.
+// expected-error@+1 {{'xla_access' must be a #ta<xla_access ...> on a kernel with target = #ta<target xla>, got #ta<xla_access gather>}}
+ta.kernel @k(%x: memref<64xf32> {role = "in"}, %o: memref<64xf32> {role = "out"}) attributes {xla_access = #ta<xla_access gather>} {
+  ta.loop [64] (%i) {
+    %v = ta.load %x[affine_map<(d0) -> (d0)>](%i) : memref<64xf32>
+    ta.store %v, %o[affine_map<(d0) -> (d0)>](%i) : memref<64xf32>
+  }
+}
+
+// -----
+
+ta.kernel @k(%idx: memref<8xi32> {role = "in"}, %x: memref<64x128xf32> {role = "in"}, %o: memref<8x128xf32> {role = "out"}) {
+  ta.loop [8, 128] (%i, %j) {
+    %r = ta.load %idx[affine_map<(d0) -> (d0)>](%i) : memref<8xi32>
+    %s = arith.index_cast %r : i32 to index
+    // expected-error@+1 {{'gather' must be a #ta<gather_strategy ...>, got "dma"}}
+    %v = ta.load %x[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%s] {gather = "dma"} : memref<64x128xf32>
+    ta.store %v, %o[affine_map<(d0, d1) -> (d0, d1)>](%i, %j) : memref<8x128xf32>
+  }
+}

@@ -1,7 +1,7 @@
-// RUN: pallas-opt %s --split-input-file -p tile,tl-to-pallas | filecheck %s
-// RUN: pallas-opt %s --split-input-file --verify-semantics -p tile,tl-to-pallas
-// RUN: pallas-opt %s --split-input-file -p tile,tl-to-pallas -t python | filecheck %s --check-prefix=PY
-// RUN: pallas-opt %s --split-input-file -p tile,tl-to-pallas | pallas-opt --split-input-file -t python | filecheck %s --check-prefix=PY
+// RUN: pallas-opt %s --split-input-file -p xla-outline,tile,tl-to-pallas | filecheck %s
+// RUN: pallas-opt %s --split-input-file --verify-semantics -p xla-outline,tile,tl-to-pallas
+// RUN: pallas-opt %s --split-input-file -p xla-outline,tile,tl-to-pallas -t python | filecheck %s --check-prefix=PY
+// RUN: pallas-opt %s --split-input-file -p xla-outline,tile,tl-to-pallas | pallas-opt --split-input-file -t python | filecheck %s --check-prefix=PY
 
 // ta-to-xla (called by tl-to-pallas where it makes a `pallas.xla_call`): a
 // `ta.kernel {target = #ta<target xla>}` becomes an `xla.func` and no ta op is left.

@@ -61,7 +61,7 @@ func.func @forward(%idx: memref<16xi32>, %w: memref<3x128xbf16>) -> memref<16x12
 
 // The gather moves to an XLA kernel that writes the 16 rows densely; the Pallas kernel
 // reads them as one block and scales them.
-// CHECK:       ta.kernel @odd_bf16_rows_0(%idx: memref<16xi32> {role = "prefetch"}, %w: memref<3x128xbf16> {role = "in"}, %xla: memref<16x128xbf16> {role = "out"}) attributes {target = #ta<target xla>, xla_access = "gather"} {
+// CHECK:       ta.kernel @odd_bf16_rows_0(%idx: memref<16xi32> {role = "prefetch"}, %w: memref<3x128xbf16> {role = "in"}, %xla: memref<16x128xbf16> {role = "out"}) attributes {target = #ta<target xla>, xla_access = #ta<xla_access gather>} {
 // CHECK:           %a = ta.load %w[affine_map<(d0, d1)[s0] -> (s0, d1)>](%x0, %x1)[%s] : memref<3x128xbf16>
 // CHECK-NEXT:      ta.store %a, %xla[affine_map<(d0, d1) -> (d0, d1)>](%x0, %x1) : memref<16x128xbf16>
 // CHECK:       tl.kernel @odd_bf16_rows_1(%out: memref<16x128xbf16> {role = "out"}, %xla: memref<16x128xbf16> {role = "in"}) {

@@ -71,7 +71,7 @@ func.func @forward(%x: memref<64x128xf32>, %w: memref<128x128xf32>) -> memref<64
 }
 
 // CHECK-LABEL: ta.kernel @flip_matmul_0(
-// CHECK-SAME:      %x: memref<64x128xf32> {role = "in"}, %xla: memref<64x128xf32> {role = "out"}) attributes {target = #ta<target xla>, xla_access = "gather"}
+// CHECK-SAME:      %x: memref<64x128xf32> {role = "in"}, %xla: memref<64x128xf32> {role = "out"}) attributes {target = #ta<target xla>, xla_access = #ta<xla_access gather>}
 // CHECK-NEXT:    ta.loop [64, 128] (%x0, %x1) {
 // CHECK-NEXT:      %a = ta.load %x[affine_map<(d0, d1) -> (((d0 * -1) + 63), d1)>](%x0, %x1) : memref<64x128xf32>
 // CHECK-NEXT:      ta.store %a, %xla[affine_map<(d0, d1) -> (d0, d1)>](%x0, %x1) : memref<64x128xf32>
@@ -122,7 +122,7 @@ func.func @forward(%x: memref<64x128xf32>, %w: memref<128x128xf32>, %out: memref
 // CHECK:         tl.dot
 // CHECK:         tl.store %2, %xla
 // CHECK:       ta.kernel @strided_store_1(
-// CHECK-SAME:      %out: memref<64x128x2xf32> {role = "inout"}, %xla: memref<64x128xf32> {role = "in"}) attributes {target = #ta<target xla>, xla_access = "scatter"}
+// CHECK-SAME:      %out: memref<64x128x2xf32> {role = "inout"}, %xla: memref<64x128xf32> {role = "in"}) attributes {target = #ta<target xla>, xla_access = #ta<xla_access scatter>}
 // CHECK-NEXT:    ta.loop [64, 128] (%x0, %x1) {
 // CHECK-NEXT:      %s = ta.load %xla[affine_map<(d0, d1) -> (d0, d1)>](%x0, %x1) : memref<64x128xf32>
 // CHECK-NEXT:      ta.store %s, %out[affine_map<(d0, d1) -> (d0, d1, 0)>](%x0, %x1) : memref<64x128x2xf32>
@@ -187,7 +187,7 @@ func.func @forward(%idx: memref<64xi32>, %perm: memref<1000xi32>, %x: memref<100
 }
 
 // CHECK-LABEL: ta.kernel @double_indirect_0(
-// CHECK-SAME:      %rows: memref<64xi32> {role = "out"}) attributes {target = #ta<target xla>, xla_access = "index"}
+// CHECK-SAME:      %rows: memref<64xi32> {role = "out"}) attributes {target = #ta<target xla>, xla_access = #ta<xla_access index>}
 // CHECK-NEXT:    ta.loop [64] (%x0) {
 // CHECK-NEXT:      %iv = ta.load %idx
 // CHECK-NEXT:      %s = arith.index_cast %iv
@@ -252,7 +252,7 @@ func.func @forward(%idx: memref<64xi64>, %emb: memref<1000x256xf32>) -> memref<6
   func.return %out : memref<64x256xf32>
 }
 
-// CHECK-LABEL: ta.kernel @wrapped_0(%idx: memref<64xi64> {role = "in"}, %rows: memref<64xi32> {role = "out"}) attributes {target = #ta<target xla>, xla_access = "index"}
+// CHECK-LABEL: ta.kernel @wrapped_0(%idx: memref<64xi64> {role = "in"}, %rows: memref<64xi32> {role = "out"}) attributes {target = #ta<target xla>, xla_access = #ta<xla_access index>}
 // CHECK:           %w = arith.select %neg, %up, %iv : i64
 // CHECK-NEXT:      %s = arith.index_cast %w : i64 to index
 // CHECK-NEXT:      %{{.*}} = arith.index_cast %s : index to i32

@@ -24,7 +24,7 @@ func.func @forward(%x: memref<256x256xf32>) -> memref<256xf32> {
 
 // A diagonal read beside a matrix product (which needs Pallas): only the diagonal
 // moves to an XLA kernel before the Pallas one, which gets the policy's tile sizes.
-// CHECK-LABEL: ta.kernel @diag_matmul_0(%d: memref<128x128xf32> {role = "in"}, %xla: memref<128xf32> {role = "out"}) attributes {target = #ta<target xla>, xla_access = "gather"}
+// CHECK-LABEL: ta.kernel @diag_matmul_0(%d: memref<128x128xf32> {role = "in"}, %xla: memref<128xf32> {role = "out"}) attributes {target = #ta<target xla>, xla_access = #ta<xla_access gather>}
 // CHECK-NEXT:    ta.loop [128] (%x0) {
 // CHECK-LABEL: ta.kernel @diag_matmul_1(%a: memref<128x128xf32> {role = "in"}, %b: memref<128x128xf32> {role = "in"}, %out: memref<128x128xf32> {role = "out"}, %xla: memref<128xf32> {role = "in"})
 // CHECK-NEXT:    ta.loop [128, 128] reduce [128] (%i, %j, %k) attributes {tile_sizes = array<i64: 128, 128, 128>}
