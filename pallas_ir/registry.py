@@ -113,14 +113,25 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     }
 
 
-def default_pipeline(chip: str = "v5e") -> str:
-    """The whole lowering, from ta to pallas."""
+TA_PASSES = (
+    "split-kernel-loops,stride-to-reshape,canonicalize-permutation,"
+    "indirect-load-to-scalar-prefetch"
+)
+"""The ta → ta rewrites, in pipeline order."""
+
+
+def lowering_pipeline(chip: str = "v5e") -> str:
+    """From rewritten ta to printable pallas: the tile policy, XLA outlining, tiling,
+    conversion to pallas and Mosaic legalization."""
     return (
-        "split-kernel-loops,stride-to-reshape,canonicalize-permutation,"
-        "indirect-load-to-scalar-prefetch,"
         f"tile-policy{{chip={chip}}},xla-outline{{chip={chip}}},"
         f"tile{{chip={chip}}},tl-to-pallas{{chip={chip}}},pallas-legalize-mosaic"
     )
+
+
+def default_pipeline(chip: str = "v5e") -> str:
+    """The whole lowering, from ta to pallas."""
+    return f"{TA_PASSES},{lowering_pipeline(chip)}"
 
 
 def _python_target() -> type[Target]:

@@ -48,23 +48,15 @@ LEVELS: dict[str, int] = {
 }
 
 PASS_HELPERS = frozenset(
-    {"pallas_ir.passes", "pallas_ir.passes.report", "pallas_ir.passes.kernel_fission"}
-)
-"""Modules under `passes/` that define no pass: any pass may import them."""
-
-TEMPORARY_ALLOWED_UPWARD_OR_PASS_IMPORTS: frozenset[tuple[str, str]] = frozenset(
     {
-        # canonicalize-permutation reuses stride-to-reshape's access rewriting helpers
-        # (AccessOp, describe_access, rewrite_access_to, ...); they belong in a pass
-        # helper module. TEMPORARY: the lead empties this list after the merge.
-        (
-            "pallas_ir.passes.canonicalize_permutation",
-            "pallas_ir.passes.stride_to_reshape",
-        ),
+        "pallas_ir.passes",
+        "pallas_ir.passes.report",
+        "pallas_ir.passes.kernel_fission",
+        "pallas_ir.passes.access_rewrites",
+        "pallas_ir.passes.xla_outline",
     }
 )
-"""(importer, imported) pairs that break the rules today, in files other branches own.
-Do not add to it: fix the import instead."""
+"""Modules under `passes/` that define no pass: any pass may import them."""
 
 
 def _module_name(path: Path) -> str:
@@ -123,21 +115,8 @@ def test_imports_go_down(path: Path) -> None:
     level = _level(module)
     wrong = []
     for imported in sorted(_imports(path)):
-        if (module, imported) in TEMPORARY_ALLOWED_UPWARD_OR_PASS_IMPORTS:
-            continue
         if _level(imported) > level:
             wrong.append(f"{imported} (level {_level(imported)})")
         elif _is_pass(module) and _is_pass(imported) and imported != module:
             wrong.append(f"{imported} (another pass)")
     assert not wrong, f"{module} (level {level}) imports " + ", ".join(wrong)
-
-
-def test_allow_list_is_still_needed() -> None:
-    """An allowed pair that no longer occurs is taken off the list."""
-    imports = {_module_name(p): _imports(p) for p in MODULES}
-    stale = [
-        pair
-        for pair in TEMPORARY_ALLOWED_UPWARD_OR_PASS_IMPORTS
-        if pair[1] not in imports.get(pair[0], set())
-    ]
-    assert not stale, f"remove from the allow-list: {stale}"

@@ -32,7 +32,7 @@ from pallas_ir.affine_analysis import (
     simplify,
 )
 from pallas_ir.dialects import tensor_access as ta
-from pallas_ir.passes.stride_to_reshape import is_canonical_access
+from pallas_ir.passes.access_rewrites import is_canonical_access
 from pallas_ir.reference.ta import run_kernel
 
 # ---------------------------------------------------------------------------------------

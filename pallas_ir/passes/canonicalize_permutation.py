@@ -59,8 +59,7 @@ from pallas_ir.affine_analysis import (
 )
 from pallas_ir.dialects.common import Interval
 from pallas_ir.dialects.tensor_access import LoadOp, LoopOp, StoreOp, root_buffer
-from pallas_ir.passes.report import AccessReport, value_name
-from pallas_ir.passes.stride_to_reshape import (
+from pallas_ir.passes.access_rewrites import (
     AccessOp,
     describe_access,
     is_canonical_access,
@@ -69,6 +68,7 @@ from pallas_ir.passes.stride_to_reshape import (
     replace_access,
     rewrite_access_to,
 )
+from pallas_ir.passes.report import AccessReport, value_name
 
 
 @dataclass(frozen=True)

@@ -173,10 +173,9 @@ def lower_on_host_storage(module: ModuleOp, chip: str = "v5e") -> ModuleOp:
     kernel views it as once the ta passes have made the views (as the frontend does:
     see `hold_storage_on_host`). Rewrites `module` in place and returns it."""
     import pallas_ir
-    from pallas_ir.registry import default_pipeline
+    from pallas_ir.registry import TA_PASSES, lowering_pipeline
 
-    ta_passes, lowering = default_pipeline(chip).split(",tile", 1)
-    pallas_ir.run_passes(module, ta_passes)
+    pallas_ir.run_passes(module, TA_PASSES)
     hold_storage_on_host(module)
-    pallas_ir.run_passes(module, "tile" + lowering)
+    pallas_ir.run_passes(module, lowering_pipeline(chip))
     return module
