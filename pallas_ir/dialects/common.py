@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from xdsl.dialects import func
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     I64,
     AffineMapAttr,
@@ -751,3 +751,35 @@ def find_forward(module: ModuleOp) -> func.FuncOp | None:
         ),
         None,
     )
+
+
+ARITH_CASTS = (
+    arith.ExtFOp,
+    arith.TruncFOp,
+    arith.SIToFPOp,
+    arith.FPToSIOp,
+    arith.ExtSIOp,
+    arith.ExtUIOp,
+    arith.TruncIOp,
+    arith.UIToFPOp,
+    arith.FPToUIOp,
+    arith.IndexCastOp,
+)
+"""The `arith` casts a ta kernel body may hold."""
+
+SCALAR_ONLY_CASTS = tuple(
+    c for c in ARITH_CASTS if c not in (arith.ExtFOp, arith.TruncFOp)
+)
+"""Casts that `arith` verifies on scalars only (extf/truncf also take tensors)."""
+
+
+def arith_predicate(op: arith.CmpfOp | arith.CmpiOp) -> ComparePredicate | None:
+    """The predicate of an `arith.cmpf`/`cmpi` as the tile levels spell it, or None for
+    cmpf's constant `false`/`true` (no level has them)."""
+    floating = isinstance(op, arith.CmpfOp)
+    names = (
+        arith.CMPF_COMPARISON_OPERATIONS if floating else arith.CMPI_COMPARISON_OPERATIONS
+    )
+    name = names[op.predicate.value.data]
+    allowed = FLOAT_PREDICATES if floating else INT_PREDICATES
+    return ComparePredicate(name) if name in allowed else None

@@ -29,11 +29,10 @@ from xdsl.ir.affine import (
 from xdsl.utils.target import Target
 
 from pallas_ir.dialects import pallas, xla
-from pallas_ir.dialects.common import ReductionKind
+from pallas_ir.dialects.common import ARITH_CASTS, ReductionKind
 from pallas_ir.lowering import emit_xla
 from pallas_ir.lowering.jnp_spelling import (
     BINARY,
-    CASTS,
     CMPF,
     CMPI,
     UNARY,
@@ -305,7 +304,7 @@ class KernelEmitter:
 
     for _op_class in (*BINARY, *UNARY):
         expression.register(_op_class, _table)
-    for _op_class in CASTS:
+    for _op_class in ARITH_CASTS:
         expression.register(_op_class, _cast)
     del _op_class
 

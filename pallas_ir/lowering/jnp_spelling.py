@@ -178,18 +178,6 @@ UNARY: dict[type[Operation], str] = {
     math.RoundEvenOp: "jnp.round({0})",
 }
 
-CASTS = (
-    arith.ExtFOp,
-    arith.TruncFOp,
-    arith.SIToFPOp,
-    arith.FPToSIOp,
-    arith.ExtSIOp,
-    arith.ExtUIOp,
-    arith.TruncIOp,
-    arith.UIToFPOp,
-    arith.FPToUIOp,
-    arith.IndexCastOp,
-)
 
 CMPF = {
     "oeq": "==", "ueq": "==", "one": "!=", "une": "!=",

@@ -38,26 +38,13 @@ from pallas_ir.diagnostics import PassError
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects import xla
 from pallas_ir.dialects.common import (
-    FLOAT_PREDICATES,
-    INT_PREDICATES,
+    ARITH_CASTS,
     READABLE_ROLES,
     WRITABLE_ROLES,
+    ComparePredicate,
     ReductionKind,
+    arith_predicate,
 )
-
-_CASTS = (
-    arith.ExtFOp,
-    arith.TruncFOp,
-    arith.SIToFPOp,
-    arith.FPToSIOp,
-    arith.ExtSIOp,
-    arith.ExtUIOp,
-    arith.TruncIOp,
-    arith.UIToFPOp,
-    arith.FPToUIOp,
-    arith.IndexCastOp,
-)
-"""arith's casts: each is `xla.convert` (jnp `astype`), as the XLA kernels always ran."""
 
 
 def _part(kernel: ta.KernelOp) -> xla.XlaPart:
@@ -122,7 +109,7 @@ class _Converter:
                 if not isinstance(value, IntegerAttr | FloatAttr):
                     raise PassError(op, f"ta-to-xla: no XLA form of the constant {value}")
                 new = xla.ConstantOp(value, extents)
-            elif isinstance(op, _CASTS):
+            elif isinstance(op, ARITH_CASTS):  # each is `xla.convert` (jnp `astype`)
                 new = xla.ConvertOp(operands[0], domain(op.results[0].type))
             elif isinstance(op, arith.CmpfOp | arith.CmpiOp):
                 new = xla.CompareOp(_predicate(op), *operands)
@@ -167,17 +154,6 @@ class _Converter:
         scatter = xla.ScatterOp(values[op.value], self.buffers[root], at.result)
         scatter.result.name_hint = self.buffers[root].name_hint
         self.buffers[root] = self.add(scatter, op).results[0]
-
-
-def _predicate(op: arith.CmpfOp | arith.CmpiOp) -> str:
-    floating = isinstance(op, arith.CmpfOp)
-    names = (
-        arith.CMPF_COMPARISON_OPERATIONS if floating else arith.CMPI_COMPARISON_OPERATIONS
-    )
-    name = names[op.predicate.value.data]
-    if name not in (FLOAT_PREDICATES if floating else INT_PREDICATES):
-        raise PassError(op, f"ta-to-xla: no XLA form of the comparison '{name}'")
-    return name
 
 
 def xla_function(
@@ -233,3 +209,10 @@ class XlaFunctions:
             self.functions.append(xla_function(kernel, name, arg_types, result_types))
             self._by_signature[key] = name
         return self._by_signature[key]
+
+
+def _predicate(op: arith.CmpfOp | arith.CmpiOp) -> ComparePredicate:
+    predicate = arith_predicate(op)
+    if predicate is None:
+        raise PassError(op, "ta-to-xla: no XLA form of a constant comparison")
+    return predicate

@@ -43,7 +43,12 @@ from xdsl.pattern_rewriter import (
 from pallas_ir.diagnostics import PassError, emit_remark
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects import tiled_loop as tl
-from pallas_ir.dialects.common import FLOAT_PREDICATES, INT_PREDICATES, ReductionKind
+from pallas_ir.dialects.common import (
+    SCALAR_ONLY_CASTS,
+    ComparePredicate,
+    ReductionKind,
+    arith_predicate,
+)
 from pallas_ir.lowering.tile.access import Access, Storage, contraction, lookup_dims
 from pallas_ir.lowering.tile.legality import rows_by_dma
 from pallas_ir.lowering.tile.policy import Rejection, TilePlan
@@ -489,7 +494,7 @@ class Emitter:
             raise PassError(op, "tile: an op on constants only is not tiled yet")
         shape = [max(dims) for dims in zip(*shapes)]
         operands = [self.operand(o, shape) for o in op.operands]
-        if isinstance(op, _INT_CASTS):
+        if isinstance(op, SCALAR_ONLY_CASTS):
             # arith integer casts take scalars only: a tile is converted.
             self.values[op.results[0]] = self.cast(op, operands[0], shape)
             self.values[op.results[0]].name_hint = op.results[0].name_hint
@@ -520,30 +525,6 @@ _HANDLERS: dict[type[Operation], Callable[[Emitter, Any], None]] = {
 }
 """The emitter of each op kind of a `ta.loop` body; other arith and math ops are
 element-wise (`Emitter.emit_elementwise`)."""
-
-
-_INT_CASTS = (
-    arith.ExtSIOp,
-    arith.ExtUIOp,
-    arith.TruncIOp,
-    arith.SIToFPOp,
-    arith.UIToFPOp,
-    arith.FPToSIOp,
-    arith.FPToUIOp,
-    arith.IndexCastOp,
-)
-"""Casts that `arith` verifies on scalars only (extf/truncf also take tensors)."""
-
-
-def _predicate(op: arith.CmpfOp | arith.CmpiOp) -> str:
-    floating = isinstance(op, arith.CmpfOp)
-    names = (
-        arith.CMPF_COMPARISON_OPERATIONS if floating else arith.CMPI_COMPARISON_OPERATIONS
-    )
-    name = names[op.predicate.value.data]
-    if name not in (FLOAT_PREDICATES if floating else INT_PREDICATES):
-        raise PassError(op, f"tile: the constant comparison '{name}' is not tiled")
-    return name
 
 
 class _FoldReshapes(RewritePattern):
@@ -747,3 +728,10 @@ def build_kernel(module: ModuleOp, kernel: ta.KernelOp, plan: TilePlan) -> None:
     module.body.block.insert_op_after(new_kernel, kernel)
     relaunch(module, kernel, views, stored)
     module.body.block.erase_op(kernel)
+
+
+def _predicate(op: arith.CmpfOp | arith.CmpiOp) -> ComparePredicate:
+    predicate = arith_predicate(op)
+    if predicate is None:
+        raise PassError(op, "tile: a constant comparison is not tiled")
+    return predicate
