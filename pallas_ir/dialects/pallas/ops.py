@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from types import EllipsisType
+from typing import TypeVar
 
 from xdsl.dialects.builtin import (
     I64,
@@ -214,6 +215,50 @@ def _verify_tile_against_ref(
         )
 
 
+_Indexed = TypeVar("_Indexed", bound=IRDLOperation)
+
+
+def _parse_indexed(
+    cls: type[_Indexed], parser: Parser, source_kind: type[Attribute], spelled: str
+) -> _Indexed:
+    """`%source[indexers] {attrs} : SourceType -> tensor<...>`, the syntax of
+    `pallas.load` (a ref) and `pallas.slice` (a value)."""
+    source = parser.parse_unresolved_operand()
+    ix_pos = parser.pos
+    raw = _parse_indexers(parser)
+    ix_span = (ix_pos, parser.pos)
+    attrs = parser.parse_optional_attr_dict()
+    parser.parse_punctuation(":")
+    pos = parser.pos
+    stype = parser.parse_type()
+    parser.parse_punctuation("->")
+    rtype = parser.parse_type()
+    if not isinstance(stype, source_kind) or not isinstance(rtype, TensorType):
+        parser.raise_error(f"expected `{spelled} -> tensor<...>`", pos, parser.pos)
+    shape = stype.get_shape()  # type: ignore[attr-defined]
+    op = cls(
+        parser.resolve_operand(source, stype),
+        rtype,
+        _resolve_indexers(parser, raw, shape, ix_span).data,
+    )  # type: ignore[call-arg]
+    op.attributes.update(attrs)
+    return op
+
+
+def _print_indexed(
+    printer: Printer, op: IRDLOperation, source: SSAValue, indexers: ArrayAttr
+) -> None:
+    printer.print_string(" ")
+    printer.print_operand(source)
+    stype = source.type
+    _print_indexers(printer, indexers, stype.get_shape())  # type: ignore[attr-defined]
+    printer.print_op_attributes(op.attributes)
+    printer.print_string(" : ")
+    printer.print_attribute(stype)
+    printer.print_string(" -> ")
+    printer.print_attribute(op.results[0].type)
+
+
 @irdl_op_definition
 class LoadOp(IRDLOperation):
     """Read a ref, whole or through static indexers: `x_ref[...]`, `x_ref[0, pl.ds(0, 8, stride=2)]`.
@@ -243,39 +288,10 @@ class LoadOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> LoadOp:
-        ref = parser.parse_unresolved_operand()
-        ix_pos = parser.pos
-        raw = _parse_indexers(parser)
-        ix_span = (ix_pos, parser.pos)
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        pos = parser.pos
-        rtype = parser.parse_type()
-        parser.parse_punctuation("->")
-        ttype = parser.parse_type()
-        if not isinstance(rtype, RefType) or not isinstance(ttype, TensorType):
-            parser.raise_error(
-                "expected `!pallas.ref<...> -> tensor<...>`", pos, parser.pos
-            )
-        op = cls(
-            parser.resolve_operand(ref, rtype),
-            ttype,
-            _resolve_indexers(parser, raw, rtype.get_shape(), ix_span).data,  # type: ignore[arg-type]
-        )
-        op.attributes.update(attrs)
-        return op
+        return _parse_indexed(cls, parser, RefType, "!pallas.ref<...>")
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.ref)
-        rtype = self.ref.type
-        assert isinstance(rtype, RefType)
-        _print_indexers(printer, self.indexers, rtype.get_shape())
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(rtype)
-        printer.print_string(" -> ")
-        printer.print_attribute(self.result.type)
+        _print_indexed(printer, self, self.ref, self.indexers)
 
     def verify_(self) -> None:
         _verify_tile_against_ref(self.result.type, self.ref.type, self.indexers, "load")
@@ -380,37 +396,10 @@ class SliceOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> SliceOp:
-        source = parser.parse_unresolved_operand()
-        ix_pos = parser.pos
-        raw = _parse_indexers(parser)
-        ix_span = (ix_pos, parser.pos)
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        pos = parser.pos
-        stype = parser.parse_type()
-        parser.parse_punctuation("->")
-        rtype = parser.parse_type()
-        if not isinstance(stype, TensorType) or not isinstance(rtype, TensorType):
-            parser.raise_error("expected `tensor<...> -> tensor<...>`", pos, parser.pos)
-        op = cls(
-            parser.resolve_operand(source, stype),
-            rtype,
-            _resolve_indexers(parser, raw, stype.get_shape(), ix_span).data,  # type: ignore[arg-type]
-        )
-        op.attributes.update(attrs)
-        return op
+        return _parse_indexed(cls, parser, TensorType, "tensor<...>")
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.source)
-        stype = self.source.type
-        assert isinstance(stype, TensorType)
-        _print_indexers(printer, self.indexers, stype.get_shape())
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(stype)
-        printer.print_string(" -> ")
-        printer.print_attribute(self.result.type)
+        _print_indexed(printer, self, self.source, self.indexers)
 
     def verify_(self) -> None:
         stype, rtype = self.source.type, self.result.type
