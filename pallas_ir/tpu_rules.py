@@ -13,6 +13,14 @@ from dataclasses import dataclass
 LANES = 128
 """Minor (lane) dim of a TPU vreg tile."""
 
+SUBLANES = 8
+"""Second-minor (sublane) dim of a TPU vreg tile, in 32-bit rows (a sublane packs
+`rows_per_sublane` rows of narrower data)."""
+
+PIPELINE_BUFFERS = 2
+"""VMEM buffers a pipelined block takes: the grid's blocks are double-buffered (the next
+step's block is fetched while this step computes)."""
+
 MAX_ELEMENT_BITS = 32
 """TPU kernels have no 64-bit types (Mosaic rejects i64/f64 blocks)."""
 
@@ -71,6 +79,33 @@ def rows_per_sublane(bitwidth: int) -> int:
     """Rows of a narrow type that pack into one 32-bit sublane (2 for 16-bit, 4 for 8-bit
     data): a DMA or a dynamic one-row access cannot take fewer."""
     return max(1, 32 // max(bitwidth, 1))
+
+
+def vmem_block_bytes(shape: Sequence[int], bitwidth: int) -> int:
+    """THE VMEM footprint of one buffer holding a block of `shape` (the tiler's budget, the
+    cost model's VMEM count and so `vmem_limit_bytes` all use it). VMEM holds the last two
+    dims in tiles of (`SUBLANES` sublanes of packed rows, `LANES`): the last dim pads to
+    whole 128 lanes and the one before to whole tiles of rows (8 of 32-bit data, 16 of
+    16-bit, 32 of 8-bit); a rank-1 block pads to 128 lanes. A (128, 8192, 2) bf16 block
+    takes 64x its 4 MiB (measured: the TPU compiler asks for 256 MiB). Mosaic may give a
+    block of fewer rows a shorter tile, so for those this is an upper bound."""
+    sizes = list(shape)
+    if sizes:
+        sizes[-1] = -(-sizes[-1] // LANES) * LANES
+    if len(sizes) >= 2:
+        rows = SUBLANES * rows_per_sublane(bitwidth)
+        sizes[-2] = -(-sizes[-2] // rows) * rows
+    return math.prod(sizes) * bitwidth // 8
+
+
+def vmem_limit(footprint: int, chip: Chip) -> int | None:
+    """The `vmem_limit_bytes` a call needs on `chip` when its buffers (`vmem_block_bytes`
+    each, pipelined blocks `PIPELINE_BUFFERS` times) take `footprint` bytes: None within
+    the default scoped VMEM, else twice the footprint (headroom for the compiler's own
+    scratch), at most the chip's physical VMEM (a footprint over that does not fit)."""
+    if footprint <= chip.default_scoped_vmem_bytes:
+        return None
+    return min(chip.vmem_bytes, 2 * footprint)
 
 
 def block_dim_legal(
