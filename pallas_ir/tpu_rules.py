@@ -108,6 +108,21 @@ def vmem_limit(footprint: int, chip: Chip) -> int | None:
     return min(chip.vmem_bytes, 2 * footprint)
 
 
+def constrained_dims(rank: int) -> list[int]:
+    """The dims of a rank-`rank` block the block rule (`block_dim_legal`) constrains, minor
+    first: the lane dim and the sublane dim (the one dim of a rank-1 block). Leading dims
+    take any size."""
+    return [k for k in (rank - 1, rank - 2) if k >= 0]
+
+
+def strided_lanes_readable(start: int, count: int, stride: int, lanes: int) -> bool:
+    """Whether a kernel can read `count` lanes from `start` every `stride` lanes of a
+    `lanes`-wide block: no TPU load or DMA strides lanes, so it reads the whole
+    `count * stride` lanes, as (count, stride) groups, and keeps one column; the read
+    must span the block's lanes and start in the first group."""
+    return count * stride == lanes and 0 <= start < stride
+
+
 def block_dim_legal(
     size: int, whole: int, dim: int, rank: int, bitwidth: int, rows: int = 0
 ) -> bool:
@@ -117,16 +132,14 @@ def block_dim_legal(
     at least 128 * 32 / bitwidth, a lane (last) dim a multiple of 128, and a sublane
     (second-minor) dim a multiple of `rows` (default `min_sublanes(bitwidth)`; a tiler
     may ask for more, never less). Leading dims take any size."""
-    if size == whole:
+    if size == whole or dim not in constrained_dims(rank):
         return True
     if rank == 1:
         least = LANES * 32 // max(bitwidth, 1)
         return size % 1024 == 0 or (size >= least and size & (size - 1) == 0)
     if dim == rank - 1:
         return size % LANES == 0
-    if dim == rank - 2:
-        return size % max(rows, min_sublanes(bitwidth)) == 0
-    return True
+    return size % max(rows, min_sublanes(bitwidth)) == 0
 
 
 def block_shape_error(
@@ -153,11 +166,11 @@ def block_shape_error(
             f"a rank-1 block must equal the array dim ({n}), be a multiple of 1024, "
             f"or be a power of 2 of at least {tile}; got {b}"
         )
-    rows = min_sublanes(bitwidth)
-    checks = ((len(array) - 2, rows), (len(array) - 1, LANES))
-    for k, multiple in checks:
+    rank = len(array)
+    for k in reversed(constrained_dims(rank)):
+        multiple = LANES if k == rank - 1 else min_sublanes(bitwidth)
         b, n = sizes[k], array[k]
-        if not block_dim_legal(b, n, k, len(array), bitwidth):
+        if not block_dim_legal(b, n, k, rank, bitwidth):
             what = "squeezed" if block[k] is None else str(b)
             return (
                 f"block dim {k} ({what}) of a {bitwidth}-bit array must be a multiple "

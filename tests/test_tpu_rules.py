@@ -10,7 +10,13 @@ import pytest
 import pallas_ir
 from pallas_ir.check import arg_specs
 from pallas_ir.tpu_check import aot_compile_many
-from pallas_ir.tpu_rules import CHIPS, vmem_block_bytes, vmem_limit
+from pallas_ir.tpu_rules import (
+    CHIPS,
+    constrained_dims,
+    strided_lanes_readable,
+    vmem_block_bytes,
+    vmem_limit,
+)
 
 MIB = 1 << 20
 
@@ -87,3 +93,20 @@ def test_padded_footprint_is_what_the_tpu_compiler_needs() -> None:
     limited, default = aot_compile_many([(source, specs), (unlimited, specs)], chip="v5e")
     assert limited.ok, limited.message
     assert not default.ok and "E1001" in default.message
+
+
+def test_block_rule_constrains_the_two_minor_dims() -> None:
+    # Lane dim first, then sublane dim; a rank-1 block has only its lane dim.
+    assert constrained_dims(1) == [0]
+    assert constrained_dims(2) == [1, 0]
+    assert constrained_dims(4) == [3, 2]
+
+
+def test_strided_lanes_read_whole_groups() -> None:
+    # Every 2nd lane of 256 from lane 0 or 1: 128 groups of 2 lanes span the block.
+    assert strided_lanes_readable(0, 128, 2, 256)
+    assert strided_lanes_readable(1, 128, 2, 256)
+    # From lane 2 the last lane kept (256) is past the block: not one column of groups.
+    assert not strided_lanes_readable(2, 128, 2, 256)
+    # 64 lanes every 2nd: 128 of the 256 lanes; the read would not span the block.
+    assert not strided_lanes_readable(0, 64, 2, 256)

@@ -13,6 +13,7 @@ from pallas_ir.tpu_rules import (
     PIPELINE_BUFFERS,
     block_dim_legal,
     min_sublanes,
+    strided_lanes_readable,
     vmem_block_bytes,
 )
 
@@ -53,7 +54,7 @@ def legal(access: Access, b: int, tile: int, extent: int) -> bool:
             return (
                 (t % LANES == 0 or tile >= extent)
                 and (lanes % LANES == 0 or lanes == n)
-                and c % lanes < step
+                and strided_lanes_readable(c % lanes, t, step, lanes)
                 and lanes <= n
             )
         return tile % 8 == 0 or tile >= extent
