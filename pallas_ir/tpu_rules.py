@@ -13,6 +13,14 @@ from dataclasses import dataclass
 LANES = 128
 """Minor (lane) dim of a TPU vreg tile."""
 
+SUBLANES = 8
+"""Second-minor (sublane) dim of a TPU vreg tile, in 32-bit rows (a sublane packs
+`rows_per_sublane` rows of narrower data)."""
+
+PIPELINE_BUFFERS = 2
+"""VMEM buffers a pipelined block takes: the grid's blocks are double-buffered (the next
+step's block is fetched while this step computes)."""
+
 MAX_ELEMENT_BITS = 32
 """TPU kernels have no 64-bit types (Mosaic rejects i64/f64 blocks)."""
 
@@ -73,6 +81,48 @@ def rows_per_sublane(bitwidth: int) -> int:
     return max(1, 32 // max(bitwidth, 1))
 
 
+def vmem_block_bytes(shape: Sequence[int], bitwidth: int) -> int:
+    """THE VMEM footprint of one buffer holding a block of `shape` (the tiler's budget, the
+    cost model's VMEM count and so `vmem_limit_bytes` all use it). VMEM holds the last two
+    dims in tiles of (`SUBLANES` sublanes of packed rows, `LANES`): the last dim pads to
+    whole 128 lanes and the one before to whole tiles of rows (8 of 32-bit data, 16 of
+    16-bit, 32 of 8-bit); a rank-1 block pads to 128 lanes. A (128, 8192, 2) bf16 block
+    takes 64x its 4 MiB (measured: the TPU compiler asks for 256 MiB). Mosaic may give a
+    block of fewer rows a shorter tile, so for those this is an upper bound."""
+    sizes = list(shape)
+    if sizes:
+        sizes[-1] = -(-sizes[-1] // LANES) * LANES
+    if len(sizes) >= 2:
+        rows = SUBLANES * rows_per_sublane(bitwidth)
+        sizes[-2] = -(-sizes[-2] // rows) * rows
+    return math.prod(sizes) * bitwidth // 8
+
+
+def vmem_limit(footprint: int, chip: Chip) -> int | None:
+    """The `vmem_limit_bytes` a call needs on `chip` when its buffers (`vmem_block_bytes`
+    each, pipelined blocks `PIPELINE_BUFFERS` times) take `footprint` bytes: None within
+    the default scoped VMEM, else twice the footprint (headroom for the compiler's own
+    scratch), at most the chip's physical VMEM (a footprint over that does not fit)."""
+    if footprint <= chip.default_scoped_vmem_bytes:
+        return None
+    return min(chip.vmem_bytes, 2 * footprint)
+
+
+def constrained_dims(rank: int) -> list[int]:
+    """The dims of a rank-`rank` block the block rule (`block_dim_legal`) constrains, minor
+    first: the lane dim and the sublane dim (the one dim of a rank-1 block). Leading dims
+    take any size."""
+    return [k for k in (rank - 1, rank - 2) if k >= 0]
+
+
+def strided_lanes_readable(start: int, count: int, stride: int, lanes: int) -> bool:
+    """Whether a kernel can read `count` lanes from `start` every `stride` lanes of a
+    `lanes`-wide block: no TPU load or DMA strides lanes, so it reads the whole
+    `count * stride` lanes, as (count, stride) groups, and keeps one column; the read
+    must span the block's lanes and start in the first group."""
+    return count * stride == lanes and 0 <= start < stride
+
+
 def block_dim_legal(
     size: int, whole: int, dim: int, rank: int, bitwidth: int, rows: int = 0
 ) -> bool:
@@ -82,16 +132,14 @@ def block_dim_legal(
     at least 128 * 32 / bitwidth, a lane (last) dim a multiple of 128, and a sublane
     (second-minor) dim a multiple of `rows` (default `min_sublanes(bitwidth)`; a tiler
     may ask for more, never less). Leading dims take any size."""
-    if size == whole:
+    if size == whole or dim not in constrained_dims(rank):
         return True
     if rank == 1:
         least = LANES * 32 // max(bitwidth, 1)
         return size % 1024 == 0 or (size >= least and size & (size - 1) == 0)
     if dim == rank - 1:
         return size % LANES == 0
-    if dim == rank - 2:
-        return size % max(rows, min_sublanes(bitwidth)) == 0
-    return True
+    return size % max(rows, min_sublanes(bitwidth)) == 0
 
 
 def block_shape_error(
@@ -118,11 +166,11 @@ def block_shape_error(
             f"a rank-1 block must equal the array dim ({n}), be a multiple of 1024, "
             f"or be a power of 2 of at least {tile}; got {b}"
         )
-    rows = min_sublanes(bitwidth)
-    checks = ((len(array) - 2, rows), (len(array) - 1, LANES))
-    for k, multiple in checks:
+    rank = len(array)
+    for k in reversed(constrained_dims(rank)):
+        multiple = LANES if k == rank - 1 else min_sublanes(bitwidth)
         b, n = sizes[k], array[k]
-        if not block_dim_legal(b, n, k, len(array), bitwidth):
+        if not block_dim_legal(b, n, k, rank, bitwidth):
             what = "squeezed" if block[k] is None else str(b)
             return (
                 f"block dim {k} ({what}) of a {bitwidth}-bit array must be a multiple "

@@ -155,9 +155,9 @@ dim, else 256 if it walks some sublane dim, else 1 (leading dims go one per grid
 and takes the largest legal size up to its target (the smallest legal size if none is
 that small). Reduction dims start whole. Then, while some double-buffered block is over
 2 MiB (a block over 1 MiB) or the double-buffered blocks of all accesses together exceed
-the VMEM budget (a block counted as VMEM holds it: its last dim padded to 128 lanes and
-the one before to whole sublane tiles; a `(128, 8192, 2)` bf16 block is 256 MiB, not
-4 MiB), the loop dim with the largest tile among those that can shrink steps
+the VMEM budget (a block counted as VMEM holds it, `tpu_rules.vmem_block_bytes`: its
+last dim padded to 128 lanes and the one before to whole sublane tiles; a
+`(128, 8192, 2)` bf16 block is 256 MiB, not 4 MiB), the loop dim with the largest tile among those that can shrink steps
 down to its next smaller legal size. Parallel dims can always shrink; a reduction dim
 only while the budget is exceeded (not for the 1 MiB cap) and only if the reduction is
 splittable (below). If nothing can shrink and the budget is still exceeded, the kernel
@@ -761,9 +761,13 @@ per grid step, the elements of every non-constant `arith` op and of `tl.convert`
 `tl.compare` and `tl.select`, plus `2·m·k·n` for each `tl.dot` (reductions and
 broadcasts are not counted); `transcendentals` the elements of every `math` op; both
 times the number of grid steps; `bytes_accessed` is the modelled HBM
-bytes of the call (section 5, kernels only). When the call's VMEM footprint exceeds the
-chip's default scoped VMEM, it gets `vmem_limit_bytes = min(physical VMEM, 2 ×
-footprint)`. The counts are of the plain form, before `pallas-legalize-mosaic`: an
+bytes of the call (section 5, kernels only). The call's VMEM footprint is its
+double-buffered blocks and its scratch, each padded to whole VMEM tiles as the tiler
+counts them (`tpu_rules.vmem_block_bytes`: a (3, 100) f32 block takes 4096 B). When it
+exceeds the chip's default scoped VMEM (16 MiB on v5e, 32 MiB on v6e), the call gets
+`vmem_limit_bytes = min(physical VMEM, 2 × footprint)` (`tpu_rules.vmem_limit`); a
+footprint over the chip's physical VMEM (128 MiB) is an error (`tl-to-pallas: @k needs
+N B of VMEM ..., over the M B of a v5e: tile it smaller`). The counts are of the plain form, before `pallas-legalize-mosaic`: an
 expanded `expm1` still counts as one transcendental per element.
 
 ### 4.10 `pallas-legalize-mosaic`: what Mosaic rejects, made explicit

@@ -37,6 +37,7 @@ from pallas_ir.dialects import pallas, xla
 from pallas_ir.dialects.common import find_forward
 from pallas_ir.dtypes import numpy_dtype
 from pallas_ir.reference.ops import eval_affine
+from pallas_ir.tpu_rules import PIPELINE_BUFFERS, vmem_block_bytes
 
 
 @dataclass(frozen=True)
@@ -231,7 +232,8 @@ class CostReport:
                 f"minimum {c.minimum} B, ratio {c.ratio:.3f}"
             )
             lines.append(
-                f"  VMEM {c.vmem_bytes} B (double-buffered blocks + scratch), SMEM {c.smem_bytes} B"
+                f"  VMEM {c.vmem_bytes} B (double-buffered blocks + scratch, in whole tiles), "
+                f"SMEM {c.smem_bytes} B"
             )
             for o in c.operands:
                 lines.append(
@@ -493,22 +495,20 @@ def call_cost(
                 _name(ref, f"{role}{k}"), role, t, spec, ref, points, prefetch
             )
         )
-        if spec.space != pallas.MemorySpace.ANY:
-            block_bytes = (
-                math.prod(spec.ref_shape()) * _itemsize(t) * 2
-            )  # double-buffered
-            if spec.space == pallas.MemorySpace.SMEM:
-                smem += block_bytes
-            else:
-                vmem += block_bytes
+        # Pipelined blocks are double-buffered; VMEM holds them padded to whole tiles.
+        if spec.space == pallas.MemorySpace.SMEM:
+            smem += PIPELINE_BUFFERS * math.prod(spec.ref_shape()) * _itemsize(t)
+        elif spec.space != pallas.MemorySpace.ANY:
+            vmem += PIPELINE_BUFFERS * vmem_block_bytes(
+                spec.ref_shape(), 8 * _itemsize(t)
+            )
     for s in call.scratch_shapes.data:
         if s.space == pallas.MemorySpace.SEMAPHORE:
             continue
-        size = math.prod(s.get_shape()) * _itemsize(s)
         if s.space == pallas.MemorySpace.SMEM:
-            smem += size
+            smem += math.prod(s.get_shape()) * _itemsize(s)
         else:
-            vmem += size
+            vmem += vmem_block_bytes(s.get_shape(), 8 * _itemsize(s))
     return CallCost(call.kernel_name.data, grid, operands, vmem, smem)
 
 

@@ -51,6 +51,7 @@ from xdsl.rewriter import InsertPoint
 
 from pallas_ir.diagnostics import PassError
 from pallas_ir.dialects import pallas
+from pallas_ir.tpu_rules import strided_lanes_readable
 
 
 def _in_kernel(op: Operation) -> bool:
@@ -116,7 +117,7 @@ class CompactStridedLanes(RewritePattern):
         assert isinstance(rtype, pallas.RefType) and isinstance(result, TensorType)
         s, n, k = last.start.data, last.size.data, last.stride.data
         lead = op.indexers.data[:-1]
-        if rtype.get_shape()[-1] != n * k or any(
+        if not strided_lanes_readable(s, n, k, rtype.get_shape()[-1]) or any(
             not isinstance(ix, pallas.SliceAttr) or ix.stride.data != 1 for ix in lead
         ):
             raise PassError(

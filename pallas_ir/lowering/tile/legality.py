@@ -5,11 +5,17 @@ a buffer, strided walks of host storage); and how much VMEM a block takes."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from pallas_ir.lowering.tile.access import Access
-from pallas_ir.tpu_rules import LANES, block_dim_legal, min_sublanes, rows_per_sublane
+from pallas_ir.tpu_rules import (
+    LANES,
+    PIPELINE_BUFFERS,
+    block_dim_legal,
+    min_sublanes,
+    strided_lanes_readable,
+    vmem_block_bytes,
+)
 
 
 def block_rows(bits: int) -> int:
@@ -48,7 +54,7 @@ def legal(access: Access, b: int, tile: int, extent: int) -> bool:
             return (
                 (t % LANES == 0 or tile >= extent)
                 and (lanes % LANES == 0 or lanes == n)
-                and c % lanes < step
+                and strided_lanes_readable(c % lanes, t, step, lanes)
                 and lanes <= n
             )
         return tile % 8 == 0 or tile >= extent
@@ -78,21 +84,14 @@ def candidates(extent: int) -> list[int]:
     return sorted(sizes)
 
 
-def block_elements(a: Access, tiles: Sequence[int], extents: Sequence[int]) -> int:
-    """Elements of VMEM an access's block takes: its tile, widened to the whole dim
-    where the tile is the whole extent or a constant index on one of the last two dims,
-    with its last dim padded to 128 lanes and the one before to whole sublane tiles, as
-    VMEM holds it (a (128, 8192, 2) bf16 block takes 64x its 4 MiB: measured, the TPU
-    compiler asks for 256 MiB)."""
+def block_vmem_bytes(a: Access, tiles: Sequence[int], extents: Sequence[int]) -> int:
+    """VMEM an access's block takes, double-buffered (`tpu_rules.vmem_block_bytes`): its
+    tile, widened to the whole dim where the tile is the whole extent or a constant index
+    on one of the last two dims."""
     sizes = []
     for b, (l, _) in enumerate(a.dims):
         if l is None:
             sizes.append(1 if b < len(a.shape) - 2 else a.shape[b])
         else:
             sizes.append(a.shape[b] if tiles[l] >= extents[l] else tiles[l] * a.step(b))
-    if sizes:
-        sizes[-1] = -(-sizes[-1] // 128) * 128
-    if len(sizes) >= 2:  # a VMEM tile is 8 sublanes of (packed) rows
-        rows = 8 * rows_per_sublane(a.bits)
-        sizes[-2] = -(-sizes[-2] // rows) * rows
-    return math.prod(sizes)
+    return PIPELINE_BUFFERS * vmem_block_bytes(sizes, a.bits)

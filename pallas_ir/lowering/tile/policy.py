@@ -5,7 +5,6 @@ the rules."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
@@ -28,13 +27,18 @@ from pallas_ir.lowering.tile.access import (
     splittable,
 )
 from pallas_ir.lowering.tile.legality import (
-    block_elements,
     block_rows,
+    block_vmem_bytes,
     candidates,
     legal,
     rows_by_dma,
 )
-from pallas_ir.tpu_rules import MAX_ELEMENT_BITS, reshape_is_free
+from pallas_ir.tpu_rules import (
+    MAX_ELEMENT_BITS,
+    PIPELINE_BUFFERS,
+    reshape_is_free,
+    vmem_block_bytes,
+)
 
 LANE_TARGET = 512
 SUBLANE_TARGET = 256
@@ -204,13 +208,10 @@ def choose_tiles(
             tiles.append(max(fitting) if fitting else min(allowed))
 
     def footprint() -> int:
-        return sum(2 * block_elements(a, tiles, extents) * a.bits // 8 for a in accesses)
+        return sum(block_vmem_bytes(a, tiles, extents) for a in accesses)
 
     def largest_block() -> int:
-        return max(
-            (2 * block_elements(a, tiles, extents) * a.bits // 8 for a in accesses),
-            default=0,
-        )
+        return max((block_vmem_bytes(a, tiles, extents) for a in accesses), default=0)
 
     # Blocks of about a MiB keep several grid steps in flight (DMA overlaps compute)
     # without wasting VMEM; the budget bounds them all together.
@@ -482,7 +483,7 @@ def check_tiles(
                 f"split reduction dim {l} into tiles of {t}: it must be whole, or split "
                 "into parts that divide it when its results are only stored"
             )
-    footprint = sum(2 * block_elements(a, tiles, extents) * a.bits // 8 for a in accesses)
+    footprint = sum(block_vmem_bytes(a, tiles, extents) for a in accesses)
     if footprint > budget:
         return illegal(f"need {footprint} bytes of VMEM, over the budget of {budget}")
     return plan_grid(loop, list(tiles))
@@ -520,7 +521,7 @@ def plan_kernel(
     # G4: a gather that asks for a VMEM-resident table gets one when the table,
     # double-buffered, takes at most half the budget; the tiles get the rest.
     resident = {
-        op: 2 * math.prod(a.shape) * a.bits // 8
+        op: PIPELINE_BUFFERS * vmem_block_bytes(a.shape, a.bits)
         for op, a in dma.items()
         if ta.gather_strategy(a.op) == ta.GatherStrategy.VMEM
     }

@@ -28,6 +28,7 @@ from pallas_ir.dialects import tiled_loop as tl
 from pallas_ir.dtypes import numpy_dtype
 from pallas_ir.tpu_rules import (
     block_shape_error,
+    constrained_dims,
 )
 
 
@@ -135,7 +136,7 @@ class KernelConverter:
             dims[k] = DimBlock.whole(lin, t, strides[k], n, offsets.results[k], k, op)
         # A block that breaks the TPU rules (a short second-minor or lane dim) is widened
         # to the whole dim when its offset is constant; the kernel slices what it needs.
-        for k in minor_dims(len(dims)):
+        for k in constrained_dims(len(dims)):
             if block_shape_error([d.size for d in dims], buffer_shape, bits) is None:
                 break
             lin = linearize(offsets.results[k])
@@ -212,11 +213,6 @@ class DimBlock:
         return DimBlock(
             n, LinearExpr(), pallas.SliceAttr(c, t, stride), (c, t, stride) != (0, n, 1)
         )
-
-
-def minor_dims(rank: int) -> list[int]:
-    """The dims the TPU block rules constrain: the last two (the only one for rank 1)."""
-    return [k for k in (rank - 1, rank - 2) if k >= 0]
 
 
 def grid_scalar(expr: AffineExpr, where: Operation) -> tuple[list[Operation], SSAValue]:

@@ -9,10 +9,12 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
+    IntegerAttr,
     MemRefType,
     ModuleOp,
     TensorType,
     i32,
+    i64,
 )
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.ir.affine import (
@@ -51,6 +53,7 @@ from pallas_ir.lowering.tl_to_pallas.host import Host
 from pallas_ir.tpu_rules import (
     CHIPS,
     MAX_ELEMENT_BITS,
+    vmem_limit,
 )
 
 _SEMANTICS = {
@@ -65,7 +68,9 @@ class TlToPallasPass(ModulePass):
 
     Options:
     - `chip` (`v5e` | `v6e`, default `v5e`): a call whose VMEM footprint (double-buffered
-      blocks plus scratch) exceeds the chip's default scoped VMEM gets `vmem_limit_bytes`.
+      blocks plus scratch, padded to whole VMEM tiles: `tpu_rules.vmem_block_bytes`)
+      exceeds the chip's default scoped VMEM gets `vmem_limit_bytes`
+      (`tpu_rules.vmem_limit`); one over the chip's physical VMEM is an error.
     """
 
     name = "tl-to-pallas"
@@ -473,10 +478,15 @@ class TlToPallasPass(ModulePass):
         call.properties["cost_estimate"] = pallas.CostEstimateAttr(
             flops * steps, transcendentals * steps, cost.modelled
         )
-        if cost.vmem_bytes > CHIPS[self.chip].default_scoped_vmem_bytes:
-            from xdsl.dialects.builtin import IntegerAttr, i64
-
-            limit = min(CHIPS[self.chip].vmem_bytes, 2 * cost.vmem_bytes)
+        chip = CHIPS[self.chip]
+        if cost.vmem_bytes > chip.vmem_bytes:
+            raise PassError(
+                launch,
+                f"tl-to-pallas: @{kernel.sym_name.data} needs {cost.vmem_bytes} B of VMEM "
+                f"(double-buffered blocks and scratch, in whole tiles), over the "
+                f"{chip.vmem_bytes} B of a {chip.name}: tile it smaller",
+            )
+        if (limit := vmem_limit(cost.vmem_bytes, chip)) is not None:
             call.properties["vmem_limit_bytes"] = IntegerAttr(limit, i64)
         for s, r in zip(stores, call.outs):
             host.write(launch.args[s.buffer.index], r)  # type: ignore[attr-defined]
