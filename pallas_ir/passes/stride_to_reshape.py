@@ -35,16 +35,14 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
-from pallas_ir.affine_analysis import (
-    Rejection,
-    linearize,
-)
+from pallas_ir.affine_analysis import Rejection
 from pallas_ir.dialects.tensor_access import (
     LoadOp,
     StoreOp,
     root_buffer,
 )
 from pallas_ir.passes.access_rewrites import (
+    access_offset,
     is_canonical_access,
     reinterpret_access,
     rewrite_access_to,
@@ -95,7 +93,7 @@ class FlatAccessToReshape(RewritePattern):
                 op, root, "the map uses a data-dependent index", "data-dependent index"
             )
             return
-        offset = linearize(expr)
+        offset = access_offset(op)
         if offset is None:
             self.report.rejected(
                 op,

@@ -599,7 +599,8 @@ def relaunch(
 ) -> None:
     """Pass each in-kernel view as an argument (reshaped on the host before the
     launch), and each argument read as host storage as the host value of that shape;
-    of those and the original arguments, only the `kept` positions."""
+    of those and the original arguments, only the `kept` positions (a host reshape
+    that only fed a dropped one goes too)."""
     if not views and not stored and len(kept) == len(kernel.body.block.args):
         return
     for launch in [o for o in module.walk() if isinstance(o, ta.LaunchOp)]:
@@ -638,6 +639,11 @@ def relaunch(
         new.location = launch.location
         block.insert_op_before(new, launch)
         block.erase_op(launch)
+        for value in dict.fromkeys(operands):  # the host reshapes of dropped arguments
+            while isinstance(owner := value.owner, ta.ReshapeOp) and not value.uses:
+                value = owner.source
+                owner.detach()
+                owner.erase()
 
 
 def emit_kernel(
