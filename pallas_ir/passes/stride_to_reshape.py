@@ -17,7 +17,9 @@ buffer dim with unit step, a step k becomes a split `(n, k)` indexed by a consta
 constant offsets become per-dim offsets, and loop dims may reach buffer dims in any
 order (the map then is a permutation, which canonicalize-permutation and the tiler
 read as is). The access rewrites it shares with canonicalize-permutation are in
-`access_rewrites`.
+`access_rewrites`. The offset is `access_rewrites.access_offset`'s and the view's
+indices are `decompose_on_shape`'s: the tiler reads the access through the same two
+functions, decomposing the same offset on the shape the host holds the storage in.
 """
 
 from __future__ import annotations
