@@ -1,6 +1,6 @@
 """Index-map analysis shared by the ta passes, the tiler, tl-to-pallas and the reference.
 
-Three tools, each independent of the IR around the map:
+Four tools, each independent of the IR around the map:
 
 * `linearize(expr)`: an affine expression as a `LinearExpr` (one coefficient per dim
   and per symbol, plus a constant), or None when the expression is not linear
@@ -11,11 +11,15 @@ Three tools, each independent of the IR around the map:
   folds `floordiv`/`mod` by a constant whose dividend splits into a multiple of the
   divisor and a remainder whose range fits below it: with d1 in [0, 3],
   `(d0 * 4 + d1) floordiv 4` is `d0` and `(d0 * 4 + d1) mod 4` is `d1`.
+* `decompose_on_shape(offset, extents, shape)`: the one reading of a flat storage
+  offset on an N-D shape of that storage: one index per dim, `step * d + c` or `c`.
+  The tiler reads an access on the shape the host holds its storage in with it.
 * `find_reinterpretation(offset, extents, size)`: given a flat storage offset that is
   linear in loop dims with constant strides, the contiguous row-major N-D shape of the
   storage in which every loop dim walks exactly one buffer dim with unit step (a
-  projected permutation with constant offsets). See its docstring for the canonical
-  shape it picks and for what it refuses.
+  projected permutation with constant offsets), and the offset decomposed on it by
+  `decompose_on_shape`. See its docstring for the canonical shape it picks and for
+  what it refuses.
 """
 
 from __future__ import annotations
@@ -323,18 +327,29 @@ def divisions(expr: AffineExpr) -> list[AffineBinaryOpExpr]:
 # Contiguous N-D reinterpretation of a flat offset
 
 
+def row_major_strides(shape: Sequence[int]) -> list[int]:
+    strides, acc = [], 1
+    for n in reversed(shape):
+        strides.append(acc)
+        acc *= n
+    return strides[::-1]
+
+
 @dataclass(frozen=True)
-class BufferIndex:
-    """One index of an N-D access: `d_dim + offset`, or the constant `offset` when
-    `dim` is None (a buffer dim no loop dim walks: a step's split or a fixed slice)."""
+class StridedIndex:
+    """One index of an access on a given N-D shape: `step * d_dim + offset`, or the
+    constant `offset` when `dim` is None."""
 
     dim: int | None
+    step: int
     offset: int
 
     def to_affine(self) -> AffineExpr:
         if self.dim is None:
             return AffineExpr.constant(self.offset)
         d = AffineExpr.dimension(self.dim)
+        if self.step != 1:
+            d = d * self.step
         return d + self.offset if self.offset else d
 
 
@@ -343,7 +358,8 @@ class Reinterpretation:
     """A row-major N-D view of the storage and the access's index into it."""
 
     shape: tuple[int, ...]
-    indices: tuple[BufferIndex, ...]
+    indices: tuple[StridedIndex, ...]
+    """`decompose_on_shape`'s indices of the offset on `shape`: every step is 1."""
 
     def results(self) -> list[AffineExpr]:
         return [i.to_affine() for i in self.indices]
@@ -469,29 +485,14 @@ def find_reinterpretation(
             f"offset {offset.constant} is outside the {size} elements of storage",
             "offset outside the storage",
         )
-    dims.reverse()
-    return Reinterpretation(
-        tuple(n for n, _, _ in dims),
-        tuple(BufferIndex(p, digit) for _, p, digit in dims),
-    )
-
-
-def row_major_strides(shape: Sequence[int]) -> list[int]:
-    strides, acc = [], 1
-    for n in reversed(shape):
-        strides.append(acc)
-        acc *= n
-    return strides[::-1]
-
-
-@dataclass(frozen=True)
-class StridedIndex:
-    """One index of an access on a given N-D shape: `step * d_dim + offset`, or the
-    constant `offset` when `dim` is None."""
-
-    dim: int | None
-    step: int
-    offset: int
+    shape = tuple(n for n, _, _ in reversed(dims))
+    # The indices are the offset's decomposition on the shape, the one reading of an
+    # offset on a shape that the tiler also uses on host storage: by construction
+    # every walked dim's stride is its loop dim's stride (step 1) and the digits
+    # are the ones above.
+    indices = decompose_on_shape(offset, extents, shape)
+    assert indices is not None and all(i.step == 1 for i in indices)
+    return Reinterpretation(shape, tuple(indices))
 
 
 def decompose_on_shape(

@@ -388,10 +388,13 @@ host's N-D storage:
    chain of host `ta.reshape`s; the shape of rank ≥ 2 nearest the host's own buffer is
    the storage shape. Every launch must agree, and it must differ from the buffer type
    the access uses.
-2. **Decompose.** The access's flat offset (its map through the buffer's row-major
-   strides) is written as one index per storage dim, `k·d + c` or `c`, each walked by at
-   most one loop dim with a positive step `k`, staying inside the dim
-   (`decompose_on_shape` in `pallas_ir/affine_analysis.py`).
+2. **Decompose.** The access's flat offset (its map through the row-major strides of
+   the view the ta passes left it on: `access_offset` in
+   `pallas_ir/passes/access_rewrites.py`, the offset stride-to-reshape and
+   canonicalize-permutation read too) is written as one index per storage dim, `k·d + c`
+   or `c`, each walked by at most one loop dim with a positive step `k`, staying inside
+   the dim (`decompose_on_shape` in `pallas_ir/affine_analysis.py`, the same
+   decomposition that gives stride-to-reshape's view its indices).
 3. **Legal on a TPU.** Steps `k > 1` only on loads; on the sublane dim only of 32-bit
    data (a DMA cannot take one packed row, and Mosaic has no strided load of 8- or
    16-bit data: measured), with whole rows and one index of each leading dim per grid
@@ -404,7 +407,11 @@ host's N-D storage:
 If all three hold, the `tl.kernel` gets the host storage as an extra argument and the
 load walks it with `strides [...]`; otherwise the access uses the view the ta passes
 made, and its in-kernel `ta.reshape` moves to the host before the launch (a
-`pallas.reshape` after `tl-to-pallas`). Steps constrain tile sizes (table in section 1):
+`pallas.reshape` after `tl-to-pallas`). The `tl.kernel` keeps only the arguments its
+tiles read or write: a flat argument read only through a view or as host storage is
+dropped from it and from its launches, with the host `ta.reshape`s that only fed it
+(`examples/ta/row_stride.mlir` tiles to `tl.kernel @row_stride(%out_32x256, %x)`, the
+view of `out` and the `64x256` storage of `x`). Steps constrain tile sizes (table in section 1):
 a leading-dim step takes one row per grid step, so the index map does the stride and only
 used rows move; a sublane step copies each used row by DMA from the array left in HBM
 (exact traffic); a lane step reads `t·k` lanes and keeps every `k`-th in registers

@@ -66,18 +66,42 @@ def is_canonical_access(map: AffineMap, dims: Sequence[SSAValue]) -> bool:
     return True
 
 
-def reinterpret_access(op: AccessOp, offset: LinearExpr) -> Reinterpretation | Rejection:
-    """The N-D view of `op`'s root storage that `offset` (a flat offset in map dim
-    positions) walks with unit steps. Map dims bound to the same loop variable are
-    merged onto the first of them."""
+def access_offset(
+    op: AccessOp, results: Sequence[AffineExpr] | None = None
+) -> LinearExpr | None:
+    """The row-major offset into `op`'s root storage that its indices (`results`,
+    default its map's) select, in map dim positions, map dims bound to the same loop
+    variable merged onto the first of them; None if an index is not linear. The same
+    in every view of the storage (a `ta.reshape` is a row-major reinterpretation), so
+    stride-to-reshape, canonicalize-permutation and the tiler read an access through
+    it whatever view it is on."""
+    btype = op.buffer.type
+    assert isinstance(btype, MemRefType)
+    lin = LinearExpr()
+    stride = 1
+    indices = op.map.data.results if results is None else results
+    # Innermost dim first: the order of the dims in the offset is the order in which
+    # find_reinterpretation names them in a remark.
+    for index, n in zip(reversed(indices), reversed(btype.get_shape()), strict=True):
+        term = linearize(index)
+        if term is None:
+            return None
+        lin = lin + term.scaled(stride)
+        stride *= n
     first: dict[SSAValue, int] = {}
     merged: dict[int, int] = {}
-    for p, c in offset.dims.items():
+    for p, c in lin.dims.items():
         q = first.setdefault(op.dims[p], p)
         merged[q] = merged.get(q, 0) + c
+    return LinearExpr(merged, lin.symbols, lin.constant)
+
+
+def reinterpret_access(op: AccessOp, offset: LinearExpr) -> Reinterpretation | Rejection:
+    """The N-D view of `op`'s root storage that `offset` (its `access_offset`) walks
+    with unit steps."""
     extents: dict[int, int] = {}
     names: dict[int, str] = {}
-    for p in merged:
+    for p in offset.dims:
         extent = loop_extent(op.dims[p])
         assert extent is not None  # the ta verifier: dims are loop variables
         extents[p] = extent
@@ -85,12 +109,7 @@ def reinterpret_access(op: AccessOp, offset: LinearExpr) -> Reinterpretation | R
     root = root_buffer(op.buffer)
     rtype = root.type
     assert isinstance(rtype, MemRefType)
-    return find_reinterpretation(
-        LinearExpr(merged, offset.symbols, offset.constant),
-        extents,
-        rtype.element_count(),
-        names,
-    )
+    return find_reinterpretation(offset, extents, rtype.element_count(), names)
 
 
 def rewrite_access_to(

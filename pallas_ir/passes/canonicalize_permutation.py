@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
@@ -50,17 +50,16 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from pallas_ir.affine_analysis import (
-    LinearExpr,
     Rejection,
     divisions,
     is_division_free,
-    linearize,
     simplify,
 )
 from pallas_ir.dialects.common import Interval
 from pallas_ir.dialects.tensor_access import LoadOp, LoopOp, StoreOp, root_buffer
 from pallas_ir.passes.access_rewrites import (
     AccessOp,
+    access_offset,
     describe_access,
     is_canonical_access,
     loop_extent,
@@ -172,26 +171,13 @@ class CanonicalizeLoop(RewritePattern):
             text, key = reason or _division_reason(results, op.dims)
             self.report.rejected(op, root, text, key)
             return
-        found = reinterpret_access(op, _flat_offset(op.buffer, results))
+        offset = access_offset(op, results)
+        assert offset is not None  # division free: checked above
+        found = reinterpret_access(op, offset)
         if isinstance(found, Rejection):
             self.report.rejected(op, root, found.reason, found.key)
             return
         rewrite_access_to(rewriter, op, found, self.report, note)
-
-
-def _flat_offset(buffer: SSAValue, results: Sequence[AffineExpr]) -> LinearExpr:
-    """The row-major flat offset of linear N-D indices: the same in every view of the
-    storage, since `ta.reshape` is a row-major reinterpretation."""
-    btype = buffer.type
-    assert isinstance(btype, MemRefType)
-    offset = LinearExpr()
-    stride = 1
-    for r, n in zip(reversed(results), reversed(btype.get_shape()), strict=True):
-        lin = linearize(r)
-        assert lin is not None  # the caller checked: division free, no symbols
-        offset = offset + lin.scaled(stride)
-        stride *= n
-    return offset
 
 
 def _undivided_extent(

@@ -17,7 +17,9 @@ buffer dim with unit step, a step k becomes a split `(n, k)` indexed by a consta
 constant offsets become per-dim offsets, and loop dims may reach buffer dims in any
 order (the map then is a permutation, which canonicalize-permutation and the tiler
 read as is). The access rewrites it shares with canonicalize-permutation are in
-`access_rewrites`.
+`access_rewrites`. The offset is `access_rewrites.access_offset`'s and the view's
+indices are `decompose_on_shape`'s: the tiler reads the access through the same two
+functions, decomposing the same offset on the shape the host holds the storage in.
 """
 
 from __future__ import annotations
@@ -35,16 +37,14 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
-from pallas_ir.affine_analysis import (
-    Rejection,
-    linearize,
-)
+from pallas_ir.affine_analysis import Rejection
 from pallas_ir.dialects.tensor_access import (
     LoadOp,
     StoreOp,
     root_buffer,
 )
 from pallas_ir.passes.access_rewrites import (
+    access_offset,
     is_canonical_access,
     reinterpret_access,
     rewrite_access_to,
@@ -95,7 +95,7 @@ class FlatAccessToReshape(RewritePattern):
                 op, root, "the map uses a data-dependent index", "data-dependent index"
             )
             return
-        offset = linearize(expr)
+        offset = access_offset(op)
         if offset is None:
             self.report.rejected(
                 op,

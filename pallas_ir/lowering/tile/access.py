@@ -26,6 +26,7 @@ from pallas_ir.diagnostics import PassError
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects.common import ReductionKind
 from pallas_ir.dtypes import numpy_dtype
+from pallas_ir.passes.access_rewrites import access_offset
 from pallas_ir.tpu_rules import rows_per_sublane
 
 
@@ -261,17 +262,13 @@ def host_storage(module: ModuleOp, kernel: ta.KernelOp, index: int) -> MemRefTyp
 
 
 def _flat_offset(op: ta.LoadOp | ta.StoreOp) -> LinearExpr | None:
-    """The access's offset into the flat storage of its root argument, in loop dims."""
-    t = op.buffer.type
-    assert isinstance(t, MemRefType)
-    lin = flat_offset(op.map.data.results, t.get_shape())
+    """The access's offset into the flat storage of its root argument, in loop dims:
+    the `access_offset` the ta passes read it by, whatever view they left it on."""
+    lin = access_offset(op)
     if lin is None or lin.symbols:
         return None
     positions = [d.index for d in op.dims]  # type: ignore[attr-defined]
-    in_loop: dict[int, int] = {}
-    for p, c in lin.dims.items():
-        in_loop[positions[p]] = in_loop.get(positions[p], 0) + c
-    return LinearExpr({l: c for l, c in in_loop.items() if c}, {}, lin.constant)
+    return LinearExpr({positions[p]: c for p, c in lin.dims.items()}, {}, lin.constant)
 
 
 def _on_storage(

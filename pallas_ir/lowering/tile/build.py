@@ -576,10 +576,13 @@ def relaunch(
     kernel: ta.KernelOp,
     views: list[ta.ReshapeOp],
     stored: list[Storage],
+    kept: list[int],
 ) -> None:
     """Pass each in-kernel view as an argument (reshaped on the host before the
-    launch), and each argument read as host storage as the host value of that shape."""
-    if not views and not stored:
+    launch), and each argument read as host storage as the host value of that shape;
+    of those and the original arguments, only the `kept` positions (a host reshape
+    that only fed a dropped one goes too)."""
+    if not views and not stored and len(kept) == len(kernel.body.block.args):
         return
     for launch in [o for o in module.walk() if isinstance(o, ta.LaunchOp)]:
         if launch.callee.string_value() != kernel.sym_name.data:
@@ -612,17 +615,25 @@ def relaunch(
                 assert isinstance(owner, ta.ReshapeOp)  # host_storage found it
                 host_value = owner.source
             extra.append(host_value)
-        new = ta.LaunchOp(kernel.sym_name.data, [*launch.args, *extra])
+        operands = [*launch.args, *extra]
+        new = ta.LaunchOp(kernel.sym_name.data, [operands[k] for k in kept])
         new.location = launch.location
         block.insert_op_before(new, launch)
         block.erase_op(launch)
+        for value in dict.fromkeys(operands):  # the host reshapes of dropped arguments
+            while isinstance(owner := value.owner, ta.ReshapeOp) and not value.uses:
+                value = owner.source
+                owner.detach()
+                owner.erase()
 
 
 def emit_kernel(
     kernel: ta.KernelOp, plan: TilePlan
-) -> tuple[tl.KernelOp, list[ta.ReshapeOp], list[Storage]]:
+) -> tuple[tl.KernelOp, list[ta.ReshapeOp], list[Storage], list[int]]:
     """The `tl.kernel` that `plan` tiles `kernel` into (not inserted anywhere), with the
-    in-kernel views and host storage it takes as extra arguments. Raises a located
+    in-kernel views and host storage it takes as extra arguments, and the positions,
+    among the original arguments, views and storage, of those its tiles use: an
+    argument read only through a view or as host storage is dropped. Raises a located
     `PassError` for a body op the tiler has no tile form of."""
     loop = next(o for o in kernel.body.block.ops if isinstance(o, ta.LoopOp))
     accesses, dma = plan.accesses, plan.dma
@@ -663,15 +674,21 @@ def emit_kernel(
     kblock.add_op(grid)
     Emitter(loop, plan, buffers, grid.body.block).emit()
     simplify(grid)
+    # The accesses read their buffers as views or host storage: the original argument
+    # no tile reads or writes any more is not passed.
+    kept = [k for k, a in enumerate(kblock.args) if a.uses]
+    for a in [a for a in kblock.args if not a.uses]:
+        kblock.erase_arg(a)
+    new_kernel.set_roles([roles[k] for k in kept])
     new_kernel.location = kernel.location
-    return new_kernel, views, stored
+    return new_kernel, views, stored, kept
 
 
 def emit_error(kernel: ta.KernelOp, plan: TilePlan) -> Rejection | None:
     """Why `plan` does not build (an op with no tile form), or None: a dry run of
     `emit_kernel` that leaves the module as it was."""
     try:
-        new_kernel, _, _ = emit_kernel(kernel, plan)
+        new_kernel, _, _, _ = emit_kernel(kernel, plan)
     except PassError as e:
         return Rejection.of(e)
     new_kernel.erase()
@@ -682,7 +699,7 @@ def build_kernel(module: ModuleOp, kernel: ta.KernelOp, plan: TilePlan) -> None:
     """Replace `kernel` by the `tl.kernel` that `plan` tiles it into, and pass the views
     and host storage its tiles read at every launch. Raises a located `PassError` (and
     leaves the module as it was) for a body op the tiler has no tile form of."""
-    new_kernel, views, stored = emit_kernel(kernel, plan)
+    new_kernel, views, stored, kept = emit_kernel(kernel, plan)
     loop = next(o for o in kernel.body.block.ops if isinstance(o, ta.LoopOp))
     accesses, dma, resident = plan.accesses, plan.dma, plan.resident
     budget = plan.budget
@@ -726,7 +743,7 @@ def build_kernel(module: ModuleOp, kernel: ta.KernelOp, plan: TilePlan) -> None:
                 "with scalar prefetch (one row per grid step)",
             )
     module.body.block.insert_op_after(new_kernel, kernel)
-    relaunch(module, kernel, views, stored)
+    relaunch(module, kernel, views, stored, kept)
     module.body.block.erase_op(kernel)
 
 
