@@ -48,6 +48,19 @@ def test_two_odd_reads_are_planned_in_one_step() -> None:
     assert str(plan) == "to XLA: gather %a, gather %s; the rest to tile"
 
 
+def test_an_access_no_tile_size_allows_is_planned_with_the_odd_reads() -> None:
+    plan, _ = _plan("offset_store")
+    assert [str(a) for a in plan.accesses] == [
+        "gather %a",
+        "gather %q",
+        "scatter the store to %out",
+    ]
+    assert (
+        plan.accesses[2].reason == "tile: no legal tile size for loop dim 0 (extent 64)"
+    )
+    assert plan.whole_kernel is None
+
+
 @pytest.mark.parametrize(
     ("kernel", "form"),
     [

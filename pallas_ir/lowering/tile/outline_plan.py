@@ -149,6 +149,8 @@ class _Planner:
     buffers: dict[Operation, Access] = field(default_factory=dict[Operation, Access])
     """The kernel's accesses of the buffers the planned XLA kernels share with it, by
     the access each replaces."""
+    known: set[Operation] = field(default_factory=set[Operation])
+    """The keys of `buffers` when the accesses left were listed (`untileable`)."""
 
     def plan(self) -> OutlinePlan:
         loop = self.loop
@@ -257,6 +259,7 @@ class _Planner:
         reason (the policy then says why the kernel runs on XLA whole)."""
         n_par = len(self.loop.parallel_extents)
         split = splittable(self.loop)
+        self.known = set(self.buffers)
         for l, e in enumerate(self.loop.extents):
             if self.fits(left, l, e, n_par, forced, split):
                 continue
@@ -275,9 +278,13 @@ class _Planner:
         return None
 
     def walking(self, left: dict[Operation, Access]) -> list[Access]:
-        """The accesses the planned outlinings leave (`left`, less what was planned
-        since, with the buffers the XLA kernels planned since share)."""
-        kept = [a for o, a in left.items() if o in self.buffers or o not in self.gone]
+        """The accesses the planned outlinings leave: `left`, with the buffers of the
+        XLA kernels planned since in place of the accesses they replace."""
+        kept = [
+            a if o in self.known or o not in self.gone else self.buffers[o]
+            for o, a in left.items()
+            if o in self.known or o not in self.gone or o in self.buffers
+        ]
         return kept + [b for o, b in self.buffers.items() if o not in left]
 
     def fits(

@@ -87,3 +87,37 @@ func.func @forward(%x: memref<64x128xf32>, %d: memref<64x64xf32>, %w: memref<128
   ta.launch @two_odd_reads(%x, %d, %w, %out) : memref<64x128xf32>, memref<64x64xf32>, memref<128x128xf32>, memref<64x128xf32>
   func.return %out : memref<64x128xf32>
 }
+// -----
+
+// Three accesses no Pallas idiom covers beside a matrix product, of three kinds: two odd
+// reads (as above), and a store at row offset 3 of a 72-row buffer, which no tile size
+// of loop dim 0 allows (its blocks would not be aligned). The plan has all three; the
+// store becomes an XLA scatter after the Pallas kernel, which writes a dense buffer.
+// CHECK-LABEL: ta.kernel @offset_store_1_1_0(%w: memref<128x128xf32> {role = "in"}, %xla: memref<64x128xf32> {role = "in"}, %xla_1: memref<64xf32> {role = "in"}, %xla_2: memref<64x128xf32> {role = "out"})
+// CHECK-NEXT:    ta.loop [64, 128] reduce [128] (%i, %j, %k) attributes {tile_sizes = array<i64: 64, 128, 128>}
+// CHECK:           ta.store %s, %xla_2[affine_map<(d0, d1, d2) -> (d0, d1)>](%i, %j, %k) : memref<64x128xf32>
+// CHECK-LABEL: ta.kernel @offset_store_1_1_1(%out: memref<72x128xf32> {role = "inout"}, %xla: memref<64x128xf32> {role = "in"}) attributes {target = #ta<target xla>, xla_access = #ta<xla_access scatter>}
+// CHECK:           ta.store %s, %out[affine_map<(d0, d1) -> ((d0 + 3), d1)>](%x0, %x1) : memref<72x128xf32>
+// CHECK:         ta.launch @offset_store_0(%x, %xla)
+// CHECK:         ta.launch @offset_store_1_0(%d, %xla_1)
+// CHECK:         ta.launch @offset_store_1_1_0(%w, %xla, %xla_1, %xla_2)
+// CHECK-NEXT:    ta.launch @offset_store_1_1_1(%out, %xla_2)
+// expected-remark@+1 {{xla-outline: @offset_store: to XLA: gather %a, gather %q, scatter the store to %out; the rest to tile}}
+ta.kernel @offset_store(%x: memref<64x128xf32> {role = "in"}, %d: memref<64x64xf32> {role = "in"}, %w: memref<128x128xf32> {role = "in"}, %out: memref<72x128xf32> {role = "inout"}) {
+  ta.loop [64, 128] reduce [128] (%i, %j, %k) {
+    // expected-remark@+1 {{tile: index 0 (((d0 * -1) + 63)) is not a loop dim plus a constant; run stride-to-reshape and canonicalize-permutation first; done by an XLA gather before the Pallas kernel @offset_store}}
+    %a = ta.load %x[affine_map<(d0, d1, d2) -> (63 - d0, d2)>](%i, %j, %k) : memref<64x128xf32>
+    // expected-remark@+1 {{tile: loop dim 0 indexes two dims of one buffer; done by an XLA gather before the Pallas kernel @offset_store_1}}
+    %q = ta.load %d[affine_map<(d0) -> (d0, d0)>](%i) : memref<64x64xf32>
+    %b = ta.load %w[affine_map<(d0, d1, d2) -> (d2, d1)>](%i, %j, %k) : memref<128x128xf32>
+    %aq = arith.mulf %a, %q : f32
+    %p = arith.mulf %aq, %b : f32
+    %s = ta.reduce <sum> %p : f32
+    // expected-remark@+1 {{tile: no legal tile size for loop dim 0 (extent 64); done by an XLA scatter after the Pallas kernel @offset_store_1_1}}
+    ta.store %s, %out[affine_map<(d0, d1) -> (d0 + 3, d1)>](%i, %j) : memref<72x128xf32>
+  }
+}
+func.func @forward(%x: memref<64x128xf32>, %d: memref<64x64xf32>, %w: memref<128x128xf32>, %out: memref<72x128xf32>) -> memref<72x128xf32> {
+  ta.launch @offset_store(%x, %d, %w, %out) : memref<64x128xf32>, memref<64x64xf32>, memref<128x128xf32>, memref<72x128xf32>
+  func.return %out : memref<72x128xf32>
+}
