@@ -184,8 +184,8 @@ class XlaOutlinePass(ModulePass):
         elif unforeseen is not None:
             emit_remark(
                 where,
-                f"{e.message}; @{name} runs on XLA (not foreseen by its outlining "
-                f"plan: {unforeseen})",
+                f"{e.message}; @{name} runs on XLA (its outlining plan did not "
+                f"foresee this: {unforeseen})",
             )
         else:
             emit_remark(where, f"{e.message}; @{name} runs on XLA")

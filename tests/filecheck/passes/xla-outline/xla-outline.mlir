@@ -121,3 +121,29 @@ func.func @forward(%x: memref<64x128xf32>, %d: memref<64x64xf32>, %w: memref<128
   ta.launch @offset_store(%x, %d, %w, %out) : memref<64x128xf32>, memref<64x64xf32>, memref<128x128xf32>, memref<72x128xf32>
   func.return %out : memref<72x128xf32>
 }
+// -----
+
+// A store of a row sum at the row alone (the sum varies along j, which its index does
+// not use): the policy only finds this when it builds the tile, and moving the store to
+// XLA would leave the same store, into the XLA kernel's buffer. The plan has nothing to
+// move, and the one policy call after it sends the kernel to XLA whole (no retry).
+// CHECK-LABEL: ta.kernel @varies(
+// CHECK-SAME:      attributes {target = #ta<target xla>}
+// CHECK-NOT:   ta.kernel
+ta.kernel @varies(%x: memref<64x128xf32> {role = "in"}, %w: memref<128x128xf32> {role = "in"}, %out: memref<64x128xf32> {role = "out"}, %o2: memref<64xf32> {role = "out"}) {
+  ta.loop [64, 128] reduce [128] (%i, %j, %k) {
+    %a = ta.load %x[affine_map<(d0, d1, d2) -> (d0, d2)>](%i, %j, %k) : memref<64x128xf32>
+    %b = ta.load %w[affine_map<(d0, d1, d2) -> (d2, d1)>](%i, %j, %k) : memref<128x128xf32>
+    %p = arith.mulf %a, %b : f32
+    %s = ta.reduce <sum> %p : f32
+    ta.store %s, %out[affine_map<(d0, d1) -> (d0, d1)>](%i, %j) : memref<64x128xf32>
+    // expected-remark@+1 {{tile: the stored value varies along loop dim 1, which the store's index does not use; @varies runs on XLA (its outlining plan did not foresee this: to XLA: nothing; the rest to tile)}}
+    ta.store %s, %o2[affine_map<(d0) -> (d0)>](%i) : memref<64xf32>
+  }
+}
+func.func @forward(%x: memref<64x128xf32>, %w: memref<128x128xf32>) -> memref<64x128xf32> {
+  %out = ta.alloc : memref<64x128xf32>
+  %o2 = ta.alloc : memref<64xf32>
+  ta.launch @varies(%x, %w, %out, %o2) : memref<64x128xf32>, memref<128x128xf32>, memref<64x128xf32>, memref<64xf32>
+  func.return %out : memref<64x128xf32>
+}
