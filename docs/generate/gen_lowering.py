@@ -525,13 +525,20 @@ lookup `floordiv 1024`, so each chunk is fetched once; the step reads its lookup
 
 ### 3.3 The XLA fallback: accesses no Pallas idiom covers
 
-`xla-outline{{chip, vmem-budget}}` (ta → ta, before `tile`) asks the tile policy about
-every kernel whose loop has no `tile_sizes`; while the policy rejects it, the access it
-blames moves to XLA with a remark saying why (the rewrites are in
-`pallas_ir/passes/xla_outline.py`, the pass in `pallas_ir/lowering/tile/xla_outline.py`:
-it asks the policy), and the kernel left gets the policy's `tile_sizes`. After 16 steps,
-or when no access is to blame, the whole kernel runs on XLA
-(`tests/filecheck/passes/xla-outline/`). When the access has a static index and nothing
+`xla-outline{{chip, vmem-budget}}` (ta → ta, before `tile`) takes every kernel whose loop
+has no `tile_sizes` in one planned step (the pass is in
+`pallas_ir/lowering/tile/xla_outline.py`, its plan in `outline_plan.py`, the rewrites in
+`pallas_ir/passes/xla_outline.py`). The plan, an `OutlinePlan`, asks the policy's
+questions about every access at once, in the policy's order: the accesses it cannot
+analyse (an index that is not a loop dim plus a constant, a load indexed by data that is
+no marked gather, a partial store), gathers along a reduction dim that row DMA does not
+take, scalar-prefetch gathers that would relayout their table, 64-bit data in what is
+left, and accesses that allow no tile size of a loop dim on their own. Each access it
+blames gets its reason and its outlining form (below); the pass moves them all, with a
+remark for each and one for the plan, then asks the policy once for the `tile_sizes` of
+what is left. When nothing is to blame, or what is left still does not tile, the whole
+kernel runs on XLA, with a remark saying why (`tests/filecheck/passes/xla-outline/`).
+When the access has a static index and nothing
 else in the kernel needs Pallas (no matrix product for the MXU, no gather's row DMAs),
 **the whole kernel runs on XLA as one fusion**: XLA's fused loop is the loop a Pallas
 kernel would be, and moving only the access out would write and read it once more.

@@ -2,8 +2,8 @@
 run as XLA.
 
 The xla-outline pass (`pallas_ir.lowering.tile.xla_outline`, which asks the tile policy)
-calls these for an access the policy cannot tile: an index that is not a loop dim plus a
-constant after the ta passes (overlapping, negative or `floordiv` strides), an index
+calls these for each access its plan (`pallas_ir.lowering.tile.outline_plan`) moves: an
+index that is not a loop dim plus a constant after the ta passes (overlapping, negative or `floordiv` strides), an index
 computed from data that indirect-load-to-scalar-prefetch left alone (element-wise or
 lane gathers, wrapped indices), a gather along a reduction dim, or a store that would
 write part of a block. Nothing is mis-tiled and nothing is refused; the part no Pallas
@@ -28,11 +28,17 @@ The new loop goes into the same kernel, which `split_kernel` then cuts into one 
 per loop with the roles each needs, so the buffer the parts share is allocated on the
 host (`ta.alloc`) before every launch. The cost model counts an XLA kernel as a full
 read and write of what it touches.
+
+Each rewrite has a check that changes nothing (`load_outlines`, `rows_outline`,
+`store_outlines`) and says which ops it takes out of the loop (`outlined_ops`), so that
+the plan can decide every access of a kernel before the first one moves.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
@@ -47,7 +53,7 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from pallas_ir.affine_analysis import flat_offset
+from pallas_ir.affine_analysis import LinearExpr, flat_offset
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects.common import ArgRole
 from pallas_ir.passes.kernel_fission import split_kernel
@@ -192,14 +198,28 @@ def _erase_dead(ops: list[Operation]) -> None:
             Rewriter.erase_op(op)
 
 
+@dataclass(frozen=True)
+class Outlined:
+    """What an outlining leaves: the kernel that is left to tile, and where each op of
+    the old kernel's loop went (`split_kernel` copies the loops into new kernels)."""
+
+    kernel: ta.KernelOp
+    clones: dict[Operation, Operation]
+    """Each op of the outlined kernel's remaining loop → its copy in `kernel`."""
+
+
 def _split(
     module: ModuleOp, kernel: ta.KernelOp, xla_part: int, kind: ta.XlaAccess
-) -> ta.KernelOp:
+) -> Outlined:
+    old_loops = [o for o in kernel.body.block.ops if isinstance(o, ta.LoopOp)]
     parts = split_kernel(module, kernel)
+    main = parts[1 - xla_part]
+    (new_loop,) = [o for o in main.body.block.ops if isinstance(o, ta.LoopOp)]
+    clones = dict(zip(old_loops[1 - xla_part].walk(), new_loop.walk()))
     Rewriter.erase_op(kernel)
     parts[xla_part].attributes["target"] = ta.XLA_TARGET
     parts[xla_part].attributes["xla_access"] = ta.XlaAccessAttr(kind)
-    return parts[1 - xla_part]
+    return Outlined(main, clones)
 
 
 def _last_indexed_by(load: ta.LoadOp, loop: ta.LoopOp) -> ta.LoadOp:
@@ -214,18 +234,14 @@ def _last_indexed_by(load: ta.LoadOp, loop: ta.LoopOp) -> ta.LoadOp:
     return load
 
 
-def outline_load(
-    module: ModuleOp, kernel: ta.KernelOp, load: ta.LoadOp
-) -> ta.KernelOp | None:
-    """Move a load (and the index computation it depends on) into an XLA kernel launched
-    before `kernel`. Returns the kernel that is left to tile, or None (and changes
-    nothing) when the load cannot be moved: it depends on a reduction, or reads a
-    buffer the kernel writes."""
+def _moved_chain(load: ta.LoadOp) -> tuple[ta.LoopOp, list[Operation]] | None:
+    """The loop and the chain a gather-form outlining of `load` moves (ending in the
+    load that actually moves, `_last_indexed_by`), or None when it cannot move: the
+    chain depends on a reduction, or reads a buffer the loop writes."""
     loop = _loop_of(load)
     if loop is None:
         return None
-    load = _last_indexed_by(load, loop)
-    chain = _chain(load, loop)
+    chain = _chain(_last_indexed_by(load, loop), loop)
     if chain is None:
         return None
     written = _written(loop)
@@ -233,6 +249,59 @@ def outline_load(
         ta.root_buffer(o.buffer) in written for o in chain if isinstance(o, ta.LoadOp)
     ):
         return None
+    return loop, chain
+
+
+def load_outlines(load: ta.LoadOp) -> bool:
+    """Whether `outline_load` applies to `load` (it changes nothing to ask)."""
+    return _moved_chain(load) is not None
+
+
+def outlined_ops(
+    access: ta.LoadOp | ta.StoreOp, gone: AbstractSet[Operation] = frozenset()
+) -> tuple[Operation, set[Operation]]:
+    """What outlining `access` (by whichever form applies) takes out of its loop: the
+    op it replaces (by an access of the same type: a read of the XLA kernel's buffer,
+    a row gather, a store to a fresh buffer), and the ops of the moved chain that are
+    then dead and erased. `gone`: ops earlier outlinings already took out."""
+    if isinstance(access, ta.StoreOp):
+        return access, set()
+    moved = _moved_chain(access)
+    assert moved is not None
+    _, chain = moved
+    replaced = chain[-1]
+    dead: set[Operation] = set()
+    for op in reversed(chain[:-1]):
+        users = {u.operation for r in op.results for u in r.uses}
+        if users <= {replaced, *dead, *gone}:
+            dead.add(op)
+    return replaced, dead
+
+
+def scratch_dims(access: ta.LoadOp | ta.StoreOp) -> list[int]:
+    """The loop dims of the buffer the gather or scatter form of outlining `access`
+    shares with the kernel left (which reads or writes it whole, in loop order)."""
+    if isinstance(access, ta.StoreOp):
+        loop = _loop_of(access)
+        assert loop is not None
+        return _used_loop_dims([access], loop)
+    moved = _moved_chain(access)
+    assert moved is not None
+    return _used_loop_dims(moved[1], moved[0])
+
+
+def outline_load(
+    module: ModuleOp, kernel: ta.KernelOp, load: ta.LoadOp
+) -> Outlined | None:
+    """Move a load (and the index computation it depends on) into an XLA kernel launched
+    before `kernel`. Returns what is left to tile, or None (and changes nothing) when
+    the load cannot be moved (`load_outlines`)."""
+    moved = _moved_chain(load)
+    if moved is None:
+        return None
+    loop, chain = moved
+    load = chain[-1]
+    assert isinstance(load, ta.LoadOp)
     dims = _used_loop_dims(chain, loop)
     t = _scratch_type(loop, dims, load.result.type)
     scratch = _add_scratch(module, kernel, t)
@@ -256,20 +325,28 @@ def outline_load(
     return _split(module, kernel, 0, ta.XlaAccess.GATHER)
 
 
-def outline_index(
-    module: ModuleOp,
-    kernel: ta.KernelOp,
-    load: ta.LoadOp,
-    storage: dict[int, MemRefType],
-) -> ta.KernelOp | None:
-    """Move only the row index of a gather of whole rows to XLA (see the module
-    docstring). Applies when the load's flat offset is `R * W + l`: one loop dim `l`
-    walks a whole row of W elements with step 1, and the row R (all other terms,
-    multiples of W) depends, through its index computation, on parallel loop dims other
-    than `l` only (the lookups: one row index per point, row-major); and the host holds
-    the table so that viewing it as (N, W) rows is free (`tpu_rules.reshape_is_free`).
-    The kernel then reads `table[rows[...], l]`, a `gather = #ta<gather_strategy dma>` load. None (nothing
-    changed) otherwise."""
+@dataclass(frozen=True)
+class _RowIndex:
+    """A gather of whole rows whose row index can move to XLA (see `rows_outline`)."""
+
+    loop: ta.LoopOp
+    load: ta.LoadOp
+    """The load that moves (`_last_indexed_by` the blamed one)."""
+    chain: list[Operation]
+    flat: LinearExpr
+    """Its offset into the flat table: `R * width + lane`."""
+    root: BlockArgument
+    table: MemRefType
+    """The table as (rows, width)."""
+    lane: int
+    """The map dim that walks a row."""
+    lookups: list[int]
+    """The loop dims the row index depends on (parallel), row-major."""
+
+
+def rows_outline(load: ta.LoadOp, storage: dict[int, MemRefType]) -> _RowIndex | None:
+    """Whether `outline_index` applies to `load`, and how (None: it does not; asking
+    changes nothing). `storage`: the N-D shape the host holds each kernel argument in."""
     loop = _loop_of(load)
     if loop is None:
         return None
@@ -309,15 +386,38 @@ def outline_index(
     bits = getattr(root_type.element_type, "bitwidth", 32)
     if not reshape_is_free(host.get_shape(), table.get_shape(), bits):
         return None  # viewing the table as rows would be a relayout on the host
-    symbol_chain = chain[:-1]
     row_dims = {positions[p] for p in flat.dims if p != lane}
-    row_dims |= set(_used_loop_dims(symbol_chain, loop))
+    row_dims |= set(_used_loop_dims(chain[:-1], loop))
     n_parallel = len(loop.parallel_extents)
     if not row_dims or max(row_dims) >= n_parallel or positions[lane] in row_dims:
         return None  # a gather along a reduction dim, or one row per element
-    lookups = sorted(row_dims)
+    return _RowIndex(loop, load, chain, flat, root, table, lane, sorted(row_dims))
+
+
+def outline_index(
+    module: ModuleOp,
+    kernel: ta.KernelOp,
+    load: ta.LoadOp,
+    storage: dict[int, MemRefType],
+) -> Outlined | None:
+    """Move only the row index of a gather of whole rows to XLA (see the module
+    docstring). Applies when the load's flat offset is `R * W + l`: one loop dim `l`
+    walks a whole row of W elements with step 1, and the row R (all other terms,
+    multiples of W) depends, through its index computation, on parallel loop dims other
+    than `l` only (the lookups: one row index per point, row-major); and the host holds
+    the table so that viewing it as (N, W) rows is free (`tpu_rules.reshape_is_free`).
+    The kernel then reads `table[rows[...], l]`, a `gather = #ta<gather_strategy dma>` load. None (nothing
+    changed) otherwise (`rows_outline`)."""
+    form = rows_outline(load, storage)
+    if form is None:
+        return None
+    loop, load, flat, lookups = form.loop, form.load, form.flat, form.lookups
+    positions = [d.index for d in load.dims]  # type: ignore[attr-defined]
+    width = form.table.get_shape()[1]
+    symbol_chain = form.chain[:-1]
     # The prologue: the index computation, then R, as i32, per lookup (row-major over
     # the loop dims R depends on).
+    extents = list(loop.extents)
     lookup_extents = [extents[l] for l in lookups]
     n = math.prod(lookup_extents)
     ridx_type = MemRefType(i32, lookup_extents)
@@ -338,7 +438,9 @@ def outline_index(
 
     terms = [(mapping[load.symbols[q]], c) for q, c in flat.symbols.items()]
     terms += [
-        (pivs[lookups.index(positions[p])], c) for p, c in flat.dims.items() if p != lane
+        (pivs[lookups.index(positions[p])], c)
+        for p, c in flat.dims.items()
+        if p != form.lane
     ]
     row: SSAValue | None = None
     for v, c in terms:
@@ -355,6 +457,9 @@ def outline_index(
     block.add_op(store)
     Rewriter.insert_op(prologue, InsertPoint.before(loop))
     # The kernel: table[ridx[lookup], lane] as a marked row gather.
+    root, table = form.root, form.table
+    root_type = root.type
+    assert isinstance(root_type, MemRefType)
     rows_view: SSAValue = root
     if tuple(root_type.get_shape()) != tuple(table.get_shape()):
         view = ta.ReshapeOp(root, table)
@@ -370,7 +475,7 @@ def outline_index(
             AffineMap(
                 len(ivs),
                 1,
-                (AffineExpr.symbol(0), AffineDimExpr(positions[lane])),
+                (AffineExpr.symbol(0), AffineDimExpr(positions[form.lane])),
             )
         ),
         ivs,
@@ -393,18 +498,26 @@ def outline_index(
     return _split(module, kernel, 0, ta.XlaAccess.INDEX)
 
 
+def store_outlines(store: ta.StoreOp) -> bool:
+    """Whether `outline_store` applies: the store's index does not depend on data and
+    the loop does not also read the buffer it stores to (asking changes nothing)."""
+    loop = _loop_of(store)
+    if loop is None or store.symbols:
+        return False
+    target = ta.root_buffer(store.buffer)
+    return target not in {
+        ta.root_buffer(o.buffer) for o in loop.walk() if isinstance(o, ta.LoadOp)
+    }
+
+
 def outline_store(
     module: ModuleOp, kernel: ta.KernelOp, store: ta.StoreOp
-) -> ta.KernelOp | None:
+) -> Outlined | None:
     """Make a store an XLA scatter launched after `kernel`: the kernel stores into a
     fresh buffer at the store's loop dims. None (nothing changed) when the store's
     index depends on data or the kernel also reads the buffer it stores to."""
     loop = _loop_of(store)
-    if loop is None or store.symbols:
-        return None
-    target = ta.root_buffer(store.buffer)
-    reads = {ta.root_buffer(o.buffer) for o in loop.walk() if isinstance(o, ta.LoadOp)}
-    if target in reads:
+    if loop is None or not store_outlines(store):
         return None
     dims = _used_loop_dims([store], loop)
     value = store.value

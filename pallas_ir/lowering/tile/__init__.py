@@ -13,11 +13,11 @@ The policy is deterministic:
    scalar-prefetch idiom); buffers that then take one row of a second-minor dim are
    viewed as `(..., A, 1, B)`; gathers marked `dma`/`vmem` take whole rows by row DMA
    (one index buffer per gathered leading dim). Any other access goes to XLA through
-   `xla_fallback`, with a remark saying why: with a static index in a kernel that has
-   no matrix product and no gather, the whole kernel runs on XLA as one fusion;
-   otherwise the access moves to an XLA kernel and the rest is tiled. A kernel with
-   64-bit data or a product reduction (Mosaic has none), or one no tiling fits, runs on
-   XLA whole.
+   xla-outline's plan (`outline_plan.py`), with a remark saying why: with a static
+   index in a kernel that has no matrix product and no gather, the whole kernel runs on
+   XLA as one fusion; otherwise the access moves to an XLA kernel and the rest is
+   tiled. A kernel with 64-bit data or a product reduction (Mosaic has none), or one no
+   tiling fits, runs on XLA whole.
 2. Legality. A loop dim's tile must be legal for every buffer dim it walks: on a lane
    (last) dim a multiple of 128, on a sublane dim a multiple of the dtype's rows (8 for
    32-bit, 16 for 16-bit, 32 for 8-bit), on a rank-1 buffer a multiple of 1024 or a

@@ -10,6 +10,7 @@ turns that into a rejection (and xla-outline into an XLA kernel).
 from __future__ import annotations
 
 import math
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from xdsl.dialects import arith
@@ -378,11 +379,14 @@ def gathered_bytes(op: ta.LoadOp) -> int:
     return math.prod(loop.extents) * numpy_dtype(op.result.type).itemsize
 
 
-def fuses_on_xla(access: ta.LoadOp | ta.StoreOp) -> bool:
+def fuses_on_xla(
+    access: ta.LoadOp | ta.StoreOp, gone: AbstractSet[Operation] = frozenset()
+) -> bool:
     """Whether a kernel with an access no Pallas idiom covers runs whole on XLA: when
     the access has a static index and nothing else in the loop needs Pallas (a matrix
     product for the MXU, a gather's row DMAs), XLA's one fusion is the loop a Pallas
-    kernel would be, without the extra HBM pass of an outlined access."""
+    kernel would be, without the extra HBM pass of an outlined access. `gone`: ops
+    already moved to XLA kernels (they need nothing)."""
     if isinstance(access, ta.LoadOp) and access.symbols:
         return False
     loop = access.parent_op()
@@ -390,4 +394,5 @@ def fuses_on_xla(access: ta.LoadOp | ta.StoreOp) -> bool:
     return not any(
         (isinstance(o, ta.LoadOp) and o.symbols) or contraction(o) is not None
         for o in loop.body.block.ops
+        if o not in gone
     )

@@ -32,17 +32,17 @@ from xdsl.ir.affine import (
     AffineMap,
     AffineSymExpr,
 )
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
+from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
 
 from pallas_ir.diagnostics import PassError, emit_remark
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects import tiled_loop as tl
+from pallas_ir.dialects.canonicalization.tensor_values import (
+    IdentityReshape,
+    IdentityTranspose,
+    ReshapeOfReshape,
+    TransposeOfTranspose,
+)
 from pallas_ir.dialects.common import (
     SCALAR_ONLY_CASTS,
     ComparePredicate,
@@ -527,42 +527,19 @@ _HANDLERS: dict[type[Operation], Callable[[Emitter, Any], None]] = {
 element-wise (`Emitter.emit_elementwise`)."""
 
 
-class _FoldReshapes(RewritePattern):
-    """reshape(reshape(x)) is one reshape; a reshape to the same shape is nothing."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: tl.ReshapeOp, rewriter: PatternRewriter) -> None:
-        source = op.source
-        if isinstance(source.owner, tl.ReshapeOp):
-            source = source.owner.source
-        if source.type == op.result.type:
-            rewriter.replace(op, [], [source])
-        elif source is not op.source:
-            rewriter.replace(op, tl.ReshapeOp(source, op.result.type))  # type: ignore[arg-type]
-
-
-class _FoldTransposes(RewritePattern):
-    """transpose(transpose(x)) is one transpose; the identity permutation is nothing."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: tl.TransposeOp, rewriter: PatternRewriter) -> None:
-        perm = list(op.permutation.get_values())
-        source = op.source
-        if isinstance(source.owner, tl.TransposeOp):
-            inner = source.owner.permutation.get_values()
-            perm = [inner[p] for p in perm]
-            source = source.owner.source
-        if perm == sorted(perm):
-            rewriter.replace(op, [], [source])
-        elif source is not op.source:
-            rewriter.replace(op, tl.TransposeOp(source, perm))
-
-
 def simplify(grid: tl.GridOp) -> None:
     """Fold the layout moves that loop-space conversion leaves back to back (e.g. a
-    tile transposed into loop order and back for a dot)."""
+    tile transposed into loop order and back for a dot): the canonicalization patterns
+    of the reshape and transpose ops tl shares with pallas."""
     PatternRewriteWalker(
-        GreedyRewritePatternApplier([_FoldReshapes(), _FoldTransposes()]),
+        GreedyRewritePatternApplier(
+            [
+                ReshapeOfReshape(),
+                IdentityReshape(),
+                TransposeOfTranspose(),
+                IdentityTranspose(),
+            ]
+        ),
     ).rewrite_region(grid.body)
 
 

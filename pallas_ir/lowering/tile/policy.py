@@ -58,7 +58,7 @@ def row_gather(
     positions along one loop dim (`idx[i + c]`, or `idx[16 * b + t]` for an index of
     rank 2 stored flat), the same positions for every index buffer, and takes whole
     rows."""
-    if ta.gather_strategy(a.op) not in (
+    if not a.gathers or ta.gather_strategy(a.op) not in (
         ta.GatherStrategy.DMA,
         ta.GatherStrategy.VMEM,
         ta.GatherStrategy.DMA_CHUNKED,
@@ -114,6 +114,9 @@ class RejectionKind(Enum):
     WIDE_DATA = auto()
     """The kernel computes on 64-bit data, which TPU kernels do not have (or takes a
     product reduction, which Mosaic does not lower)."""
+    XLA_FUSION = auto()
+    """An access no Pallas idiom covers, with a static index, in a kernel where nothing
+    else needs Pallas: the whole kernel is one XLA fusion (see `fuses_on_xla`)."""
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,43 @@ class TilePlan:
     """The VMEM budget the plan fits."""
 
 
+def walks_of(accesses: Sequence[Access], l: int) -> list[tuple[Access, int]]:
+    """Each access that walks loop dim `l`, with the buffer dim it walks."""
+    return [(a, a.loop_to_buffer()[l]) for a in accesses if l in a.loop_to_buffer()]
+
+
+def tile_options(
+    walks: Sequence[tuple[Access, int]],
+    extent: int,
+    reduction: bool,
+    forced: list[int] | None,
+    splittable: bool,
+) -> list[int]:
+    """The tile sizes of a loop dim legal for every access that walks it, smallest
+    first: the first of what a gather forces (lookups per grid step, whole rows), or,
+    for a reduction dim, the whole dim (and the parts that divide it when the reduction
+    may be split: no padding may enter a sum)."""
+    e = extent
+    if forced is not None:
+        return [t for t in forced if all(legal(a, b, t, e) for a, b in walks)][:1]
+    if reduction:
+        parts = [t for t in candidates(e) if t < e and e % t == 0] if splittable else []
+        return [t for t in [*parts, e] if all(legal(a, b, t, e) for a, b in walks)]
+    return [t for t in candidates(e) if all(legal(a, b, t, e) for a, b in walks)]
+
+
+def untileable(walks: Sequence[tuple[Access, int]], extent: int) -> list[Access]:
+    """The accesses that allow no tile size of a loop dim on their own (`walks`: each
+    access that walks the dim, with the buffer dim it walks)."""
+    return [
+        a for a, b in walks if not any(legal(a, b, t, extent) for t in candidates(extent))
+    ]
+
+
+def no_tile_size(l: int, extent: int) -> str:
+    return f"tile: no legal tile size for loop dim {l} (extent {extent})"
+
+
 def choose_tiles(
     loop: ta.LoopOp,
     accesses: Sequence[Access],
@@ -166,35 +206,15 @@ def choose_tiles(
     options: list[list[int]] = []
     targets: list[int] = []
     for l, e in enumerate(extents):
-        walks = [(a, a.loop_to_buffer()[l]) for a in accesses if l in a.loop_to_buffer()]
-        if forced and l in forced:  # set by gathers: lookups per grid step, whole rows
-            fits = [t for t in forced[l] if all(legal(a, b, t, e) for a, b in walks)]
-            allowed = fits[:1]
-        elif l >= n_par:
-            # Whole first; a split reduction takes tiles that divide it (no padding may
-            # enter a sum).
-            parts = (
-                [t for t in candidates(e) if t < e and e % t == 0] if splittable else []
-            )
-            allowed = [t for t in [*parts, e] if all(legal(a, b, t, e) for a, b in walks)]
-            if e not in allowed:
-                return Rejection(
-                    where, f"tile: reduction dim {l} cannot be one whole block"
-                )
-        else:
-            allowed = [
-                t for t in candidates(e) if all(legal(a, b, t, e) for a, b in walks)
-            ]
+        walks = walks_of(accesses, l)
+        allowed = tile_options(walks, e, l >= n_par, (forced or {}).get(l), splittable)
+        if l >= n_par and not (forced and l in forced) and e not in allowed:
+            return Rejection(where, f"tile: reduction dim {l} cannot be one whole block")
         if not allowed:
             # Blame an access that allows no tile on its own, so the tiler can move it
             # to XLA; otherwise the accesses only conflict with each other.
-            alone = [
-                a for a, b in walks if not any(legal(a, b, t, e) for t in candidates(e))
-            ]
-            return Rejection(
-                alone[0].op if alone else where,
-                f"tile: no legal tile size for loop dim {l} (extent {e})",
-            )
+            alone = untileable(walks, e)
+            return Rejection(alone[0].op if alone else where, no_tile_size(l, e))
         lane = any(b == len(a.shape) - 1 for a, b in walks)
         sublane = any(b == len(a.shape) - 2 for a, b in walks)
         targets.append(LANE_TARGET if lane else SUBLANE_TARGET if sublane else 1)
@@ -325,26 +345,31 @@ def wide_data(loop: ta.LoopOp, skip: set[Operation]) -> Rejection | None:
     return None
 
 
-def gather_reads(
-    loop: ta.LoopOp,
-    accesses: dict[Operation, Access],
-    relayout_ok: AbstractSet[Operation] | None = frozenset(),
-) -> tuple[set[Operation], dict[int, list[int]], dict[Operation, Access]] | Rejection:
-    """Gathers. Returns the ops that only read gather indices (tiles do not load
-    them), the tile sizes the gathers force on loop dims, and the gathers done by
-    manual row DMA (taken out of `accesses`).
+@dataclass
+class GatherReads:
+    """What the gathers of a loop take (see `gather_reads`), and which cannot be tiled."""
 
-    A gather marked `dma` or `vmem` whose index walks its loop dim one by one takes
-    whole rows of the table by row DMAs, 8 per grid step where the lookups divide by
-    8 (`tl.gather`): from the table left in HBM (G3), or, for `vmem` when the table
-    fits (see `plan_kernel`), from the table held whole in VMEM (G4). Any other gather
-    reads one row per grid step through a
-    scalar-prefetched index map (G1); accesses that then take one row of a
-    second-minor dim are moved to the view `(..., A, 1, B)` of their buffer."""
+    skip: set[Operation]
+    """Ops that only read gather indices (tiles do not load them)."""
+    forced: dict[int, list[int]]
+    """The tile sizes the gathers force on loop dims."""
+    dma: dict[Operation, Access]
+    """Gathers done by manual row DMA (taken out of the accesses)."""
+    along_reduction: list[Rejection]
+    """Gathers indexed along a reduction dim that are not done by row DMA, in order."""
+    relayouts: list[Rejection]
+    """Scalar-prefetch gathers of one row of the second-minor dim, which need their
+    table relaid out on the host (`GATHER_NEEDS_RELAYOUT`), in order."""
+
+
+def classify_gathers(loop: ta.LoopOp, accesses: dict[Operation, Access]) -> GatherReads:
+    """Gathers (see `gather_reads`), with every gather that does not tile as it is."""
     skip: set[Operation] = set()
     forced: dict[int, list[int]] = {}
     one_row: set[int] = set()
     dma: dict[Operation, Access] = {}
+    along_reduction: list[Rejection] = []
+    relayouts: list[Rejection] = []
     extents = loop.extents
     for op, a in list(accesses.items()):
         for _, index in a.gathers:
@@ -377,10 +402,12 @@ def gather_reads(
             for e in index.map.data.results:
                 lookups = {positions[p] for p in e.used_dims()}
                 if any(l >= len(loop.parallel_extents) for l in lookups):
-                    return Rejection(
-                        a.op,
-                        "tile: a gather indexed along a reduction dim (an embedding "
-                        "bag) is not tiled yet",
+                    along_reduction.append(
+                        Rejection(
+                            a.op,
+                            "tile: a gather indexed along a reduction dim (an embedding "
+                            "bag) is not tiled yet",
+                        )
                     )
                 one_row.update(lookups)
     # A prefetched index picks one row a grid step, so its lookup dims take tile 1
@@ -400,17 +427,15 @@ def gather_reads(
         l, _ = a.dims[rank - 2]
         if rank - 2 not in dict(a.gathers) and (l is None or forced.get(l) != [1]):
             continue
-        if (
-            rank - 2 in dict(a.gathers)
-            and relayout_ok is not None
-            and op not in relayout_ok
-        ):
-            return Rejection(
-                op,
-                "tile: scalar prefetch of one row of the second-minor dim needs the "
-                f"table relaid out to (..., {a.shape[rank - 2]}, 1, "
-                f"{a.shape[rank - 1]})",
-                RejectionKind.GATHER_NEEDS_RELAYOUT,
+        if rank - 2 in dict(a.gathers):
+            relayouts.append(
+                Rejection(
+                    op,
+                    "tile: scalar prefetch of one row of the second-minor dim needs the "
+                    f"table relaid out to (..., {a.shape[rank - 2]}, 1, "
+                    f"{a.shape[rank - 1]})",
+                    RejectionKind.GATHER_NEEDS_RELAYOUT,
+                )
             )
         if isinstance(a.buffer, Storage):
             root = a.buffer.root
@@ -418,7 +443,34 @@ def gather_reads(
             root = ta.root_buffer(a.buffer).index  # type: ignore[attr-defined]
         t = MemRefType(element_type(a), (*a.shape[: rank - 1], 1, a.shape[rank - 1]))
         accesses[op] = a.with_unit_dim(Storage(root, t, reshape=True))
-    return skip, forced, dma
+    return GatherReads(skip, forced, dma, along_reduction, relayouts)
+
+
+def gather_reads(
+    loop: ta.LoopOp,
+    accesses: dict[Operation, Access],
+    relayout_ok: AbstractSet[Operation] | None = frozenset(),
+) -> tuple[set[Operation], dict[int, list[int]], dict[Operation, Access]] | Rejection:
+    """Gathers. Returns the ops that only read gather indices (tiles do not load
+    them), the tile sizes the gathers force on loop dims, and the gathers done by
+    manual row DMA (taken out of `accesses`); or why a gather does not tile.
+
+    A gather marked `dma` or `vmem` whose index walks its loop dim one by one takes
+    whole rows of the table by row DMAs, 8 per grid step where the lookups divide by
+    8 (`tl.gather`): from the table left in HBM (G3), or, for `vmem` when the table
+    fits (see `plan_kernel`), from the table held whole in VMEM (G4). Any other gather
+    reads one row per grid step through a
+    scalar-prefetched index map (G1); accesses that then take one row of a
+    second-minor dim are moved to the view `(..., A, 1, B)` of their buffer, which for
+    a gathered table is a relayout on the host: only for the gathers in `relayout_ok`
+    (None: any)."""
+    found = classify_gathers(loop, accesses)
+    if found.along_reduction:
+        return found.along_reduction[0]
+    for r in found.relayouts:
+        if relayout_ok is not None and r.op not in relayout_ok:
+            return r
+    return found.skip, found.forced, found.dma
 
 
 def the_loop(kernel: ta.KernelOp) -> ta.LoopOp | Rejection:

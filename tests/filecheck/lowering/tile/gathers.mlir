@@ -41,6 +41,7 @@ func.func @forward(%idx: memref<8xi32>, %x: memref<32x8x128xf32>, %y: memref<32x
 // sublane; with an odd number of rows the table's HBM tiling admits neither a row DMA
 // nor a one-row block at a dynamic row (measured with libtpu 0.0.42.1: the TPU
 // compiler rejects both), so an XLA gather takes the rows and the kernel scales them.
+// expected-remark@+1 {{xla-outline: @odd_bf16_rows: to XLA: gather %a; the rest to tile}}
 ta.kernel @odd_bf16_rows(%idx: memref<16xi32> {role = "prefetch"}, %w: memref<3x128xbf16> {role = "in"}, %out: memref<16x128xbf16> {role = "out"}) {
   // expected-remark@+1 {{tile: @odd_bf16_rows_1: tiles [16, 128] over loop [16, 128], grid [1, 1]}}
   ta.loop [16, 128] (%i, %j) {

@@ -53,6 +53,7 @@ func.func @forward(%x: memref<64x64xf32>) -> memref<64xf32> {
 // out = x.flip(0) @ w for x: f32[64, 128], w: f32[128, 128]: the flipped read (a
 // negative row step) has no Pallas idiom, but the matrix product wants the MXU: an XLA
 // gather writes the flipped rows to a dense buffer, and the Pallas kernel multiplies.
+// expected-remark@+1 {{xla-outline: @flip_matmul: to XLA: gather %a; the rest to tile}}
 ta.kernel @flip_matmul(%x: memref<64x128xf32> {role = "in"}, %w: memref<128x128xf32> {role = "in"}, %out: memref<64x128xf32> {role = "out"}) {
   // expected-remark@+1 {{tile: @flip_matmul_1: tiles [64, 128, 128] over loop [64, 128, 128], grid [1, 1]}}
   ta.loop [64, 128] reduce [128] (%i, %j, %k) {
@@ -102,6 +103,7 @@ func.func @forward(%x: memref<64x128xf32>, %w: memref<128x128xf32>) -> memref<64
 // the store writes every other lane, part of every block (there are no masked stores).
 // The Pallas kernel writes the product to a dense buffer; an XLA scatter puts it in
 // place, keeping the other lanes of out.
+// expected-remark@+1 {{xla-outline: @strided_store: to XLA: scatter the store to %out; the rest to tile}}
 ta.kernel @strided_store(%x: memref<64x128xf32> {role = "in"}, %w: memref<128x128xf32> {role = "in"}, %out: memref<64x128x2xf32> {role = "inout"}) {
   // expected-remark@+1 {{tile: @strided_store_0: tiles [64, 128, 128] over loop [64, 128, 128], grid [1, 1]}}
   ta.loop [64, 128] reduce [128] (%i, %j, %k) {
@@ -165,6 +167,7 @@ func.func @forward(%out: memref<64x2xf32>) -> memref<64x2xf32> {
 // double indirection that indirect-load-to-scalar-prefetch leaves alone. The rows of x
 // are whole, so only the row index perm[idx] (both loads) goes to XLA, in one step, and
 // the kernel gathers the rows by row DMA.
+// expected-remark@+1 {{xla-outline: @double_indirect: to XLA: index %pv; the rest to tile}}
 ta.kernel @double_indirect(%idx: memref<64xi32> {role = "in"}, %perm: memref<1000xi32> {role = "in"}, %x: memref<1000x128xf32> {role = "in"}, %out: memref<64x128xf32> {role = "out"}) {
   // expected-remark@+1 {{tile: @double_indirect_1: tiles [8, 128] over loop [64, 128], grid [8, 1]}}
   ta.loop [64, 128] (%i, %j) {
@@ -228,6 +231,7 @@ func.func @forward(%idx: memref<64xi64>) -> memref<64xi64> {
 // emb: f32[1000, 256] held as rows on the host. The rows are whole: only the row index
 // (the wrap) moves to XLA, as i32, and the kernel gathers the rows by row DMA from emb
 // left in HBM (G3): the rows move once.
+// expected-remark@+1 {{xla-outline: @wrapped: to XLA: index %v; the rest to tile}}
 ta.kernel @wrapped(%idx: memref<64xi64> {role = "in"}, %emb: memref<256000xf32> {role = "in"}, %out: memref<16384xf32> {role = "out"}) {
   // expected-remark@+1 {{tile: @wrapped_1: tiles [8, 256] over loop [64, 256], grid [8, 1]}}
   ta.loop [64, 256] (%i, %j) {

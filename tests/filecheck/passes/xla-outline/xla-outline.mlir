@@ -30,6 +30,7 @@ func.func @forward(%x: memref<256x256xf32>) -> memref<256xf32> {
 // CHECK-NEXT:    ta.loop [128, 128] reduce [128] (%i, %j, %k) attributes {tile_sizes = array<i64: 128, 128, 128>}
 // CHECK:         ta.launch @diag_matmul_0(%d, %xla)
 // CHECK-NEXT:    ta.launch @diag_matmul_1(%a, %b, %out, %xla)
+// expected-remark@+1 {{xla-outline: @diag_matmul: to XLA: gather %s; the rest to tile}}
 ta.kernel @diag_matmul(%a: memref<128x128xf32> {role = "in"}, %d: memref<128x128xf32> {role = "in"}, %b: memref<128x128xf32> {role = "in"}, %out: memref<128x128xf32> {role = "out"}) {
   ta.loop [128, 128] reduce [128] (%i, %j, %k) {
     %x = ta.load %a[affine_map<(d0, d1) -> (d0, d1)>](%i, %k) : memref<128x128xf32>
@@ -46,4 +47,103 @@ func.func @forward(%a: memref<128x128xf32>, %d: memref<128x128xf32>, %b: memref<
   %out = ta.alloc : memref<128x128xf32>
   ta.launch @diag_matmul(%a, %d, %b, %out) : memref<128x128xf32>, memref<128x128xf32>, memref<128x128xf32>, memref<128x128xf32>
   func.return %out : memref<128x128xf32>
+}
+// -----
+
+// Two accesses no Pallas idiom covers beside a matrix product: x read with its rows
+// flipped and the diagonal of d. The plan classifies both at once and xla-outline moves
+// both in one step, each to an XLA gather before the Pallas kernel (named after the
+// kernel it is split from), then asks the policy once for the sizes of what is left.
+// CHECK-LABEL: ta.kernel @two_odd_reads_0(%x: memref<64x128xf32> {role = "in"}, %xla: memref<64x128xf32> {role = "out"}) attributes {target = #ta<target xla>, xla_access = #ta<xla_access gather>}
+// CHECK-NEXT:    ta.loop [64, 128] (%x0, %x1) {
+// CHECK-NEXT:      %a = ta.load %x[affine_map<(d0, d1) -> (((d0 * -1) + 63), d1)>](%x0, %x1) : memref<64x128xf32>
+// CHECK-LABEL: ta.kernel @two_odd_reads_1_0(%d: memref<64x64xf32> {role = "in"}, %xla: memref<64xf32> {role = "out"}) attributes {target = #ta<target xla>, xla_access = #ta<xla_access gather>}
+// CHECK-NEXT:    ta.loop [64] (%x0) {
+// CHECK-NEXT:      %s = ta.load %d[affine_map<(d0) -> (d0, d0)>](%x0) : memref<64x64xf32>
+// CHECK-LABEL: ta.kernel @two_odd_reads_1_1(%w: memref<128x128xf32> {role = "in"}, %out: memref<64x128xf32> {role = "out"}, %xla: memref<64x128xf32> {role = "in"}, %xla_1: memref<64xf32> {role = "in"})
+// CHECK-NEXT:    ta.loop [64, 128] reduce [128] (%i, %j, %k) attributes {tile_sizes = array<i64: 64, 128, 128>}
+// CHECK-NEXT:      %a = ta.load %xla[affine_map<(d0, d1, d2) -> (d0, d2)>](%i, %j, %k) : memref<64x128xf32>
+// CHECK-NEXT:      %s = ta.load %xla_1[affine_map<(d0, d1, d2) -> (d0)>](%i, %j, %k) : memref<64xf32>
+// CHECK:         ta.launch @two_odd_reads_0(%x, %xla)
+// CHECK-NEXT:    %xla_1 = ta.alloc : memref<64xf32>
+// CHECK-NEXT:    ta.launch @two_odd_reads_1_0(%d, %xla_1)
+// CHECK-NEXT:    ta.launch @two_odd_reads_1_1(%w, %out, %xla, %xla_1)
+// expected-remark@+1 {{xla-outline: @two_odd_reads: to XLA: gather %a, gather %s; the rest to tile}}
+ta.kernel @two_odd_reads(%x: memref<64x128xf32> {role = "in"}, %d: memref<64x64xf32> {role = "in"}, %w: memref<128x128xf32> {role = "in"}, %out: memref<64x128xf32> {role = "out"}) {
+  ta.loop [64, 128] reduce [128] (%i, %j, %k) {
+    // expected-remark@+1 {{tile: index 0 (((d0 * -1) + 63)) is not a loop dim plus a constant; run stride-to-reshape and canonicalize-permutation first; done by an XLA gather before the Pallas kernel @two_odd_reads}}
+    %a = ta.load %x[affine_map<(d0, d1, d2) -> (63 - d0, d2)>](%i, %j, %k) : memref<64x128xf32>
+    // expected-remark@+1 {{tile: loop dim 0 indexes two dims of one buffer; done by an XLA gather before the Pallas kernel @two_odd_reads_1}}
+    %s = ta.load %d[affine_map<(d0) -> (d0, d0)>](%i) : memref<64x64xf32>
+    %b = ta.load %w[affine_map<(d0, d1, d2) -> (d2, d1)>](%i, %j, %k) : memref<128x128xf32>
+    %as = arith.mulf %a, %s : f32
+    %p = arith.mulf %as, %b : f32
+    %r = ta.reduce <sum> %p : f32
+    ta.store %r, %out[affine_map<(d0, d1) -> (d0, d1)>](%i, %j) : memref<64x128xf32>
+  }
+}
+func.func @forward(%x: memref<64x128xf32>, %d: memref<64x64xf32>, %w: memref<128x128xf32>) -> memref<64x128xf32> {
+  %out = ta.alloc : memref<64x128xf32>
+  ta.launch @two_odd_reads(%x, %d, %w, %out) : memref<64x128xf32>, memref<64x64xf32>, memref<128x128xf32>, memref<64x128xf32>
+  func.return %out : memref<64x128xf32>
+}
+// -----
+
+// Three accesses no Pallas idiom covers beside a matrix product, of three kinds: two odd
+// reads (as above), and a store at row offset 3 of a 72-row buffer, which no tile size
+// of loop dim 0 allows (its blocks would not be aligned). The plan has all three; the
+// store becomes an XLA scatter after the Pallas kernel, which writes a dense buffer.
+// CHECK-LABEL: ta.kernel @offset_store_1_1_0(%w: memref<128x128xf32> {role = "in"}, %xla: memref<64x128xf32> {role = "in"}, %xla_1: memref<64xf32> {role = "in"}, %xla_2: memref<64x128xf32> {role = "out"})
+// CHECK-NEXT:    ta.loop [64, 128] reduce [128] (%i, %j, %k) attributes {tile_sizes = array<i64: 64, 128, 128>}
+// CHECK:           ta.store %s, %xla_2[affine_map<(d0, d1, d2) -> (d0, d1)>](%i, %j, %k) : memref<64x128xf32>
+// CHECK-LABEL: ta.kernel @offset_store_1_1_1(%out: memref<72x128xf32> {role = "inout"}, %xla: memref<64x128xf32> {role = "in"}) attributes {target = #ta<target xla>, xla_access = #ta<xla_access scatter>}
+// CHECK:           ta.store %s, %out[affine_map<(d0, d1) -> ((d0 + 3), d1)>](%x0, %x1) : memref<72x128xf32>
+// CHECK:         ta.launch @offset_store_0(%x, %xla)
+// CHECK:         ta.launch @offset_store_1_0(%d, %xla_1)
+// CHECK:         ta.launch @offset_store_1_1_0(%w, %xla, %xla_1, %xla_2)
+// CHECK-NEXT:    ta.launch @offset_store_1_1_1(%out, %xla_2)
+// expected-remark@+1 {{xla-outline: @offset_store: to XLA: gather %a, gather %q, scatter the store to %out; the rest to tile}}
+ta.kernel @offset_store(%x: memref<64x128xf32> {role = "in"}, %d: memref<64x64xf32> {role = "in"}, %w: memref<128x128xf32> {role = "in"}, %out: memref<72x128xf32> {role = "inout"}) {
+  ta.loop [64, 128] reduce [128] (%i, %j, %k) {
+    // expected-remark@+1 {{tile: index 0 (((d0 * -1) + 63)) is not a loop dim plus a constant; run stride-to-reshape and canonicalize-permutation first; done by an XLA gather before the Pallas kernel @offset_store}}
+    %a = ta.load %x[affine_map<(d0, d1, d2) -> (63 - d0, d2)>](%i, %j, %k) : memref<64x128xf32>
+    // expected-remark@+1 {{tile: loop dim 0 indexes two dims of one buffer; done by an XLA gather before the Pallas kernel @offset_store_1}}
+    %q = ta.load %d[affine_map<(d0) -> (d0, d0)>](%i) : memref<64x64xf32>
+    %b = ta.load %w[affine_map<(d0, d1, d2) -> (d2, d1)>](%i, %j, %k) : memref<128x128xf32>
+    %aq = arith.mulf %a, %q : f32
+    %p = arith.mulf %aq, %b : f32
+    %s = ta.reduce <sum> %p : f32
+    // expected-remark@+1 {{tile: no legal tile size for loop dim 0 (extent 64); done by an XLA scatter after the Pallas kernel @offset_store_1_1}}
+    ta.store %s, %out[affine_map<(d0, d1) -> (d0 + 3, d1)>](%i, %j) : memref<72x128xf32>
+  }
+}
+func.func @forward(%x: memref<64x128xf32>, %d: memref<64x64xf32>, %w: memref<128x128xf32>, %out: memref<72x128xf32>) -> memref<72x128xf32> {
+  ta.launch @offset_store(%x, %d, %w, %out) : memref<64x128xf32>, memref<64x64xf32>, memref<128x128xf32>, memref<72x128xf32>
+  func.return %out : memref<72x128xf32>
+}
+// -----
+
+// A store of a row sum at the row alone (the sum varies along j, which its index does
+// not use): the policy only finds this when it builds the tile, and moving the store to
+// XLA would leave the same store, into the XLA kernel's buffer. The plan has nothing to
+// move, and the one policy call after it sends the kernel to XLA whole (no retry).
+// CHECK-LABEL: ta.kernel @varies(
+// CHECK-SAME:      attributes {target = #ta<target xla>}
+// CHECK-NOT:   ta.kernel
+ta.kernel @varies(%x: memref<64x128xf32> {role = "in"}, %w: memref<128x128xf32> {role = "in"}, %out: memref<64x128xf32> {role = "out"}, %o2: memref<64xf32> {role = "out"}) {
+  ta.loop [64, 128] reduce [128] (%i, %j, %k) {
+    %a = ta.load %x[affine_map<(d0, d1, d2) -> (d0, d2)>](%i, %j, %k) : memref<64x128xf32>
+    %b = ta.load %w[affine_map<(d0, d1, d2) -> (d2, d1)>](%i, %j, %k) : memref<128x128xf32>
+    %p = arith.mulf %a, %b : f32
+    %s = ta.reduce <sum> %p : f32
+    ta.store %s, %out[affine_map<(d0, d1) -> (d0, d1)>](%i, %j) : memref<64x128xf32>
+    // expected-remark@+1 {{tile: the stored value varies along loop dim 1, which the store's index does not use; @varies runs on XLA (its outlining plan did not foresee this: to XLA: nothing; the rest to tile)}}
+    ta.store %s, %o2[affine_map<(d0) -> (d0)>](%i) : memref<64xf32>
+  }
+}
+func.func @forward(%x: memref<64x128xf32>, %w: memref<128x128xf32>) -> memref<64x128xf32> {
+  %out = ta.alloc : memref<64x128xf32>
+  %o2 = ta.alloc : memref<64xf32>
+  ta.launch @varies(%x, %w, %out, %o2) : memref<64x128xf32>, memref<128x128xf32>, memref<64x128xf32>, memref<64xf32>
+  func.return %out : memref<64x128xf32>
 }
