@@ -54,7 +54,7 @@ from pallas_ir.dialects.tensor_access import (
     root_buffer,
 )
 from pallas_ir.passes.report import AccessReport, value_name
-from pallas_ir.tpu_rules import INDEX_CHUNK
+from pallas_ir.tpu_rules import INDEX_CHUNK, vmem_block_bytes
 
 PASS_NAME = "indirect-load-to-scalar-prefetch"
 
@@ -169,6 +169,11 @@ class _Gather:
     @property
     def table_bytes(self) -> int:
         return prod(self.shape) * self.itemsize
+
+    @property
+    def table_vmem_bytes(self) -> int:
+        """The table as one VMEM block: padded to whole (sublane, lane) tiles."""
+        return vmem_block_bytes(self.shape, 8 * self.itemsize)
 
     @property
     def read_bytes(self) -> int:
@@ -520,7 +525,7 @@ class _KernelRewrite:
         table fits vmem-budget (None otherwise). The index array costs every idiom the
         same and is left out."""
         relayout = 2 * g.table_bytes if g.relayout_shape is not None else 0
-        fits_vmem = 2 * g.table_bytes <= self.options.vmem_budget
+        fits_vmem = 2 * g.table_vmem_bytes <= self.options.vmem_budget
         return {
             "prefetch": g.read_bytes + relayout,
             "dma": g.read_bytes,
@@ -533,8 +538,8 @@ class _KernelRewrite:
         if opts.strategy != "auto":
             if costs[opts.strategy] is None:
                 raise _Rejected(
-                    f"strategy=vmem, but the table ({g.table_bytes} B, double-buffered "
-                    f"{2 * g.table_bytes} B) does not fit vmem-budget {opts.vmem_budget}",
+                    f"strategy=vmem, but the table ({g.table_vmem_bytes} B in VMEM, "
+                    f"double-buffered {2 * g.table_vmem_bytes} B) does not fit vmem-budget {opts.vmem_budget}",
                     "table over vmem-budget",
                 )
             return opts.strategy, f"strategy={opts.strategy}"
@@ -559,7 +564,7 @@ class _KernelRewrite:
         vmem = (
             f"vmem {costs['vmem']}"
             if costs["vmem"] is not None
-            else f"vmem n/a (table {g.table_bytes} B, double-buffered, exceeds "
+            else f"vmem n/a (table {g.table_vmem_bytes} B in VMEM, double-buffered, exceeds "
             f"vmem-budget {self.options.vmem_budget})"
         )
         return f"{prefetch}, dma {costs['dma']}, {vmem}"

@@ -108,7 +108,7 @@ ta.kernel @big_table(%idx: memref<64xi64> {role = "in"}, %emb: memref<2097152xf3
 // VMEM-LABEL:      ta.kernel @big_table(%idx: memref<64xi64> {role = "in"}
 // VMEM-NOT:          ta.reshape
 // VMEM:              %v = ta.load %emb[affine_map<(d0, d1)[s0] -> (((s0 * 512) + d1))>](%i, %j)[%s] : memref<2097152xf32>
-// VMEM-REMARK:     not applied to %emb: strategy=vmem, but the table (8388608 B, double-buffered 16777216 B) does not fit vmem-budget 8388608
+// VMEM-REMARK:     not applied to %emb: strategy=vmem, but the table (8388608 B in VMEM, double-buffered 16777216 B) does not fit vmem-budget 8388608
 // AUTO-LABEL:      ta.kernel @big_table(
 // AUTO:              {gather = #ta<gather_strategy dma>} : memref<4096x512xf32>
-// AUTO-REMARK:     applied to %emb: gather = #ta<gather_strategy dma>, table 4096x512xf32 gathered on dim 0 by %idx; indices in SMEM (256 B as i32); auto picked the fewest modelled HBM bytes: prefetch 16908288 (131072 + 16777216 to relayout the table to 4096x1x512), dma 131072, vmem n/a (table 8388608 B, double-buffered, exceeds vmem-budget 8388608)
+// AUTO-REMARK:     applied to %emb: gather = #ta<gather_strategy dma>, table 4096x512xf32 gathered on dim 0 by %idx; indices in SMEM (256 B as i32); auto picked the fewest modelled HBM bytes: prefetch 16908288 (131072 + 16777216 to relayout the table to 4096x1x512), dma 131072, vmem n/a (table 8388608 B in VMEM, double-buffered, exceeds vmem-budget 8388608)

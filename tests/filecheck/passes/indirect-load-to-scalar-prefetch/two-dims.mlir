@@ -16,7 +16,7 @@ ta.kernel @two_dims(%i0: memref<64xi64> {role = "in"}, %i1: memref<64xi64> {role
     %sa = arith.index_cast %a : i64 to index
     %b = ta.load %i1[affine_map<(d0, d1) -> (d0)>](%i, %j) : memref<64xi64>
     %sb = arith.index_cast %b : i64 to index
-    // expected-remark@+1 {{applied to %x: gather = #ta<gather_strategy dma>, table 100x50x256xf32 gathered on dims 0, 1 by %i0, %i1; indices in SMEM (512 B as i32); auto picked the fewest modelled HBM bytes: prefetch 10305536 (65536 + 10240000 to relayout the table to 100x50x1x256), dma 65536, vmem n/a (table 5120000 B, double-buffered, exceeds vmem-budget 8388608)}}
+    // expected-remark@+1 {{applied to %x: gather = #ta<gather_strategy dma>, table 100x50x256xf32 gathered on dims 0, 1 by %i0, %i1; indices in SMEM (512 B as i32); auto picked the fewest modelled HBM bytes: prefetch 10305536 (65536 + 10240000 to relayout the table to 100x50x1x256), dma 65536, vmem n/a (table 5734400 B in VMEM, double-buffered, exceeds vmem-budget 8388608)}}
     %v = ta.load %x[affine_map<(d0, d1)[s0, s1] -> (s0 * 12800 + s1 * 256 + d1)>](%i, %j)[%sa, %sb] : memref<1280000xf32>
     ta.store %v, %out[affine_map<(d0, d1) -> (d0 * 256 + d1)>](%i, %j) : memref<16384xf32>
   }
