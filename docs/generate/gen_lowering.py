@@ -15,7 +15,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 SCRATCH = Path(__file__).resolve().parent
-PIPE = "split-kernel-loops,stride-to-reshape,canonicalize-permutation,indirect-load-to-scalar-prefetch,tile-policy,xla-outline,tile,tl-to-pallas"
+PIPE = "split-kernel-loops,stride-to-reshape,canonicalize-permutation,indirect-load-to-scalar-prefetch,tile-policy,xla-outline,tile,tl-to-pallas,pallas-legalize-mosaic"
 TILE = "split-kernel-loops,stride-to-reshape,canonicalize-permutation,indirect-load-to-scalar-prefetch,tile-policy,xla-outline,tile"
 
 
@@ -276,7 +276,7 @@ Ratios are from section 7.
 | loop indices as values (iota, masks) | **implemented** | a loop index used in compute becomes `tl.iota` (grid index × tile + arange) → `pallas.iota` → `jax.lax.broadcasted_iota(...) + offset`; `examples/ta/iota_mask.mlir` (pipeline tests) | 1.000 |
 | broadcasting | **implemented** | loop-space operands broadcast with `tl.broadcast` (section 2); `examples/ta/bias_relu.mlir`, `examples/ta/softmax.mlir` (pipeline tests) | 1.000 |
 | contractions via `jnp.dot` | **implemented** | `tile` turns a `sum` of an `(m, k)` × `(k, n)` product into `tl.dot` (section 2) → `pallas.dot` → `jnp.dot` with f32 accumulation; batch dims with tile 1 leave one dot per grid step; split over a sequential dim when `k` is too long; `examples/ta/matmul.mlir` (pipeline tests, and split with a 256 KiB budget), `examples/ta/bmm.mlir` (batched, pipeline tests) | 1.000 |
-| accesses no idiom covers: XLA fusion / gather / scatter | **implemented** (fallback) | `tile` runs an element-wise kernel with such a static access on XLA whole (one fusion), or moves the access (with its index computation) to a `ta.kernel {{target = #ta<target xla>}}` called by `pallas.xla_call` (section 3.3): overlapping, negative and `floordiv` strides, diagonals, element-wise and lane gathers, computed and double indices, partial-block stores, 64-bit kernels; `tests/filecheck/lowering/tile/xla-fallback.mlir`, `tests/test_xla_fallback.py`, 27 inputs of `tests/test_pass_inputs_lowered.py` | one fusion: 1.0, or the lane floor when its lane-dim accesses leave lanes unused (up to 3.5 on the 1-D pass inputs); an outlined access: about 2 (one extra pass through HBM) |
+| accesses no idiom covers: XLA fusion / gather / scatter | **implemented** (fallback) | `xla-outline` runs an element-wise kernel with such a static access on XLA whole (one fusion), or moves the access (with its index computation) to a `ta.kernel {target = #ta<target xla>}`, an `xla.func` called by `pallas.xla_call` once lowered (sections 3.3, 3.4): overlapping, negative and `floordiv` strides, diagonals, element-wise and lane gathers, computed and double indices, partial-block stores, 64-bit kernels; `tests/filecheck/lowering/tile/xla-fallback.mlir`, `tests/test_xla_fallback.py`, 27 inputs of `tests/test_pass_inputs_lowered.py` | one fusion: 1.0, or the lane floor when its lane-dim accesses leave lanes unused (up to 3.5 on the 1-D pass inputs); an outlined access: about 2 (one extra pass through HBM) |
 """
 
 
@@ -565,10 +565,11 @@ Otherwise the access moves out of the Pallas kernel:
 The new loop goes into the same kernel, which `split-kernel-loops`' `split_kernel` then
 cuts into one kernel per loop, with the roles each needs; the buffer they share is a
 `ta.alloc` on the host before every launch. The part that is not tiled is a
-`ta.kernel ... attributes {{target = #ta<target xla>}}`; `tl-to-pallas` calls it from `@forward`
-with `pallas.xla_call` (readable buffers in, written buffers out), and emit-python writes
-it as a vectorized jnp function: loop variables are iotas, loads index the flat buffers,
-stores are `.at[...].set(...)`. The cost model counts it as a full read of the elements
+`ta.kernel ... attributes {{target = #ta<target xla>}}`; `tl-to-pallas` turns it into an `xla.func`
+(section 3.4) that `@forward` calls with `pallas.xla_call` (readable buffers in, written
+buffers out), and emit-python writes that as a vectorized jnp function: loop variables
+are iotas, loads index the flat buffers, stores are `.at[...].set(...)`. The cost model
+counts it as a full read of the elements
 its loads take and a full write of what it stores; an XLA gather or scatter adds nothing
 to the minimum (the Pallas kernel beside it counts the elements the program needs), so
 the ratio shows the extra pass (about 2 for a gather feeding one element-wise kernel).
@@ -634,6 +635,31 @@ un = (SCRATCH / "unaligned.mlir").read_text().rstrip("\n")
 un_err = run(
     "pallas-opt unaligned.mlir -p tl-to-pallas", cwd=SCRATCH, stream="stderr", rc=1
 )
+P("""### 3.4 ta-to-xla: an XLA kernel as an `xla.func`
+
+`tl-to-pallas` converts each XLA kernel where it makes the `pallas.xla_call` of a launch
+(`pallas_ir/lowering/ta_to_xla.py`), so the pallas module holds `xla.func`s beside
+`@forward` and no `ta` op; the `xla` dialect is in `docs/dialects.md`. The translation is
+the ta reference's vectorized reading of the kernel, op by op: the kernel's arguments in
+order (a readable one is a function argument taken in with `xla.buffer`, an `out` one
+`xla.zeros`), then each `ta.loop` as iotas over its domain, each load as `xla.flat_index`
+(its map and its view's shape, so the flat position is the map's indices times the
+view's row-major strides) and `xla.take`, each store as `xla.flat_index` and
+`xla.scatter` (whose result is the buffer from then on), `ta.reduce` as `xla.reduce` over
+the reduction axes, constants as `xla.constant`, arith's scalar-only casts, comparisons
+and selects as `xla.convert`, `xla.compare`, `xla.select`, and other `arith`/`math` ops
+on tensors of the domain; `xla.return` gives the written buffers. The function's types
+are the call's (the arrays as `@forward` holds them); a kernel launched with arrays of
+other shapes gets a second function. Why a function and not a region of the call: one
+symbol, like the `ta.kernel` it replaces, printed once per call as today, and checked
+like `func.call` (the call's types are the function's).
+
+`pallas_ir/lowering/emit_xla.py` prints it, one method per op, as the same Python the
+ta kernel printed as before (`tests/filecheck/lowering/ta-to-xla/` checks the four forms:
+a whole kernel, a gather before a Pallas kernel, a scatter after, a gather's row
+indices); `pallas_ir/reference/xla.py` runs it for the pallas reference, and the cost
+model and `check.py`'s index bounds read it.
+""")
 P(f"""## 4. `tl-to-pallas`: offsets to blocks, and the host function
 
 `tl-to-pallas{{chip=v5e|v6e}}` turns each `ta.launch` of a `tl.kernel` in
