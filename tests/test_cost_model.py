@@ -66,3 +66,35 @@ def test_strided_read_costs_twice_its_minimum() -> None:
     assert call.read == x and call.written == out
     assert call.minimum == x // 2 + out
     assert abs(call.ratio - (x + out) / (x // 2 + out)) < 1e-12
+
+
+def test_tile_compute_counts_a_softmax_step_by_hand() -> None:
+    """examples/tl/softmax_rows.mlir, one (8, 512) step: subf and divf are one flop an
+    element each (2 * 4096), exp one transcendental an element (4096); the reductions,
+    broadcasts, loads and stores cost none."""
+    from pallas_ir.analysis.cost_model import tile_compute
+    from pallas_ir.dialects import tiled_loop as tl
+
+    text = (EXAMPLES.parent / "tl" / "softmax_rows.mlir").read_text()
+    (grid,) = [o for o in pallas_ir.parse(text).walk() if isinstance(o, tl.GridOp)]
+    assert tile_compute(list(grid.body.block.ops)) == (2 * 8 * 512, 8 * 512)
+
+
+def test_tile_compute_counts_a_dot_as_two_flops_a_multiply_add() -> None:
+    """examples/ta/matmul.mlir (c = a @ b, a: f32[256, 512], b: f32[512, 384]) tiled
+    with the sizes tile-policy writes, (tm, tn, tk) over loop dims (i, j, k): one step's
+    tl.dot of an (tm, tk) and a (tk, tn) tile is 2 * tm * tk * tn flops (a multiply and
+    an add per term)."""
+    from pallas_ir.analysis.cost_model import tile_compute
+    from pallas_ir.dialects import tensor_access as ta
+    from pallas_ir.dialects import tiled_loop as tl
+    from pallas_ir.registry import TA_PASSES
+
+    text = (EXAMPLES.parent / "ta" / "matmul.mlir").read_text()
+    module = pallas_ir.parse(text)
+    pallas_ir.run_passes(module, f"{TA_PASSES},tile-policy")
+    (loop,) = [o for o in module.walk() if isinstance(o, ta.LoopOp)]
+    tm, tn, tk = loop.attributes["tile_sizes"].get_values()  # type: ignore[attr-defined]
+    pallas_ir.run_passes(module, "xla-outline,tile")
+    (grid,) = [o for o in module.walk() if isinstance(o, tl.GridOp)]
+    assert tile_compute(list(grid.body.block.ops)) == (2 * tm * tk * tn, 0)

@@ -30,10 +30,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from pallas_ir.dialects import pallas, xla
+from pallas_ir.dialects import tiled_loop as tl
 from pallas_ir.dialects.common import find_forward
 from pallas_ir.dtypes import numpy_dtype
 from pallas_ir.reference.ops import eval_affine
@@ -461,6 +463,31 @@ def _operand_traffic(
     return OperandTraffic(
         name, role, int(moved.sum()), touched * item, int(changed.sum()), bound
     )
+
+
+def _elements(op: Operation) -> int:
+    t = op.results[0].type if op.results else None
+    return math.prod(t.get_shape()) if isinstance(t, TensorType) else 1
+
+
+def tile_compute(ops: Sequence[Operation]) -> tuple[int, int]:
+    """(flops, transcendentals) of one grid step of a `tl.grid` body, for a call's cost
+    estimate: a `tl.dot` is 2·m·k·n, an element-wise `arith` op, a convert, compare or
+    select one flop an element, a `math` op one transcendental an element; loads,
+    stores, layout moves and constants are free."""
+    flops = transcendentals = 0
+    for op in ops:
+        if isinstance(op, tl.DotOp):
+            a, b = op.lhs.type, op.rhs.type
+            assert isinstance(a, TensorType) and isinstance(b, TensorType)
+            flops += 2 * math.prod(a.get_shape()) * b.get_shape()[1]
+        elif isinstance(op, tl.ConvertOp | tl.CompareOp | tl.SelectOp):
+            flops += _elements(op)
+        elif op.dialect_name() == "math":
+            transcendentals += _elements(op)
+        elif op.dialect_name() == "arith" and not isinstance(op, arith.ConstantOp):
+            flops += _elements(op)
+    return flops, transcendentals
 
 
 def call_cost(

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func
+from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
@@ -23,7 +23,7 @@ from xdsl.ir.affine import (
 )
 from xdsl.passes import ModulePass
 
-from pallas_ir.analysis.cost_model import call_cost
+from pallas_ir.analysis.cost_model import call_cost, tile_compute
 from pallas_ir.diagnostics import PassError
 from pallas_ir.dialects import pallas
 from pallas_ir.dialects import tensor_access as ta
@@ -367,7 +367,6 @@ class TlToPallasPass(ModulePass):
         values: dict[SSAValue, SSAValue] = {}
         load_refs = dict(zip(loads, zip(in_refs, in_accesses)))
         store_refs = dict(zip(stores, zip(out_refs, out_accesses)))
-        flops = transcendentals = 0
         for o in body_ops:
             new: Operation | None = None
             if isinstance(o, tl.ScalarLoadOp):
@@ -420,9 +419,6 @@ class TlToPallasPass(ModulePass):
                 new = pallas.IotaOp(offset.results[0], o.dim.value.data, o.result.type)  # type: ignore[arg-type]
             elif isinstance(o, tl.DotOp):
                 new = pallas.DotOp(values[o.lhs], values[o.rhs])
-                a = o.lhs.type
-                assert isinstance(a, TensorType)
-                flops += 2 * math.prod(a.get_shape()) * o.rhs.type.get_shape()[1]  # type: ignore[attr-defined]
             elif isinstance(o, tl.ReshapeOp):
                 new = pallas.ReshapeOp(values[o.source], o.result.type)  # type: ignore[arg-type]
             elif isinstance(o, tl.BroadcastOp):
@@ -431,15 +427,12 @@ class TlToPallasPass(ModulePass):
                 new = pallas.ReduceOp(o.kind.data, values[o.source], o.dims.get_values())
             elif isinstance(o, tl.ConvertOp):
                 new = pallas.ConvertOp(values[o.source], o.result.type)  # type: ignore[arg-type]
-                flops += _elements(o)
             elif isinstance(o, tl.CompareOp):
                 new = pallas.CompareOp(o.predicate.data, values[o.lhs], values[o.rhs])
-                flops += _elements(o)
             elif isinstance(o, tl.SelectOp):
                 new = pallas.SelectOp(
                     values[o.cond], values[o.true_value], values[o.false_value]
                 )
-                flops += _elements(o)
             elif o.dialect_name() in ("arith", "math"):
                 for operand in o.operands:
                     if operand not in values:
@@ -447,11 +440,6 @@ class TlToPallasPass(ModulePass):
                             o, "tl-to-pallas: tile compute may use only tile values"
                         )
                 new = o.clone(value_mapper=dict(values))
-                elements = _elements(o)
-                if o.dialect_name() == "math":
-                    transcendentals += elements
-                elif not isinstance(o, arith.ConstantOp):
-                    flops += elements
             else:
                 raise PassError(o, f"tl-to-pallas: no Pallas form for '{o.name}'")
             new.location = o.location
@@ -475,6 +463,7 @@ class TlToPallasPass(ModulePass):
         )
         host.add(call)
         cost = call_cost(call)
+        flops, transcendentals = tile_compute(body_ops)
         call.properties["cost_estimate"] = pallas.CostEstimateAttr(
             flops * steps, transcendentals * steps, cost.modelled
         )
@@ -491,8 +480,3 @@ class TlToPallasPass(ModulePass):
         for s, r in zip(stores, call.outs):
             host.write(launch.args[s.buffer.index], r)  # type: ignore[attr-defined]
         return call
-
-
-def _elements(op: Operation) -> int:
-    t = op.results[0].type if op.results else None
-    return math.prod(t.get_shape()) if isinstance(t, TensorType) else 1
