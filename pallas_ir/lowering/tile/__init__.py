@@ -117,6 +117,22 @@ def plan_tiling(
     return emit_error(kernel, plan) or plan
 
 
+def untiled_kernels(
+    module: ModuleOp,
+) -> list[tuple[ta.KernelOp, ta.LoopOp | Rejection]]:
+    """The kernels bound for Pallas whose loop has no tile sizes yet, each with its loop
+    (or why it has no single loop): what tile-policy and xla-outline look at."""
+    found: list[tuple[ta.KernelOp, ta.LoopOp | Rejection]] = []
+    for kernel in [k for k in module.ops if isinstance(k, ta.KernelOp)]:
+        loop = the_loop(kernel)
+        if kernel.on_xla or (
+            isinstance(loop, ta.LoopOp) and tile_sizes(loop) is not None
+        ):
+            continue
+        found.append((kernel, loop))
+    return found
+
+
 @dataclass(frozen=True)
 class TilePolicyPass(ModulePass):
     """Write the tiling policy's tile sizes on the loop of every kernel that tiles
@@ -134,12 +150,9 @@ class TilePolicyPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         budget = vmem_budget(self.name, self.chip, self.vmem_budget)
-        for kernel in [k for k in op.ops if isinstance(k, ta.KernelOp)]:
-            if kernel.on_xla:
-                continue
-            loop = the_loop(kernel)
-            if isinstance(loop, Rejection) or tile_sizes(loop) is not None:
-                continue
+        for kernel, loop in untiled_kernels(op):
+            if isinstance(loop, Rejection):
+                continue  # for xla-outline
             plan = plan_tiling(op, kernel, budget)
             if isinstance(plan, TilePlan):
                 set_tile_sizes(loop, plan.tiles)

@@ -29,7 +29,7 @@ from pallas_ir.lowering.tile import (
     TilePlan,
     plan_tiling,
     set_tile_sizes,
-    tile_sizes,
+    untiled_kernels,
     vmem_budget,
 )
 from pallas_ir.lowering.tile.access import fuses_on_xla
@@ -78,12 +78,7 @@ class XlaOutlinePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         budget = vmem_budget(self.name, self.chip, self.vmem_budget)
-        for kernel in [k for k in op.ops if isinstance(k, ta.KernelOp)]:
-            if kernel.on_xla:
-                continue
-            loop = the_loop(kernel)
-            if isinstance(loop, ta.LoopOp) and tile_sizes(loop) is not None:
-                continue  # the policy tiles it
+        for kernel, _ in untiled_kernels(op):  # those with sizes tile as they are
             self.outline(op, kernel, budget)
 
     def outline(self, module: ModuleOp, kernel: ta.KernelOp, budget: int) -> None:
