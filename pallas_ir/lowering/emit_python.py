@@ -9,7 +9,7 @@ The same text runs in interpret mode on a CPU and lowers for TPU.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
@@ -115,45 +115,38 @@ def _shape_dtype(t: Attribute, op: Operation) -> str:
     return f"jax.ShapeDtypeStruct({tuple_text(t.get_shape())}, {dtype_name(t.element_type, op)})"
 
 
-def _indexers(op: pallas.LoadOp | pallas.StoreOp, ref: str) -> str:
-    rtype = op.ref.type
-    assert isinstance(rtype, pallas.RefType)
-    if not op.indexers.data:
-        return f"{ref}[...]"
-    parts: list[str] = []
-    for ix, n in zip(op.indexers.data, rtype.get_shape()):
-        if isinstance(ix, pallas.SliceAttr):
-            s, z, k = ix.start.data, ix.size.data, ix.stride.data
-            if s == 0 and z == n and k == 1:
-                parts.append(":")
-            elif k == 1:
-                parts.append(f"pl.ds({s}, {z})")
-            else:
-                parts.append(f"pl.ds({s}, {z}, stride={k})")
-        else:
-            parts.append(str(ix.data))  # type: ignore[union-attr]
-    return f"{ref}[{', '.join(parts)}]"
-
-
-def _value_slice(op: pallas.SliceOp, value: str) -> str:
-    """`pallas.slice` as a Python index of a jax array: `v[:, 3:67]`, `v[:, :, 1]`."""
-    stype = op.source.type
-    assert isinstance(stype, TensorType)
-    if not op.indexers.data:
+def _index_text(
+    indexers: Sequence[Attribute],
+    shape: Sequence[int],
+    value: str,
+    part: Callable[[int, int, int], str],
+) -> str:
+    """`value[...]` at `indexers`: an int as itself, a whole dim as `:`, another slice
+    (start, size, stride) as `part` spells it."""
+    if not indexers:
         return f"{value}[...]"
     parts: list[str] = []
-    for ix, n in zip(op.indexers.data, stype.get_shape()):
+    for ix, n in zip(indexers, shape):
         if isinstance(ix, pallas.SliceAttr):
             s, z, k = ix.start.data, ix.size.data, ix.stride.data
-            if s == 0 and z == n and k == 1:
-                parts.append(":")
-            elif k == 1:
-                parts.append(f"{s}:{s + z}")
-            else:
-                parts.append(f"{s}:{s + (z - 1) * k + 1}:{k}")
+            parts.append(":" if (s, z, k) == (0, n, 1) else part(s, z, k))
         else:
-            parts.append(str(ix.data))  # type: ignore[union-attr]
+            parts.append(str(ix.data))  # type: ignore[attr-defined]
     return f"{value}[{', '.join(parts)}]"
+
+
+def _ref_slice(s: int, z: int, k: int) -> str:
+    return f"pl.ds({s}, {z})" if k == 1 else f"pl.ds({s}, {z}, stride={k})"
+
+
+def _value_slice(s: int, z: int, k: int) -> str:
+    return f"{s}:{s + z}" if k == 1 else f"{s}:{s + (z - 1) * k + 1}:{k}"
+
+
+def _indexers(op: pallas.LoadOp | pallas.StoreOp, ref: str) -> str:
+    """A ref indexed as Pallas reads it: `ref[pl.ds(0, 8), :]`."""
+    shape = op.ref.type.get_shape()  # type: ignore[attr-defined]
+    return _index_text(op.indexers.data, shape, ref, _ref_slice)
 
 
 @dataclass
@@ -211,7 +204,9 @@ class KernelEmitter:
 
     @expression.register
     def _(self, op: pallas.SliceOp) -> str:
-        return _value_slice(op, self.namer[op.source])
+        shape = op.source.type.get_shape()  # type: ignore[attr-defined]
+        # `pallas.slice` as a Python index of a jax array: `v[:, 3:67]`, `v[:, :, 1]`.
+        return _index_text(op.indexers.data, shape, self.namer[op.source], _value_slice)
 
     @expression.register
     def _(self, op: pallas.LoadOp) -> str:
