@@ -4,6 +4,14 @@ The frontend writes ta (`pallas_ir.frontend`), the default pipeline lowers it to
 emit-python writes the module once, and every call runs that module's `forward` (in
 interpret mode on a machine without a TPU). The compiled object keeps the IR after each
 stage (`.ir`), the Python (`.source`) and the cost report.
+
+A module's parameters and buffers are inputs of the program, read from the module at
+every call (a replaced Parameter is seen). A call is guarded: inputs must have the
+example inputs' shapes, dtypes and strides. Inputs the function writes in place get the
+new values after the call; results that are views of inputs come back as views. When an
+input requires grad (and grad mode is on) the call goes through AOTAutograd: the forward
+and backward graphs are compiled the same way (`CompiledGraph`), so `.backward()` runs
+Pallas kernels too.
 """
 
 from __future__ import annotations
@@ -14,11 +22,19 @@ from collections.abc import Callable, Sequence
 import jax
 import jax.numpy as jnp
 import torch
+from torch._functorch.aot_autograd import aot_function
+from torch._functorch.partitioners import min_cut_rematerialization_partition
 
 import pallas_ir
 from pallas_ir.diagnostics import PassError
-from pallas_ir.dialects.common import find_forward
 from pallas_ir.frontend import UnsupportedError, torch_to_ta
+from pallas_ir.frontend.torch_to_ta import (
+    ConstantResult,
+    InputPlan,
+    InputView,
+    KernelOutput,
+    frontend_decompositions,
+)
 from pallas_ir.registry import default_pipeline
 from pallas_ir.tpu_check import exec_source
 
@@ -28,6 +44,43 @@ def _on_tpu() -> bool:
         return any(d.platform == "tpu" for d in jax.devices())
     except RuntimeError:
         return False
+
+
+def _state_names(fn: Callable) -> list[str]:
+    """The parameters and buffers of a module `fn` (lifted to inputs), else none. A
+    GraphModule's are the graph's (dynamo and AOTAutograd already lift them)."""
+    if not isinstance(fn, torch.nn.Module) or isinstance(fn, torch.fx.GraphModule):
+        return []
+    return [n for n, _ in fn.named_parameters()] + [n for n, _ in fn.named_buffers()]
+
+
+def _with_state_as_inputs(fn: Callable, names: list[str], n_inputs: int) -> Callable:
+    """`fn` as a function of (*inputs, *parameters and buffers)."""
+    if not names:
+        return fn
+
+    def call(*tensors):
+        state = dict(zip(names, tensors[n_inputs:], strict=True))
+        return torch.func.functional_call(fn, state, tuple(tensors[:n_inputs]))
+
+    return call
+
+
+def _effective_strides(t: torch.Tensor) -> tuple[int, ...]:
+    """The strides that place elements (a dim of size 1 has none that matters)."""
+    return tuple(s if n > 1 else 0 for n, s in zip(t.shape, t.stride()))
+
+
+def _word_input(plan: InputPlan) -> Callable[[jax.Array], jax.Array]:
+    """The in-program conversion of one input to the type @forward takes: int64 data
+    comes in as its int32 words (a view, no host op) and keeps the low word
+    (little-endian), bool becomes int32."""
+    if plan.dtype == torch.int64:
+        shape = plan.shape if plan.span is None else (plan.span,)
+        return lambda words: words.reshape(*shape, 2)[..., 0]
+    if plan.dtype == torch.bool:
+        return lambda x: x.astype(jnp.int32)
+    return lambda x: x
 
 
 class CompiledFunction:
@@ -40,8 +93,20 @@ class CompiledFunction:
         chip: str = "v5e",
         interpret: bool | None = None,
     ):
-        module, self._inputs, self._constants, self._out_dtypes = torch_to_ta(
-            fn, example_inputs
+        self._fn = fn
+        self._n_inputs = len(example_inputs)
+        self._state = _state_names(fn)
+        self._traceable = _with_state_as_inputs(fn, self._state, self._n_inputs)
+        examples = [*example_inputs, *self._live_state()]
+        traced = torch_to_ta(self._traceable, examples)
+        module = traced.module
+        self._plans = traced.inputs
+        self._constants = traced.constants
+        self._results = traced.results
+        self._copy_back = traced.copy_back
+        self._returns_sequence = traced.returns_sequence
+        self._computes = bool(traced.copy_back) or any(
+            isinstance(r, KernelOutput) for r in traced.results
         )
         self.ir: dict[str, str] = {"ta": str(module)}
         stage = "ta"
@@ -56,46 +121,200 @@ class CompiledFunction:
             ) from e
         self.module = module
         self.source = pallas_ir.emit_python(module)
+        self.chip = chip
         self.interpret = (not _on_tpu()) if interpret is None else interpret
-        # Traced and compiled by XLA at the first call; later calls reuse it.
-        self._forward = jax.jit(
-            functools.partial(
-                exec_source(self.source)["forward"], interpret=self.interpret
-            )
+        forward = functools.partial(
+            exec_source(self.source)["forward"], interpret=self.interpret
         )
-        forward = find_forward(module)
-        assert forward is not None  # the frontend writes one
-        self._n_outputs = len(forward.function_type.outputs)
+        conversions = [_word_input(p) for p in self._plans]
 
-    def _host(self, t: torch.Tensor, plan: tuple[tuple[int, ...], int | None]):
-        shape, span = plan
-        if tuple(t.shape) != shape:
+        def program(*args):
+            return forward(*[c(a) for c, a in zip(conversions, args, strict=True)])
+
+        # Traced and compiled by XLA at the first call; later calls reuse it.
+        self._forward = jax.jit(program)
+        self._differentiable: dict[tuple[bool, ...], Callable] = {}
+
+    def _live_state(self) -> list[torch.Tensor]:
+        """The module's parameters and buffers as they are now."""
+        if not self._state:
+            return []
+        state = {**dict(self._fn.named_parameters()), **dict(self._fn.named_buffers())}
+        return [state[n] for n in self._state]
+
+    def _what(self, i: int) -> str:
+        if i < self._n_inputs:
+            return f"input {i}"
+        return f"{self._state[i - self._n_inputs]} of the module"
+
+    def _guard(self, tensors: Sequence[object]) -> None:
+        """The call's tensors are like the example inputs, or an UnsupportedError
+        naming what differs (a compiled program is specialised on them)."""
+        if len(tensors) != self._n_inputs + len(self._state):
             raise UnsupportedError(
-                "input", f"compiled for shape {list(shape)}, called with {list(t.shape)}"
+                "call",
+                f"compiled for {self._n_inputs} inputs, called with "
+                f"{len(tensors) - len(self._state)}",
             )
+        for i, (t, plan) in enumerate(zip(tensors, self._plans, strict=False)):
+            what = self._what(i)
+            if not isinstance(t, torch.Tensor):
+                raise UnsupportedError(what, f"expected a tensor, got {type(t).__name__}")
+            if t.dtype != plan.dtype:
+                raise UnsupportedError(
+                    what, f"compiled for dtype {plan.dtype}, called with {t.dtype}"
+                )
+            if tuple(t.shape) != plan.shape:
+                raise UnsupportedError(
+                    what,
+                    f"compiled for shape {list(plan.shape)}, called with {list(t.shape)}",
+                )
+            example = torch.empty_strided(plan.shape, plan.stride, device="meta")
+            if _effective_strides(t) != _effective_strides(example):
+                raise UnsupportedError(
+                    what,
+                    f"compiled for strides {plan.stride}, called with {t.stride()} "
+                    "(a different memory layout: compile again for it)",
+                )
+            if t.device.type != "cpu":
+                raise UnsupportedError(what, f"expected a CPU tensor, got {t.device}")
+
+    def _host(self, t: torch.Tensor, plan: InputPlan) -> jax.Array:
+        """The array @forward's program takes for `t` (no copy where numpy can view)."""
         t = t.detach()
-        if t.dtype in (torch.int64, torch.bool):  # kernels hold them as int32
-            t = t.to(torch.int32)
-        if span is not None:  # the flat storage span it views
-            t = torch.as_strided(t, (span,), (1,), t.storage_offset())
+        if plan.span is not None:  # the flat storage span it views
+            t = torch.as_strided(t, (plan.span,), (1,), t.storage_offset())
         t = t.contiguous()
+        if t.dtype == torch.int64:  # its int32 words; the program keeps the low ones
+            return jnp.asarray(t.reshape(-1).view(torch.int32).numpy())
         if t.dtype == torch.bfloat16:  # numpy has no bfloat16: move the bits
             return jnp.asarray(t.view(torch.int16).numpy()).view(jnp.bfloat16)
         return jnp.asarray(t.numpy())
 
+    def _run(self, tensors: Sequence[torch.Tensor]):
+        computed: list[torch.Tensor] = []
+        if self._computes:  # else every result is a view of an input
+            everything = (*tensors, *self._constants)
+            args = [
+                self._host(t, p) for t, p in zip(everything, self._plans, strict=True)
+            ]
+            out = self._forward(*args)
+            outs = out if isinstance(out, tuple | list) else (out,)
+            computed = [torch.from_dlpack(jax.block_until_ready(o)) for o in outs]
+
+        def value(r: KernelOutput) -> torch.Tensor:
+            return computed[r.index].to(r.dtype)
+
+        with torch.no_grad():  # the epilogue of an in-place write
+            for i, new in self._copy_back:
+                tensors[i].copy_(value(new))
+        results = []
+        for r in self._results:
+            if isinstance(r, KernelOutput):
+                results.append(value(r))
+            elif isinstance(r, InputView):
+                results.append(r.of(tensors))
+            else:
+                assert isinstance(r, ConstantResult)
+                results.append(r.value)
+        return tuple(results)
+
     def __call__(self, *tensors: torch.Tensor):
-        tensors = (*tensors, *self._constants)  # parameters the trace captured
-        args = [self._host(t, p) for t, p in zip(tensors, self._inputs, strict=True)]
-        out = self._forward(*args)
-        outs = out if isinstance(out, tuple | list) else (out,)
-        results = tuple(
-            torch.from_dlpack(jax.block_until_ready(o)).to(dtype)
-            for o, dtype in zip(outs, self._out_dtypes, strict=True)
-        )
-        return results if self._n_outputs > 1 else results[0]
+        every = (*tensors, *self._live_state())
+        self._guard(every)
+        if torch.is_grad_enabled() and any(t.requires_grad for t in every):
+            results = self._with_autograd(every)
+        else:
+            results = self._run(every)
+        return results if self._returns_sequence else results[0]
+
+    def _with_autograd(self, tensors: Sequence[torch.Tensor]) -> tuple:
+        """The call through AOTAutograd: its forward and backward graphs compiled
+        like this function (one per pattern of inputs that require grad)."""
+        key = tuple(t.requires_grad for t in tensors)
+        if key not in self._differentiable:
+            graph = functools.partial(
+                CompiledGraph, chip=self.chip, interpret=self.interpret
+            )
+            self._differentiable[key] = aot_function(
+                self._traceable,
+                fw_compiler=graph,
+                bw_compiler=graph,
+                partition_fn=min_cut_rematerialization_partition,
+                decompositions=frontend_decompositions(),
+            )
+        out = self._differentiable[key](*tensors)
+        return tuple(out) if isinstance(out, tuple | list) else (out,)
 
     def cost_report(self):
         return pallas_ir.cost_report(self.module)
+
+
+class CompiledGraph:
+    """An ATen graph of AOTAutograd (a forward, backward or inference graph),
+    compiled with `CompiledFunction` at its first call, for that call's concrete
+    inputs, and once more for each new signature (dynamic sizes come in as ints).
+    `on_unsupported(graph, inputs, error)` gives the callable to run instead when the
+    graph cannot compile whole; by default the error is raised."""
+
+    def __init__(
+        self,
+        gm: torch.fx.GraphModule,
+        example_inputs: Sequence[object] = (),
+        *,
+        chip: str = "v5e",
+        interpret: bool | None = None,
+        on_unsupported: Callable | None = None,
+    ):
+        self.gm = gm
+        self.chip = chip
+        self.interpret = interpret
+        self.on_unsupported = on_unsupported
+        self.compiled: dict[tuple, Callable] = {}
+
+    def _compile(self, args: Sequence[object]) -> Callable:
+        graph = specialised(self.gm, args)
+        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        try:
+            compiled = CompiledFunction(graph, tensors, self.chip, self.interpret)
+        except UnsupportedError as e:
+            if self.on_unsupported is None:
+                raise
+            return self.on_unsupported(graph, tensors, e)
+
+        def run(*tensors: torch.Tensor):
+            with torch.no_grad():  # AOTAutograd's graphs hold no autograd state
+                out = compiled._run(tensors)
+            return out
+
+        return run
+
+    def __call__(self, *args: object) -> tuple:
+        key = tuple(
+            (tuple(a.shape), a.stride(), a.dtype) if isinstance(a, torch.Tensor) else a
+            for a in args
+        )
+        if key not in self.compiled:
+            self.compiled[key] = self._compile(args)
+        out = self.compiled[key](*[a for a in args if isinstance(a, torch.Tensor)])
+        return tuple(out) if isinstance(out, tuple | list) else (out,)
+
+
+def specialised(gm: torch.fx.GraphModule, args: Sequence[object]) -> torch.fx.GraphModule:
+    """`gm` with its symbolic-size inputs (SymInt placeholders under dynamic shapes)
+    replaced by their values in `args`: a graph of tensor inputs only."""
+    if all(isinstance(a, torch.Tensor) for a in args):
+        return gm
+    graph = torch.fx.Graph()
+    env: dict[torch.fx.Node, object] = {}
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    values = dict(zip(placeholders, args, strict=True))
+    for node in gm.graph.nodes:
+        if node.op == "placeholder" and not isinstance(values[node], torch.Tensor):
+            env[node] = values[node]
+        else:
+            env[node] = graph.node_copy(node, lambda n: env[n])
+    return torch.fx.GraphModule(gm, graph)
 
 
 def compile(

@@ -1,53 +1,39 @@
 """`torch.compile(fn, backend="pallas_ir")`: the dynamo backend (registered through the
 `torch_dynamo_backends` entry point).
 
-Dynamo hands over an FX graph; the backend compiles it with `pallas_ir.compile` at its
-first call, specialised on the call's concrete shapes, and again for each new set of
-shapes (under `dynamic=True` dynamo's symbolic sizes are inputs of the graph: they take
-the call's values). When the graph has ops the frontend cannot compile,
-the graph is traced to ATen and split: the ops it can compile are grouped into
-partitions (as large as the graph's dependencies allow), each compiled to one Pallas
-module, and the rest run in eager PyTorch between them. One warning names the ops that
-run eagerly.
+Dynamo hands over an FX graph; AOTAutograd (`torch._dynamo.backends.common.aot_autograd`,
+with the frontend's decompositions and the min-cut rematerialization partitioner, as
+Inductor uses) functionalizes it, lifts parameters and buffers to inputs, and splits it
+into a forward and a backward graph (or one inference graph when nothing requires grad).
+Each graph is a `CompiledGraph`: compiled at its first call, specialised on the call's
+concrete shapes, and again for each new set of shapes. AOTAutograd's runtime copies the
+new values of mutated inputs back after the call and regenerates outputs that alias
+inputs.
+
+A graph with ops the frontend cannot compile is split: the ops it can compile are
+grouped into partitions (as large as the graph's dependencies allow), each compiled to
+one Pallas module, and the rest run in eager PyTorch between them. Anything else that
+fails (AOTAutograd's trace, the partitioner) runs the graph in eager PyTorch. One warning
+names what runs eagerly; the backend never raises.
 """
 
 from __future__ import annotations
 
-import copy
+import functools
+import traceback
 import warnings
 from collections.abc import Callable, Sequence
 
 import torch
+from torch._dynamo.backends.common import aot_autograd
+from torch._functorch.partitioners import min_cut_rematerialization_partition
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.operator_support import OperatorSupportBase
 
-from pallas_ir.compiler import CompiledFunction
+from pallas_ir.compiler import CompiledFunction, CompiledGraph, specialised
 from pallas_ir.compiler import compile as compile_torch
 from pallas_ir.frontend import UnsupportedError, check_node, trace_to_aten
-
-
-def _specialised(
-    gm: torch.fx.GraphModule, args: Sequence[object]
-) -> torch.fx.GraphModule:
-    """`gm` with its symbolic-size inputs (dynamo's SymInt placeholders under dynamic
-    shapes) replaced by their values in `args`: a graph of tensor inputs only."""
-    if all(isinstance(a, torch.Tensor) for a in args):
-        return gm
-    gm = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
-    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    for node, value in zip(placeholders, args, strict=True):
-        if isinstance(value, torch.Tensor):
-            continue
-        for user in list(node.users):
-
-            def baked(a, value=value, node=node):
-                return value if a is node else a
-
-            user.args = torch.fx.node.map_arg(user.args, baked)
-            user.kwargs = torch.fx.node.map_arg(user.kwargs, baked)
-        gm.graph.erase_node(node)
-    gm.recompile()
-    return gm
+from pallas_ir.frontend.torch_to_ta import frontend_decompositions
 
 
 class _Compilable(OperatorSupportBase):
@@ -111,49 +97,87 @@ def partition(
     return split, eager
 
 
-def _compile_graph(
-    gm: torch.fx.GraphModule, inputs: Sequence[torch.Tensor]
-) -> tuple[Callable, list[str]]:
-    """`gm` as one Pallas module, or split around the ops that cannot be; the callable
-    returns a tuple, and the list names the ops that run eagerly."""
+class _EagerNotice:
+    """The one warning of a dynamo graph: what of it runs in eager PyTorch (its
+    forward and backward graphs are compiled at different times; each new line is
+    said once)."""
+
+    def __init__(self) -> None:
+        self.said: set[str] = set()
+
+    def warn(self, lines: Sequence[str]) -> None:
+        new = [line for line in lines if line not in self.said]
+        if not new:
+            return
+        self.said.update(new)
+        warnings.warn(
+            "pallas_ir: these ops run in eager PyTorch, the rest as Pallas kernels: "
+            + "; ".join(new),
+            stacklevel=3,
+        )
+
+
+def _failure(e: BaseException) -> str:
+    """One line for an unexpected failure: its type, message and where it arose."""
+    first = (str(e).strip().splitlines() or [""])[0]
+    frame = traceback.extract_tb(e.__traceback__)[-1:] if e.__traceback__ else []
+    at = f" (at {frame[0].filename}:{frame[0].lineno})" if frame else ""
+    return f"{type(e).__name__}: {first}{at}"
+
+
+def _split_or_eager(
+    notice: _EagerNotice,
+    graph: torch.fx.GraphModule,
+    inputs: Sequence[torch.Tensor],
+    error: UnsupportedError,
+) -> Callable:
+    """What runs a graph that does not compile whole: split around the ops that do
+    not compile, or, when even that fails, the graph in eager PyTorch."""
     try:
-        compiled = compile_torch(gm, inputs)
-    except UnsupportedError:
-        split, eager = partition(gm, inputs)
-        return split.forward, eager
+        split, eager = partition(graph, inputs)
+    except Exception as e:  # noqa: BLE001 - the backend never raises: eager instead
+        notice.warn([f"the whole graph ({error}; splitting it: {_failure(e)})"])
+        return graph.forward
+    notice.warn(eager)
+    return split.forward
 
-    def run(*args: torch.Tensor):
-        out = compiled(*args)
-        return out if isinstance(out, tuple) else (out,)
 
-    return run, []
+class _GuardedGraph(CompiledGraph):
+    """A `CompiledGraph` that never raises: whatever fails at compile time runs the
+    graph in eager PyTorch, said in the warning."""
+
+    def __init__(self, gm, example_inputs=(), *, notice: _EagerNotice):
+        super().__init__(
+            gm,
+            example_inputs,
+            on_unsupported=functools.partial(_split_or_eager, notice),
+        )
+        self.notice = notice
+
+    def _compile(self, args: Sequence[object]) -> Callable:
+        try:
+            return super()._compile(args)
+        except Exception as e:  # noqa: BLE001 - a compiler bug must not stop training
+            self.notice.warn([f"the whole graph ({_failure(e)})"])
+            return specialised(self.gm, args).forward
 
 
 def pallas_ir_backend(
     gm: torch.fx.GraphModule, example_inputs: Sequence[object]
 ) -> Callable:
-    """The graph compiled for each set of concrete input shapes it is called with
-    (once each): under dynamic shapes, dynamo's symbolic sizes become the call's."""
-    compiled: dict[tuple, Callable] = {}
-    warned = False
-
-    def run(*args):
-        nonlocal warned
-        key = tuple(
-            (tuple(a.shape), a.stride(), a.dtype) if isinstance(a, torch.Tensor) else a
-            for a in args
-        )
-        if key not in compiled:
-            graph = _specialised(gm, args)
-            tensors = [a for a in args if isinstance(a, torch.Tensor)]
-            compiled[key], eager = _compile_graph(graph, tensors)
-            if eager and not warned:
-                warnings.warn(
-                    "pallas_ir: these ops run in eager PyTorch, the rest as Pallas "
-                    "kernels: " + "; ".join(eager),
-                    stacklevel=2,
-                )
-                warned = True
-        return compiled[key](*[a for a in args if isinstance(a, torch.Tensor)])
-
-    return run
+    """Dynamo's graph through AOTAutograd, its forward and backward graphs compiled by
+    pallas_ir; the graph itself in eager PyTorch when AOTAutograd cannot trace it."""
+    notice = _EagerNotice()
+    compiler = functools.partial(_GuardedGraph, notice=notice)
+    backend = aot_autograd(
+        fw_compiler=compiler,
+        bw_compiler=compiler,
+        inference_compiler=compiler,
+        partition_fn=min_cut_rematerialization_partition,
+        decompositions=frontend_decompositions(),
+    )
+    try:
+        return backend(gm, example_inputs)
+    except Exception as e:  # noqa: BLE001 - the backend never raises
+        notice.warn([f"the whole graph (AOTAutograd: {_failure(e)})"])
+        return gm.forward

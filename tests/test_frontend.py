@@ -365,8 +365,7 @@ def test_the_compiled_object_keeps_every_stage(compiled) -> None:
         (lambda x: x * x.sum().item(), [_randn(8, 128)], r"trace: RuntimeError"),
         (lambda x: x[x > 0], [_randn(8, 128)], r"boolean mask index"),
         (lambda x: torch.nonzero(x), [_randn(8, 128)], r"aten\.nonzero"),
-        (lambda x: x.add_(1), [_randn(8, 128)], r"writes to an input in place"),
-        (lambda x: {"y": x}, [_randn(8, 128)], r"must return a tensor"),
+        (lambda x: {"y": x}, [_randn(8, 128)], r"must return tensors"),
         (lambda x, n: x * n, [_randn(8, 128), 3], r"inputs are float32"),
         (lambda x: x * 2, [torch.ones(8, 128, dtype=torch.float16)], r"float16"),
     ],
@@ -447,15 +446,16 @@ def test_torch_compile_runs_unsupported_ops_eagerly_and_the_rest_as_pallas() -> 
 def test_torch_compile_specialises_dynamic_shapes(monkeypatch) -> None:
     """Under `dynamic=True` dynamo passes symbolic sizes; each call's concrete shapes
     get their own compiled module (made once: the second call of a shape reuses it)."""
-    import pallas_ir.dynamo
+    import pallas_ir.compiler
 
     shapes = []
+    compiled_function = pallas_ir.compiler.CompiledFunction
 
-    def counted(fn, inputs):
+    def counted(fn, inputs, *args, **kwargs):
         shapes.append(tuple(inputs[0].shape))
-        return pallas_ir.compile(fn, inputs)
+        return compiled_function(fn, inputs, *args, **kwargs)
 
-    monkeypatch.setattr(pallas_ir.dynamo, "compile_torch", counted)
+    monkeypatch.setattr(pallas_ir.compiler, "CompiledFunction", counted)
 
     def f(x, y):
         return torch.softmax(x @ y, dim=-1) + x.shape[0]

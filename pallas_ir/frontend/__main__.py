@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {path} defines no function '{name}'", file=sys.stderr)
         return 1
     try:
-        module, *_ = torch_to_ta(fn, [_example(s) for s in args.shapes])
+        module = torch_to_ta(fn, [_example(s) for s in args.shapes]).module
     except UnsupportedError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

@@ -381,12 +381,14 @@ class Program:
         for b, arg in zip(inputs, body.args):
             arg.name_hint = b.name
             values[id(b)] = arg
+        launched = {id(b) for _, operands in self.launches for b in operands}
         for b in [*inputs, *temps]:
             if id(b) not in values:
                 values[id(b)] = host.insert(AllocOp(b.host)).result
                 values[id(b)].name_hint = b.name
-            flats[id(b)] = host.insert(ReshapeOp(values[id(b)], b.flat)).result
-            flats[id(b)].name_hint = f"{b.name}_flat"
+            if id(b) in launched:  # the flat view the kernels take
+                flats[id(b)] = host.insert(ReshapeOp(values[id(b)], b.flat)).result
+                flats[id(b)].name_hint = f"{b.name}_flat"
         for name, operands in self.launches:
             host.insert(LaunchOp(name, [flats[id(b)] for b in operands]))
         host.insert(func.ReturnOp(*[values[id(b)] for b in outputs]))

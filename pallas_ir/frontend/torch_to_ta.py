@@ -15,7 +15,10 @@ that reads it. Each ATen op has a lowering (`lowerings`, registered with `@lower
 - A reduction or a matmul (`lowerings.reductions`, `lowerings.matmul`) is
   materialised: its own kernel writes a `ta.alloc` buffer, which later values read as
   storage.
-- Each graph output gets one kernel that stores it, contiguous, into its output buffer.
+- Each graph output gets one kernel that stores it, contiguous, into its output buffer;
+  an output that is an input or a view of one is no kernel: the host replays its views
+  (`InputView`). Functionalization's write-back of an input the function mutates is an
+  output too, which the host copies into the input after the call.
 
 `func.func @forward` takes the inputs (contiguous ones in their torch shape, others as
 the flat storage span they view) and runs the kernels in order.
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import torch
 from torch._decomp import core_aten_decompositions, get_decompositions
@@ -58,16 +62,25 @@ _DECOMPOSE = [
     aten.native_batch_norm,
     aten._native_batch_norm_legit_no_training,
     aten._native_batch_norm_legit,
+    aten._native_batch_norm_legit_functional,
     aten.native_group_norm,
 ]
+
+
+def frontend_decompositions() -> dict:
+    """The ATen decompositions the frontend traces with (core ATen, and the ops of
+    `_DECOMPOSE`); AOTAutograd traces the forward and backward graphs with them too."""
+    return {**core_aten_decompositions(), **get_decompositions(_DECOMPOSE)}
 
 
 def trace_to_aten(
     fn: Callable, example_inputs: Sequence[torch.Tensor]
 ) -> torch.fx.GraphModule:
-    """`fn` on `example_inputs` as a graph of core ATen ops with no mutation, each node
-    carrying the user's source line (`meta["stack_trace"]`)."""
-    decompositions = {**core_aten_decompositions(), **get_decompositions(_DECOMPOSE)}
+    """`fn` on `example_inputs` as a graph of core ATen ops with no mutation but
+    functionalization's write-backs (`copy_(input, new_value)` at the end, one per input
+    the function writes in place), each node carrying the user's source line
+    (`meta["stack_trace"]`)."""
+    decompositions = frontend_decompositions()
     if isinstance(fn, torch.fx.GraphModule):
         # dynamo's graph: its nodes carry the user's lines; the interpreter replays them.
         traced = fn
@@ -89,13 +102,6 @@ def trace_to_aten(
             ),
             example_inputs,
         )
-    for node in graph.graph.nodes:
-        if node.target is aten.copy_.default:  # functionalization's write-back
-            raise UnsupportedError(
-                str(node.target),
-                "the function writes to an input in place; compiled inputs are read-only",
-                where(node),
-            )
     return graph
 
 
@@ -111,12 +117,100 @@ def _traced(trace: Callable, example_inputs: Sequence[torch.Tensor]):
         raise UnsupportedError("trace", f"{type(e).__name__}: {first}") from e
 
 
-def torch_to_ta(
-    fn: Callable, example_inputs: Sequence[torch.Tensor]
-) -> tuple[ModuleOp, list[tuple[tuple[int, ...], int | None]], list, list]:
-    """The ta module for `fn` on `example_inputs`; how @forward takes each input (a list
-    of (host shape, flat storage span or None for a contiguous input)); the values of
-    the constant inputs passed after them; and the outputs' dtypes."""
+@dataclass(frozen=True)
+class InputPlan:
+    """How @forward takes one input: its torch shape, strides and dtype (the compiled
+    program is specialised on them), and the flat storage span it views (None for a
+    contiguous input, passed in its shape)."""
+
+    shape: tuple[int, ...]
+    stride: tuple[int, ...]
+    dtype: torch.dtype
+    span: int | None
+
+
+@dataclass(frozen=True)
+class KernelOutput:
+    """A result @forward computes: its position among @forward's results."""
+
+    index: int
+    dtype: torch.dtype
+
+
+@dataclass(frozen=True)
+class InputView:
+    """A result that is an input or a view of one (`return x`, `x.view(...)`,
+    `x[::2]`): the host replays the view ops on the caller's tensor, so it comes back
+    as eager returns it, an alias, and no kernel copies it."""
+
+    input: int
+    views: tuple[tuple[Callable, tuple, dict], ...]
+    """Each view op, its arguments after the viewed tensor, and its kwargs."""
+
+    def of(self, tensors: Sequence[torch.Tensor]) -> torch.Tensor:
+        t = tensors[self.input]
+        for op, args, kwargs in self.views:
+            t = op(t, *args, **kwargs)
+        return t
+
+
+@dataclass(frozen=True)
+class ConstantResult:
+    """A result that is not a tensor the program computes (None, a size)."""
+
+    value: object
+
+
+Result = KernelOutput | InputView | ConstantResult
+
+
+@dataclass(frozen=True)
+class TracedProgram:
+    """`torch_to_ta`'s answer: the ta module and how the host calls it."""
+
+    module: ModuleOp
+    inputs: list[InputPlan]
+    """The caller's tensors, then the constants, in @forward's argument order."""
+    constants: list[torch.Tensor]
+    """Values the trace captured (and iotas), passed after the caller's tensors."""
+    results: list[Result]
+    """The function's results, in order."""
+    copy_back: list[tuple[int, KernelOutput]]
+    """Inputs the function writes in place: (input position, the new value), copied
+    into the input after the call, as AOTAutograd's mutation epilogue does."""
+    returns_sequence: bool
+    """The function returns a tuple or list (of any length), not one tensor."""
+
+
+def _copy(t: torch.Tensor) -> torch.Tensor:
+    """A copy of `t` with its shape and strides (overlapping ones too: the storage
+    span it views is copied)."""
+    t = t.detach()
+    if t.numel() == 0 or any(s < 0 for s in t.stride()):
+        return t.clone()
+    span = 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
+    flat = torch.as_strided(t, (span,), (1,), t.storage_offset()).clone()
+    return torch.as_strided(flat, t.shape, t.stride())
+
+
+def _view_of_input(node, inputs: Sequence[torch.fx.Node]) -> InputView | None:
+    """`node` as view ops applied to one of `inputs`, or None when it computes."""
+    views: list[tuple[Callable, tuple, dict]] = []
+    while node not in inputs:
+        target = node.target if node.op == "call_function" else None
+        if not isinstance(target, torch._ops.OpOverload) or not target.is_view:
+            return None
+        if any(
+            isinstance(a, torch.fx.Node) for a in (*node.args[1:], *node.kwargs.values())
+        ):
+            return None
+        views.append((target, tuple(node.args[1:]), dict(node.kwargs)))
+        node = node.args[0]
+    return InputView(list(inputs).index(node), tuple(reversed(views)))
+
+
+def torch_to_ta(fn: Callable, example_inputs: Sequence[torch.Tensor]) -> TracedProgram:
+    """The ta module for `fn` on `example_inputs`, and how the host calls it."""
     for t in example_inputs:
         if not isinstance(t, torch.Tensor) or t.dtype not in DTYPES:
             raise UnsupportedError(
@@ -124,13 +218,13 @@ def torch_to_ta(
                 "inputs are float32, bfloat16, int32, int64 or bool tensors, got "
                 f"{getattr(t, 'dtype', type(t))}",
             )
-    graph = trace_to_aten(fn, example_inputs)
+    # The trace runs the function: on copies, so inputs it writes in place (a batch
+    # norm's running statistics) change only when the compiled program is called.
+    graph = trace_to_aten(fn, [_copy(t) for t in example_inputs])
     prog = Program()
     env: dict[object, Value | float | int] = {}
-    inputs: list[tuple[tuple[int, ...], int | None]] = []
+    inputs: list[InputPlan] = []
     buffers: list[Buffer] = []
-    outputs: list[Buffer] = []
-    output_dtypes: list[torch.dtype] = []
     placeholders = [n for n in graph.graph.nodes if n.op == "placeholder"]
     # Parameters and constants the trace captured (get_attr) are inputs too: the
     # compiled object passes them after the caller's tensors.
@@ -144,25 +238,31 @@ def torch_to_ta(
     ):
         name = f"in{len(buffers)}"
         element, stored = DTYPES[t.dtype], stored_as(t.dtype)
+        shape, stride = tuple(t.shape), tuple(t.stride())
         if t.is_contiguous():
             buf = Buffer.holding(name, t.shape, element, stored=stored)
-            inputs.append((tuple(t.shape), None))
+            inputs.append(InputPlan(shape, stride, t.dtype, None))
         else:
             # The call passes the span the tensor views, from its storage offset.
             span = 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
             buf = Buffer.holding(name, (span,), element, stored=stored)
-            inputs.append((tuple(t.shape), span))
+            inputs.append(InputPlan(shape, stride, t.dtype, span))
         buffers.append(buf)
         env[node] = storage_value(buf, t.shape, t.stride())
 
     def arg(a):
         return env[a] if isinstance(a, torch.fx.Node) else a
 
+    writes: list[tuple[int, torch.fx.Node]] = []
     for node in graph.graph.nodes:
         if node.op != "call_function":
             continue
         if node.target is operator.getitem:  # one result of a multi-result op
             env[node] = env[node.args[0]][node.args[1]]  # type: ignore[index]
+            continue
+        if node.target is aten.copy_.default and node.args[0] in placeholders:
+            # functionalization's write-back into an input the function mutates
+            writes.append((placeholders.index(node.args[0]), node.args[1]))
             continue
         args = [
             [arg(b) for b in a] if isinstance(a, list | tuple) else arg(a)
@@ -170,14 +270,19 @@ def torch_to_ta(
         ]
         env[node] = _convert_node(prog, node, args, buffers)
     (out_node,) = [n for n in graph.graph.nodes if n.op == "output"]
-    results = out_node.args[0]
-    results = list(results) if isinstance(results, list | tuple) else [results]
-    for r in results:
-        v = env.get(r) if isinstance(r, torch.fx.Node) else None
+    returned = out_node.args[0]
+    returns_sequence = isinstance(returned, list | tuple)
+    returned = list(returned) if returns_sequence else [returned]
+    stored: list[KernelOutput] = []
+    outputs: list[Buffer] = []
+
+    def store(r: torch.fx.Node) -> KernelOutput:
+        v = env.get(r)
         if not isinstance(v, Value):
             raise UnsupportedError(
                 "output",
-                "the function must return a tensor or a tuple or list of tensors",
+                "the function must return tensors (a tensor or a tuple or list of "
+                "them, or None)",
             )
         dtype = r.meta["val"].dtype
         out = Buffer.holding(
@@ -185,15 +290,33 @@ def torch_to_ta(
         )
         buffers.append(out)
         outputs.append(out)
-        output_dtypes.append(dtype)
         prog.kernel(v, out)
+        stored.append(KernelOutput(len(stored), dtype))
+        return stored[-1]
+
+    results: list[Result] = []
+    for r in returned:
+        if r is None or isinstance(r, int | float | bool):  # a backward's no-grad
+            results.append(ConstantResult(r))
+            continue
+        if not isinstance(r, torch.fx.Node):
+            raise UnsupportedError(
+                "output",
+                "the function must return tensors (a tensor or a tuple or list of "
+                f"them, or None), got {type(r).__name__}",
+            )
+        view = _view_of_input(r, [*placeholders, *constants])
+        results.append(view if view is not None else store(r))
+    copy_back = [(i, store(value)) for i, value in writes]
     host_inputs = buffers[: len(inputs)]
     for n, buf in prog.iotas.items():  # passed after the captured constants
         host_inputs.append(buf)
-        inputs.append(((n,), None))
+        inputs.append(InputPlan((n,), (1,), torch.int32, None))
         constant_values.append(torch.arange(n, dtype=torch.int32))
     module = prog.module(host_inputs, buffers[len(inputs) - len(prog.iotas) :], outputs)
-    return module, inputs, constant_values, output_dtypes
+    return TracedProgram(
+        module, inputs, constant_values, results, copy_back, returns_sequence
+    )
 
 
 def _convert_node(prog, node, args, buffers) -> Value | list[Value]:

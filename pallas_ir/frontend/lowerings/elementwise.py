@@ -393,3 +393,10 @@ def convert(c: Lowering, args) -> Value:
         return v
 
     return Value(c.shape, emit, element)
+
+
+# Inductor's prim, registered when torch._inductor loads (dynamo's AdamW step has it).
+@lowers("prims.fma.default")
+def fma(c: Lowering, args) -> Value:  # a * b + addend, rounded twice
+    a, b, addend = args
+    return c.lower(aten.add.Tensor, [c.lower(aten.mul.Tensor, [a, b]), addend])

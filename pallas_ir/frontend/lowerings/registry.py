@@ -23,11 +23,13 @@ from pallas_ir.frontend.kernel_builder import (
 LoweringFn = Callable[["Lowering", list[Any]], "Value | list[Value]"]
 
 LOWERINGS: dict[Any, LoweringFn] = {}
-"""ATen op overload → its lowering."""
+"""ATen op overload (or the name of one registered on import of another package,
+such as Inductor's `prims.fma.default`) → its lowering."""
 
 
 def lowers(*targets) -> Callable[[LoweringFn], LoweringFn]:
-    """Register the decorated function as the lowering of `targets` (ATen overloads)."""
+    """Register the decorated function as the lowering of `targets` (ATen overloads,
+    or their names for ops torch registers only when some package is imported)."""
 
     def register(fn: LoweringFn) -> LoweringFn:
         for target in targets:
@@ -101,7 +103,7 @@ def lower(
 ) -> Value | list[Value]:
     """The value (or values) of ATen op `target` on `args` (of `shape`; `element`
     defaults to the node's result type)."""
-    fn = LOWERINGS.get(target)
+    fn = LOWERINGS.get(target) or LOWERINGS.get(str(target))
     if fn is None:
         raise UnsupportedError(str(target), "no lowering to ta yet", where(node))
     if element is None:
