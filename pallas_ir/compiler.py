@@ -105,7 +105,7 @@ class CompiledFunction:
         self._results = traced.results
         self._copy_back = traced.copy_back
         self._returns_sequence = traced.returns_sequence
-        self._computes = bool(traced.copy_back) or any(
+        self.computes = bool(traced.copy_back) or any(
             isinstance(r, KernelOutput) for r in traced.results
         )
         self.ir: dict[str, str] = {"ta": str(module)}
@@ -193,7 +193,7 @@ class CompiledFunction:
 
     def _run(self, tensors: Sequence[torch.Tensor]):
         computed: list[torch.Tensor] = []
-        if self._computes:  # else every result is a view of an input
+        if self.computes:  # else every result is a view of an input
             everything = (*tensors, *self._constants)
             args = [
                 self._host(t, p) for t, p in zip(everything, self._plans, strict=True)
@@ -267,6 +267,9 @@ class CompiledGraph:
         on_unsupported: Callable | None = None,
     ):
         self.gm = gm
+        # AOTAutograd passes the arguments as one list (an instance attribute: the
+        # wrapper dynamo puts around a backward copies the instance's __dict__).
+        self._boxed_call = True
         self.chip = chip
         self.interpret = interpret
         self.on_unsupported = on_unsupported
@@ -289,7 +292,7 @@ class CompiledGraph:
 
         return run
 
-    def __call__(self, *args: object) -> tuple:
+    def __call__(self, args: list) -> tuple:
         key = tuple(
             (tuple(a.shape), a.stride(), a.dtype) if isinstance(a, torch.Tensor) else a
             for a in args
