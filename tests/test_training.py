@@ -493,6 +493,7 @@ def test_the_tiny_gpt_example_trains_like_eager() -> None:
     script = Path(__file__).parent.parent / "examples" / "torch" / "train_tiny_gpt.py"
     run = subprocess.run(
         [sys.executable, "-W", "always", str(script)],
+        check=False,
         capture_output=True,
         text=True,
         env={**os.environ, "JAX_PLATFORMS": "cpu"},
