@@ -124,8 +124,9 @@ Any other access (an unmarked data-dependent load, an overlapping or negative st
 `floordiv` index, a diagonal, a gather along a reduction dim, a store that would write
 part of a block) is not refused (section 3.3): an element-wise kernel whose odd access
 has a static index runs on XLA whole, as one fusion; otherwise the access moves to an
-XLA gather or scatter beside the Pallas kernel. A kernel with 64-bit data runs on XLA
-whole.
+XLA gather or scatter beside the Pallas kernel. A kernel with 64-bit data, or with a
+store whose index depends on data or that accumulates (a scatter, a scatter-add), runs
+on XLA whole.
 
 **Legal tile sizes.** Candidates for a loop dim of extent `e` are the powers of two below
 `e`, the multiples of 128 below `e`, and `e` itself. A size is legal when it is legal for
@@ -276,7 +277,7 @@ Ratios are from section 7.
 | loop indices as values (iota, masks) | **implemented** | a loop index used in compute becomes `tl.iota` (grid index × tile + arange) → `pallas.iota` → `jax.lax.broadcasted_iota(...) + offset`; `examples/ta/iota_mask.mlir` (pipeline tests) | 1.000 |
 | broadcasting | **implemented** | loop-space operands broadcast with `tl.broadcast` (section 2); `examples/ta/bias_relu.mlir`, `examples/ta/softmax.mlir` (pipeline tests) | 1.000 |
 | contractions via `jnp.dot` | **implemented** | `tile` turns a `sum` of an `(m, k)` × `(k, n)` product into `tl.dot` (section 2) → `pallas.dot` → `jnp.dot` with f32 accumulation; batch dims with tile 1 leave one dot per grid step; split over a sequential dim when `k` is too long; `examples/ta/matmul.mlir` (pipeline tests, and split with a 256 KiB budget), `examples/ta/bmm.mlir` (batched, pipeline tests) | 1.000 |
-| accesses no idiom covers: XLA fusion / gather / scatter | **implemented** (fallback) | `xla-outline` runs an element-wise kernel with such a static access on XLA whole (one fusion), or moves the access (with its index computation) to a `ta.kernel {target = #ta<target xla>}`, an `xla.func` called by `pallas.xla_call` once lowered (sections 3.3, 3.4): overlapping, negative and `floordiv` strides, diagonals, element-wise and lane gathers, computed and double indices, partial-block stores, 64-bit kernels; `tests/filecheck/lowering/tile/xla-fallback.mlir`, `tests/test_xla_fallback.py`, 27 inputs of `tests/test_pass_inputs_lowered.py` | one fusion: 1.0, or the lane floor when its lane-dim accesses leave lanes unused (up to 3.5 on the 1-D pass inputs); an outlined access: about 2 (one extra pass through HBM) |
+| accesses no idiom covers: XLA fusion / gather / scatter | **implemented** (fallback) | `xla-outline` runs an element-wise kernel with such a static access on XLA whole (one fusion), or moves the access (with its index computation) to a `ta.kernel {target = #ta<target xla>}`, an `xla.func` called by `pallas.xla_call` once lowered (sections 3.3, 3.4): overlapping, negative and `floordiv` strides, diagonals, element-wise and lane gathers, computed and double indices, partial-block stores, data-dependent and accumulating stores (scatter, scatter-add: the kernel runs on XLA whole), 64-bit kernels; `tests/filecheck/lowering/tile/xla-fallback.mlir`, `tests/test_xla_fallback.py`, 27 inputs of `tests/test_pass_inputs_lowered.py` | one fusion: 1.0, or the lane floor when its lane-dim accesses leave lanes unused (up to 3.5 on the 1-D pass inputs); an outlined access: about 2 (one extra pass through HBM) |
 """
 
 
@@ -559,6 +560,12 @@ Otherwise the access moves out of the Pallas kernel:
 - **a store** writes into a fresh buffer at its loop dims instead; a new loop after the
   kernel's copies that buffer to the store's real place (an XLA scatter, so the rest of
   the buffer keeps its values: the masked store Pallas would need);
+- **a scatter** (a store whose index depends on data) and **an accumulating store**
+  (`ta.store ... accumulate <sum>`, a scatter-add: an embedding's or a gather's
+  backward) move nowhere: no XLA kernel takes them alone (a dense buffer would keep one
+  value of the points that reach one element), so the kernel runs on XLA whole, as one
+  fusion where nothing else needs Pallas, and the plan moves nothing else out of it
+  first (that would only add XLA kernels);
 - **a kernel with 64-bit data** (TPU kernels have no 64-bit types; gather indices, which
   are narrowed to `i32`, do not count) runs on XLA whole.
 
@@ -645,10 +652,11 @@ order (a readable one is a function argument taken in with `xla.buffer`, an `out
 `xla.zeros`), then each `ta.loop` as iotas over its domain, each load as `xla.flat_index`
 (its map and its view's shape, so the flat position is the map's indices times the
 view's row-major strides) and `xla.take`, each store as `xla.flat_index` and
-`xla.scatter` (whose result is the buffer from then on), `ta.reduce` as `xla.reduce` over
-the reduction axes, constants as `xla.constant`, arith's scalar-only casts, comparisons
-and selects as `xla.convert`, `xla.compare`, `xla.select`, and other `arith`/`math` ops
-on tensors of the domain; `xla.return` gives the written buffers. The function's types
+`xla.scatter` (whose result is the buffer from then on; an accumulating store's combines
+with the buffer, `.at[...].add(...)` in Python, repeated positions adding up),
+`ta.reduce` as `xla.reduce` over the reduction axes, constants as `xla.constant`,
+arith's scalar-only casts, comparisons and selects as `xla.convert`, `xla.compare`,
+`xla.select`, and other `arith`/`math` ops on tensors of the domain; `xla.return` gives the written buffers. The function's types
 are the call's (the arrays as `@forward` holds them); a kernel launched with arrays of
 other shapes gets a second function. Why a function and not a region of the call: one
 symbol, like the `ta.kernel` it replaces, printed once per call as today, and checked
@@ -657,8 +665,8 @@ like `func.call` (the call's types are the function's).
 `pallas_ir/lowering/emit_xla.py` prints it, one method per op, as the same Python the
 ta kernel printed as before (`tests/filecheck/lowering/ta-to-xla/` checks the four forms:
 a whole kernel, a gather before a Pallas kernel, a scatter after, a gather's row
-indices); `pallas_ir/reference/xla.py` runs it for the pallas reference, and the cost
-model and `check.py`'s index bounds read it.
+indices, and a scatter-add); `pallas_ir/reference/xla.py` runs it for the pallas
+reference, and the cost model and `check.py`'s index bounds read it.
 """)
 P(f"""## 4. `tl-to-pallas`: offsets to blocks, and the host function
 

@@ -171,8 +171,11 @@ def xla_cost(call: pallas.XlaCallOp) -> XlaCost:
         assert isinstance(t, TensorType)
         size = numpy_dtype(t.element_type).itemsize
         is_load = isinstance(op, xla.TakeOp)
-        if is_load and at.symbols:  # a gather: one element per point
+        if at.symbols:  # a gather or a scatter: one element per point
             points = math.prod(extents)
+            if isinstance(op, xla.ScatterOp) and op.combine is not None:
+                moved[True] += points * size  # it reads what it combines with
+                needed += points * size
         elif (
             kind == "kernel" and (positions := _static_positions(at, extents)) is not None
         ):

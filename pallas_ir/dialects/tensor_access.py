@@ -45,6 +45,7 @@ from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     region_def,
     result_def,
@@ -436,11 +437,21 @@ class LoadOp(IRDLOperation):
 
 @irdl_op_definition
 class StoreOp(IRDLOperation):
-    """Write one element of a buffer at an affine index.
+    """Write one element of a buffer at an affine index, or combine it with what is there.
 
     ```mlir
     ta.store %m, %out[affine_map<(d0, d1) -> (d0 * 128 + d1)>](%i, %j) : memref<8192xf32>
+    ta.store %g, %acc[affine_map<(d0, d1)[s0] -> (s0 * 64 + d1)>](%i, %j)[%row]
+        accumulate <sum> : memref<64000xf32>
     ```
+
+    Dims are loop variables; symbols are data-dependent index values (a scatter). The
+    loop's points store in row-major order: where two points store to one element the
+    later one wins. With `accumulate <sum|prod|max|min>` each point instead combines its
+    value with the element (`buf[at] = buf[at] + v`), so points that reach one element
+    all count, in any order (a scatter-add: an embedding's or a gather's backward). An
+    accumulating store reads its buffer, which must be `inout`; no Pallas idiom covers
+    one, so the tiler runs its kernel on XLA.
     """
 
     name = "ta.store"
@@ -451,12 +462,13 @@ class StoreOp(IRDLOperation):
     dims = var_operand_def(IndexType)
     symbols = var_operand_def(IndexType)
     map = prop_def(AffineMapAttr)
+    accumulate = opt_prop_def(TaReductionKindAttr)
 
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = traits_def(HasAncestor(LoopOp), MemoryWriteEffect())
     assembly_format = (
         "$value `,` $buffer `[` $map `]` `` `(` $dims `)` (`` `[` $symbols^ `]`)? "
-        "attr-dict `:` type($buffer)"
+        "(`accumulate` ` ` `<` $accumulate^ `>`)? attr-dict `:` type($buffer)"
     )
 
     def __init__(
@@ -466,13 +478,34 @@ class StoreOp(IRDLOperation):
         map: AffineMapAttr,
         dims: Sequence[SSAValue],
         symbols: Sequence[SSAValue] = (),
+        accumulate: ReductionKind | str | None = None,
     ):
-        super().__init__(operands=[value, buffer, dims, symbols], properties={"map": map})
+        super().__init__(
+            operands=[value, buffer, dims, symbols],
+            properties={
+                "map": map,
+                "accumulate": None
+                if accumulate is None
+                else TaReductionKindAttr(ReductionKind(accumulate)),
+            },
+        )
+
+    @property
+    def combine(self) -> ReductionKind | None:
+        """How the store combines with what is there (`accumulate`), or None."""
+        return None if self.accumulate is None else self.accumulate.data
 
     def verify_(self) -> None:
         # The value's type is the buffer's element type by the operand constraints.
         _verify_access(self.buffer, self.map, self.dims, self.symbols, "store")
-        _verify_buffer_role(self.buffer, WRITABLE_ROLES, "stored")
+        if self.accumulate is None:
+            _verify_buffer_role(self.buffer, WRITABLE_ROLES, "stored")
+            return
+        kind = self.accumulate.data
+        if kind.returns_index:
+            raise VerifyException(f"a store cannot accumulate with <{kind}>")
+        # It reads what is there: the buffer must come in and go out.
+        _verify_buffer_role(self.buffer, frozenset({ArgRole.INOUT}), "accumulated")
 
 
 @irdl_op_definition

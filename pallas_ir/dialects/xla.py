@@ -10,8 +10,9 @@ only), and a `ta.reduce` is an `xla.reduce` over the reduction axes.
 
 Buffers are tensors too, of the kernel's buffer shapes: `xla.buffer` takes an argument
 in, `xla.zeros` starts an `out` buffer, `xla.take` gathers from a buffer and
-`xla.scatter` gives the buffer with the stores done, both at the row-major (flat)
-positions `xla.flat_index` computes. `xla.return` gives the written buffers back.
+`xla.scatter` gives the buffer with the stores done (or accumulated), both at the
+row-major (flat) positions `xla.flat_index` computes. `xla.return` gives the written
+buffers back.
 
 ```mlir
 xla.func @flip(%x: tensor<64x64xf32>) -> tensor<64x64xf32>
@@ -78,6 +79,7 @@ from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     region_def,
     result_def,
@@ -476,11 +478,14 @@ class TakeOp(IRDLOperation):
 class ScatterOp(IRDLOperation):
     """The buffer with `value` stored at the flat positions, in row-major order over
     the domain (where two points store to one element, the later point wins, as in a
-    sequential loop).
+    sequential loop); with `accumulate <sum|prod|max|min>`, combined with the elements
+    there instead, every point counting (jnp `.at[...].add`).
 
     ```mlir
     %out_1 = xla.scatter %v, %out[%at] : tensor<64x256xf32>, tensor<16384xf32>,
         tensor<64x256xindex>
+    %acc_1 = xla.scatter %g, %acc[%at] accumulate <sum> : tensor<16x64xf32>,
+        tensor<1000x64xf32>, tensor<16x64xindex>
     ```
     """
 
@@ -490,16 +495,36 @@ class ScatterOp(IRDLOperation):
     value = operand_def(TensorType)
     buffer = operand_def(B)
     index = operand_def(TensorType)
+    accumulate = opt_prop_def(XlaReductionKindAttr)
     result = result_def(B)
 
     traits = traits_def(Pure())
     assembly_format = (
-        "$value `,` $buffer `[` $index `]` attr-dict `:` type($value) `,` "
-        "type($buffer) `,` type($index)"
+        "$value `,` $buffer `[` $index `]` (`accumulate` ` ` `<` $accumulate^ `>`)? "
+        "attr-dict `:` type($value) `,` type($buffer) `,` type($index)"
     )
 
-    def __init__(self, value: SSAValue, buffer: SSAValue, index: SSAValue):
-        super().__init__(operands=[value, buffer, index], result_types=[buffer.type])
+    def __init__(
+        self,
+        value: SSAValue,
+        buffer: SSAValue,
+        index: SSAValue,
+        accumulate: ReductionKind | None = None,
+    ):
+        super().__init__(
+            operands=[value, buffer, index],
+            result_types=[buffer.type],
+            properties={
+                "accumulate": None
+                if accumulate is None
+                else XlaReductionKindAttr(ReductionKind(accumulate))
+            },
+        )
+
+    @property
+    def combine(self) -> ReductionKind | None:
+        """How the stores combine with what is there, or None (they replace it)."""
+        return None if self.accumulate is None else self.accumulate.data
 
     def verify_(self) -> None:
         v, b, i = _tensor(self.value), _tensor(self.buffer), _tensor(self.index)
@@ -509,6 +534,10 @@ class ScatterOp(IRDLOperation):
             raise VerifyException(
                 f"xla.scatter stores {b.element_type} values shaped like the "
                 f"positions ({i}), got {v}"
+            )
+        if self.combine is not None and self.combine.returns_index:
+            raise VerifyException(
+                f"xla.scatter cannot accumulate with <{self.combine.value}>"
             )
 
 

@@ -175,12 +175,9 @@ class Kernel:
         self.symbols.append(self.op("arith.index_cast", value, IndexType()))
         return AffineExpr.symbol(len(self.symbols) - 1)
 
-    def load(self, buf: Buffer, index: AffineExpr) -> SSAValue:
-        """The element of `buf` at flat position `index`, as a value of its value
-        type (bf16 extended to f32, bool compared with 0). The map's symbols are the
+    def _access(self, index: AffineExpr) -> tuple[AffineMapAttr, list[SSAValue]]:
+        """The map of an access at flat position `index` and its symbol operands: the
         data-dependent indices `index` uses, renumbered from s0."""
-        if buf not in self.reads:
-            self.reads.append(buf)
         used = sorted(_symbols_in(index, set()))
         if used:
             renumbered = [
@@ -189,14 +186,32 @@ class Kernel:
             ]
             index = index.replace_dims_and_symbols([], renumbered)
         access = AffineMap(len(self.ivs), len(used), (index,))
-        load = LoadOp(
-            self.arg(buf),
-            AffineMapAttr(access),
-            self.ivs,
-            [self.symbols[s] for s in used],
-        )
-        v = self._insert(load)
+        return AffineMapAttr(access), [self.symbols[s] for s in used]
+
+    def load(self, buf: Buffer, index: AffineExpr) -> SSAValue:
+        """The element of `buf` at flat position `index`, as a value of its value
+        type (bf16 extended to f32, bool compared with 0). `index` may use
+        data-dependent indices (`symbol`)."""
+        if buf not in self.reads:
+            self.reads.append(buf)
+        access, symbols = self._access(index)
+        v = self._insert(LoadOp(self.arg(buf), access, self.ivs, symbols))
         return self.cast(v, buf.element, buf.value_element)
+
+    def store_at(
+        self,
+        value: SSAValue,
+        buf: Buffer,
+        index: AffineExpr,
+        accumulate: str | None = None,
+    ) -> None:
+        """Store `value` (of `buf`'s value type) into `buf` at flat position `index`,
+        which may use data-dependent indices (a scatter); with `accumulate` (a
+        ReductionKind), combine it with the element there instead."""
+        v = self.cast(value, buf.value_element, buf.element)
+        access, symbols = self._access(index)
+        store = StoreOp(v, self.arg(buf), access, self.ivs, symbols, accumulate)
+        self.builder.insert(store)
 
     def store(self, value: SSAValue, buf: Buffer, shape: Sequence[int]) -> None:
         """Store `value` into `buf`, contiguous of `shape`, at the point of the loop's
@@ -364,6 +379,25 @@ class Program:
         roles = [ArgRole.IN] * len(k.reads) + [ArgRole.OUT]
         kernel = KernelOp(k.name, [], roles, Region(k.block))
         self.kernels.append(kernel)
+        self.launches.append((k.name, [*k.reads, out]))
+
+    def scatter(
+        self,
+        shape: Sequence[int],
+        out: Buffer,
+        emit: Callable[[Kernel, Index], tuple[SSAValue, AffineExpr]],
+        accumulate: str | None = None,
+    ) -> None:
+        """A kernel over `shape` that stores, at each point, a value into `out` at a
+        position both given by `emit` (the position may depend on data, a map
+        symbol), combining it with what is there by `accumulate` if given. `out` is
+        `inout`: what the kernel does not write keeps what earlier kernels wrote."""
+        k = Kernel(self.fresh("k"), list(shape) or [1], [])
+        idx = [AffineExpr.dimension(j) for j in range(len(shape))]
+        value, index = emit(k, idx)
+        k.store_at(value, out, index, accumulate)
+        roles = [ArgRole.IN] * len(k.reads) + [ArgRole.INOUT]
+        self.kernels.append(KernelOp(k.name, [], roles, Region(k.block)))
         self.launches.append((k.name, [*k.reads, out]))
 
     def module(

@@ -19,6 +19,15 @@ from pallas_ir.dialects import xla
 from pallas_ir.dialects.common import ReductionKind
 from pallas_ir.lowering import jnp_spelling as py
 
+_SCATTER_METHODS = {
+    None: "set",
+    ReductionKind.SUM: "add",
+    ReductionKind.PROD: "multiply",
+    ReductionKind.MAX: "max",
+    ReductionKind.MIN: "min",
+}
+"""The jnp `.at[...]` update of an `xla.scatter`, by how it accumulates."""
+
 
 def _shape(value: SSAValue) -> tuple[int, ...]:
     t = value.type
@@ -119,9 +128,10 @@ class XlaFunctionPrinter:
     def _(self, op: xla.ScatterOp) -> None:
         buffer = self.name(op.buffer)
         full = py.tuple_text(_shape(op.index))
+        method = _SCATTER_METHODS[op.combine]
         text = (
             f"{buffer}.at[jnp.broadcast_to({self.name(op.index)}, {full}).reshape(-1)]"
-            f".set(jnp.broadcast_to({self.name(op.value)}, {full}).reshape(-1))"
+            f".{method}(jnp.broadcast_to({self.name(op.value)}, {full}).reshape(-1))"
         )
         later = [
             u.operation

@@ -9,11 +9,11 @@ ta reference does in numpy, op by op:
   view is its root buffer (accesses reach flat positions through the view's shape);
 - each `ta.loop`: one `xla.iota` per loop variable over the loop's domain (parallel
   dims, then reduction dims); a load is `xla.flat_index` (its map, its buffer's shape)
-  then `xla.take`, a store `xla.flat_index` then `xla.scatter`, whose result is the
-  buffer from then on; `ta.reduce` is `xla.reduce` over the reduction axes;
-  `arith`/`math` ops compute on tensors of the domain (constants are `xla.constant`,
-  arith's scalar-only casts, comparisons and selects are `xla.convert`,
-  `xla.compare`, `xla.select`);
+  then `xla.take`, a store `xla.flat_index` then `xla.scatter` (accumulating as the
+  store does), whose result is the buffer from then on; `ta.reduce` is `xla.reduce`
+  over the reduction axes; `arith`/`math` ops compute on tensors of the domain
+  (constants are `xla.constant`, arith's scalar-only casts, comparisons and selects
+  are `xla.convert`, `xla.compare`, `xla.select`);
 - `xla.return` gives the written buffers (`out`, `inout`) in argument order.
 
 The function's argument and result types are the shapes @forward holds the arrays in
@@ -151,7 +151,9 @@ class _Converter:
             take.results[0].name_hint = op.result.name_hint
             values[op.result] = take.results[0]
             return
-        scatter = xla.ScatterOp(values[op.value], self.buffers[root], at.result)
+        scatter = xla.ScatterOp(
+            values[op.value], self.buffers[root], at.result, op.combine
+        )
         scatter.result.name_hint = self.buffers[root].name_hint
         self.buffers[root] = self.add(scatter, op).results[0]
 

@@ -138,12 +138,13 @@ def replace_access(
     dims: Sequence[SSAValue],
     symbols: Sequence[SSAValue],
 ) -> Operation:
-    """`op` with a new buffer, map and operands; attributes, location and result name
-    kept. A `ta.reshape` left without users by the change is erased."""
+    """`op` with a new buffer, map and operands; attributes, location, result name and
+    a store's `accumulate` kept. A `ta.reshape` left without users by the change is
+    erased."""
     if isinstance(op, LoadOp):
         new: Operation = LoadOp(buffer, AffineMapAttr(map), dims, symbols)
     else:
-        new = StoreOp(op.value, buffer, AffineMapAttr(map), dims, symbols)
+        new = StoreOp(op.value, buffer, AffineMapAttr(map), dims, symbols, op.combine)
     new.attributes.update(op.attributes)
     new.location = op.location
     old_buffer = op.buffer

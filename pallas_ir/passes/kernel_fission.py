@@ -124,6 +124,12 @@ def _part(kernel: KernelOp, loop: LoopOp, earlier: list[LoopOp], name: str) -> _
         }
 
     reads, writes = touched([loop], LoadOp), touched([loop], StoreOp)
+    # An accumulating store reads what it combines with.
+    reads |= {
+        _arg_index(st.buffer)
+        for st in loop.walk()
+        if isinstance(st, StoreOp) and st.combine is not None
+    }
     whole = {
         _arg_index(st.buffer)
         for st in loop.walk()

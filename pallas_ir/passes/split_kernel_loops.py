@@ -6,7 +6,7 @@ next goes through a buffer, so launching them as separate kernels on the same bu
 computes the same thing. Each new kernel `@NAME_K` takes only the buffers its loop
 touches, with the role that loop needs:
 
-- read only: `in` (`prefetch` stays `prefetch`);
+- read only: `in` (`prefetch` stays `prefetch`); an accumulating store reads too;
 - written and not read: `out` when one store of the loop provably writes every element
   (its flat offset is a mixed-radix numbering of the whole buffer), or when the original
   role is `out` and no earlier loop wrote the buffer (what is left unwritten was

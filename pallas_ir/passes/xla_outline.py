@@ -499,10 +499,12 @@ def outline_index(
 
 
 def store_outlines(store: ta.StoreOp) -> bool:
-    """Whether `outline_store` applies: the store's index does not depend on data and
-    the loop does not also read the buffer it stores to (asking changes nothing)."""
+    """Whether `outline_store` applies: the store's index does not depend on data, it
+    does not accumulate (points the dense buffer would hold once may reach one element
+    several times), and the loop does not also read the buffer it stores to (asking
+    changes nothing)."""
     loop = _loop_of(store)
-    if loop is None or store.symbols:
+    if loop is None or store.symbols or store.combine is not None:
         return False
     target = ta.root_buffer(store.buffer)
     return target not in {
@@ -515,7 +517,8 @@ def outline_store(
 ) -> Outlined | None:
     """Make a store an XLA scatter launched after `kernel`: the kernel stores into a
     fresh buffer at the store's loop dims. None (nothing changed) when the store's
-    index depends on data or the kernel also reads the buffer it stores to."""
+    index depends on data, it accumulates, or the kernel also reads the buffer it
+    stores to."""
     loop = _loop_of(store)
     if loop is None or not store_outlines(store):
         return None

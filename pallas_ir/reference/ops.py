@@ -338,6 +338,16 @@ def reduce_array(
         return np.asarray(fn(v, axis=tuple(axes), keepdims=True)).astype(dtype)
 
 
+_COMBINE = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
+
+
+def combine_at(kind: ReductionKind, buffer: np.ndarray, index: Any, values: Any) -> None:
+    """`buffer[index] = buffer[index] <kind> values` in place, one element of `values`
+    at a time, so that indices that repeat all count (an accumulating store)."""
+    with np.errstate(all="ignore"):
+        _COMBINE[kind.value].at(buffer, index, values)
+
+
 def evaluate_tile(op: Operation, args: list[Any]) -> Any | None:
     """The value of a tile op shared by tl and pallas (transpose, reshape, broadcast,
     reduce, convert, select), or None if it is not one."""

@@ -4,10 +4,11 @@ A `ta.loop` is evaluated for all its points at once: every body value is a numpy
 broadcastable to the loop's domain (parallel dims, then reduction dims), loop
 variables are `arange`s along their axis, loads gather with the index maps evaluated
 on those arrays, and stores scatter in row-major (iteration) order, so when two points
-store to one element the later point wins, as in a sequential loop. `ta.reduce`
-combines over the reduction axes. This is the sequential meaning for every loop whose
-points do not read what other points of the same loop write (the tiler's parallel
-grid assumes the same).
+store to one element the later point wins, as in a sequential loop; an accumulating
+store (`accumulate <sum>`) combines every point's value with the element, repeated
+indices included (`np.add.at`). `ta.reduce` combines over the reduction axes. This is
+the sequential meaning for every loop whose points do not read what other points of
+the same loop write (the tiler's parallel grid assumes the same).
 
 Indices are checked, as torch checks them: an access outside its buffer raises
 `ReferenceError` naming the op and the index, instead of wrapping or clamping.
@@ -38,6 +39,7 @@ from pallas_ir.dialects.common import (
 from pallas_ir.reference.ops import (
     ReferenceError,
     bind_buffers,
+    combine_at,
     eval_affine,
     evaluate,
     numpy_dtype,
@@ -117,7 +119,11 @@ def _run_loop(loop_op: ta.LoopOp, env: dict[SSAValue, Any]) -> None:
             idx = _indices(op, env, buffer)
             shape = np.broadcast_shapes(*(i.shape for i in idx), np.shape(args[0]))
             idx = tuple(np.broadcast_to(i, shape) for i in idx)
-            buffer[idx] = np.broadcast_to(args[0], shape)
+            value = np.broadcast_to(args[0], shape).astype(buffer.dtype)
+            if op.combine is None:
+                buffer[idx] = value
+            else:
+                combine_at(op.combine, buffer, idx, value)
         elif isinstance(op, ta.ReduceOp):
             kind = ReductionKind(op.kind.data)
             env[op.result] = loop.reduce(kind, args[0], numpy_dtype(op.result.type))

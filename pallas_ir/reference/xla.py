@@ -4,7 +4,8 @@ Domain values are numpy arrays that broadcast to their tensors (an iota varies a
 its axis only), as in the ta reference, whose meaning an `xla.func` keeps: index
 arithmetic in int64, positions checked against the view they index (an out-of-range
 index raises `ReferenceError` naming the op), stores in row-major order over the
-domain (the later point wins). `reference/pallas.py` runs `pallas.xla_call` with it.
+domain (the later point wins; an accumulating scatter combines every point).
+`reference/pallas.py` runs `pallas.xla_call` with it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pallas_ir.dialects import xla
 from pallas_ir.dialects.common import ReductionKind
 from pallas_ir.reference.ops import (
     ReferenceError,
+    combine_at,
     eval_affine,
     evaluate,
     evaluate_tile,
@@ -71,10 +73,17 @@ def _reduce(op: xla.ReduceOp, value: Any) -> np.ndarray:
     return reduce_array(kind, v, axes, numpy_dtype(_tensor(op.result).element_type))
 
 
-def _scatter(buffer: np.ndarray, index: Any, value: Any) -> np.ndarray:
+def _scatter(
+    buffer: np.ndarray, index: Any, value: Any, combine: ReductionKind | None
+) -> np.ndarray:
     out = np.array(buffer)
     shape = np.broadcast_shapes(np.shape(index), np.shape(value))
-    out.reshape(-1)[np.broadcast_to(index, shape)] = np.broadcast_to(value, shape)
+    at = np.broadcast_to(index, shape)
+    value = np.broadcast_to(value, shape).astype(out.dtype)
+    if combine is None:
+        out.reshape(-1)[at] = value
+    else:
+        combine_at(combine, out.reshape(-1), at, value)
     return out
 
 
@@ -100,7 +109,7 @@ def _run(op: Operation, args: list[Any]) -> Any:
     if isinstance(op, xla.TakeOp):
         return np.asarray(args[0]).reshape(-1)[args[1]]
     if isinstance(op, xla.ScatterOp):
-        return _scatter(args[1], args[2], args[0])
+        return _scatter(args[1], args[2], args[0], op.combine)
     if isinstance(op, xla.ReduceOp):
         return _reduce(op, args[0])
     if (tile := evaluate_tile(op, args)) is not None:

@@ -8,6 +8,7 @@ from pallas_ir.frontend.lowerings import (  # noqa: F401  (registers the lowerin
     matmul,
     norms,
     reductions,
+    scatter,
     views,
 )
 from pallas_ir.frontend.lowerings.registry import LOWERINGS, Lowering, lower, lowers

@@ -8,6 +8,7 @@ import math
 from collections.abc import Sequence
 
 import torch
+from xdsl.ir import SSAValue
 from xdsl.ir.affine import AffineExpr
 
 from pallas_ir.frontend.kernel_builder import Kernel, Value, broadcast_index
@@ -16,15 +17,23 @@ from pallas_ir.frontend.lowerings.registry import Lowering, lowers
 aten = torch.ops.aten
 
 
-def _row_of(k: Kernel, index: Value, at: Sequence[AffineExpr], n: int, wrap: bool):
-    """A data-dependent index: the index tensor's value at `at`, as a map symbol
-    (torch's wrap of negative indices when `wrap`)."""
+def index_value(
+    k: Kernel, index: Value, at: Sequence[AffineExpr], n: int, wrap: bool
+) -> SSAValue:
+    """The index tensor's value at `at`, as i32 (torch's wrap of negative indices into
+    a dim of `n` when `wrap`)."""
     v = k.cast(index.emit(k, at), index.element, "i32")
     if wrap:
         negative = k.cmp("slt", v, k.constant(0, "i32"))
         up = k.op("arith.addi", v, k.constant(n, "i32"))
         v = k.op("arith.select", negative, up, v)
-    return k.symbol(v)
+    return v
+
+
+def _row_of(k: Kernel, index: Value, at: Sequence[AffineExpr], n: int, wrap: bool):
+    """A data-dependent index: the index tensor's value at `at`, as a map symbol
+    (torch's wrap of negative indices when `wrap`)."""
+    return k.symbol(index_value(k, index, at, n, wrap))
 
 
 @lowers(aten.embedding.default)

@@ -16,8 +16,9 @@ The policy is deterministic:
    xla-outline's plan (`outline_plan.py`), with a remark saying why: with a static
    index in a kernel that has no matrix product and no gather, the whole kernel runs on
    XLA as one fusion; otherwise the access moves to an XLA kernel and the rest is
-   tiled. A kernel with 64-bit data or a product reduction (Mosaic has none), or one no
-   tiling fits, runs on XLA whole.
+   tiled. A kernel with 64-bit data or a product reduction (Mosaic has none), with a
+   store whose index depends on data or that accumulates (a scatter, a scatter-add: no
+   block holds what its points reach), or one no tiling fits, runs on XLA whole.
 2. Legality. A loop dim's tile must be legal for every buffer dim it walks: on a lane
    (last) dim a multiple of 128, on a sublane dim a multiple of the dtype's rows (8 for
    32-bit, 16 for 16-bit, 32 for 8-bit), on a rank-1 buffer a multiple of 1024 or a

@@ -317,6 +317,10 @@ def analyse(
 ) -> Access:
     t = op.buffer.type
     assert isinstance(t, MemRefType)
+    if isinstance(op, ta.StoreOp) and op.combine is not None:
+        # Points of different grid steps may reach one element: no block of a
+        # parallel grid holds it alone.
+        raise PassError(op, "tile: accumulating stores (scatter-adds) are not tiled yet")
     if op.symbols:
         if not isinstance(op, ta.LoadOp):
             raise PassError(

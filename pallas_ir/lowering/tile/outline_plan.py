@@ -8,7 +8,8 @@ The plan asks the policy's questions in the policy's order, each about every acc
 once, on the kernel as outlining the accesses before it leaves it:
 
 1. accesses `analyse` rejects (an index that is not a loop dim plus a constant, a load
-   indexed by data that is no marked gather, a partial store), in program order;
+   indexed by data that is no marked gather, a partial store), in program order, but a
+   store that no outlining form takes (a scatter) first: it keeps the kernel on XLA;
 2. gathers indexed along a reduction dim that row DMA does not take;
 3. scalar-prefetch gathers that would relayout their table on the host: their row
    index moves to XLA, or an XLA gather takes the rows when that moves less than the
@@ -163,7 +164,15 @@ class _Planner:
                     analysed[o] = analyse(o, loop, self.storage)
                 except PassError as e:
                     rejected.append(Rejection.of(e))
-        for r in rejected:
+        # A store no XLA kernel takes alone (its index depends on data, or it
+        # accumulates) keeps the whole kernel on XLA: moving other accesses out first
+        # would only add XLA kernels.
+        unmovable = [
+            r
+            for r in rejected
+            if isinstance(r.op, ta.StoreOp) and outline_form(r.op, self.storage) is None
+        ]
+        for r in [*unmovable, *(r for r in rejected if r not in unmovable)]:
             if (whole := self.outline(r)) is not None:
                 return self.done(whole)
         for r in classify_gathers(loop, self.left(analysed)).along_reduction:

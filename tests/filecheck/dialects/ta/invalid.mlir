@@ -336,3 +336,27 @@ ta.kernel @k(%idx: memref<8xi32> {role = "in"}, %x: memref<64x128xf32> {role = "
     ta.store %v, %o[affine_map<(d0, d1) -> (d0, d1)>](%i, %j) : memref<8x128xf32>
   }
 }
+
+// -----
+
+// An accumulating store reads what is there: its buffer must be inout.
+ta.kernel @k(%idx: memref<8xi32> {role = "in"}, %x: memref<8x128xf32> {role = "in"}, %o: memref<64x128xf32> {role = "out"}) {
+  ta.loop [8, 128] (%i, %j) {
+    %r = ta.load %idx[affine_map<(d0) -> (d0)>](%i) : memref<8xi32>
+    %s = arith.index_cast %r : i32 to index
+    %v = ta.load %x[affine_map<(d0, d1) -> (d0, d1)>](%i, %j) : memref<8x128xf32>
+    // expected-error@+1 {{accumulated buffer is kernel argument #2 with role 'out'; expected 'inout'}}
+    ta.store %v, %o[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%s] accumulate <sum> : memref<64x128xf32>
+  }
+}
+
+// -----
+
+// A store combines values; it cannot accumulate positions.
+ta.kernel @k(%x: memref<8x128xf32> {role = "in"}, %o: memref<8x128xf32> {role = "inout"}) {
+  ta.loop [8, 128] (%i, %j) {
+    %v = ta.load %x[affine_map<(d0, d1) -> (d0, d1)>](%i, %j) : memref<8x128xf32>
+    // expected-error@+1 {{a store cannot accumulate with <argmax>}}
+    ta.store %v, %o[affine_map<(d0, d1) -> (d0, d1)>](%i, %j) accumulate <argmax> : memref<8x128xf32>
+  }
+}

@@ -99,6 +99,17 @@ ta.kernel @scatter(%idx: memref<64xi32> {role = "prefetch"}, %src: memref<4096xf
   }
 }
 
+// A scatter-add (an embedding's backward): every point adds its value to the row its
+// index picks, repeated indices included.
+ta.kernel @scatter_add(%idx: memref<64xi32> {role = "in"}, %grad: memref<4096xf32> {role = "in"}, %dw: memref<64000xf32> {role = "inout"}) {
+  ta.loop [64, 64] (%i, %d) {
+    %r = ta.load %idx[affine_map<(d0) -> (d0)>](%i) : memref<64xi32>
+    %row = arith.index_cast %r : i32 to index
+    %g = ta.load %grad[affine_map<(d0, d1) -> (d0 * 64 + d1)>](%i, %d) : memref<4096xf32>
+    ta.store %g, %dw[affine_map<(d0)[s0] -> (s0 * 64 + d0)>](%d)[%row] accumulate <sum> : memref<64000xf32>
+  }
+}
+
 // CHECK-LABEL: ta.kernel @embedding(%idx: memref<64xi32> {role = "prefetch"}, %table: memref<64000xf32> {role = "in"}, %out: memref<4096xf32> {role = "out"}) {
 // CHECK-NEXT:    ta.loop [64, 64] (%i, %d) {
 // CHECK-NEXT:      %r = ta.load %idx[affine_map<(d0) -> (d0)>](%i) : memref<64xi32>
@@ -117,10 +128,15 @@ ta.kernel @scatter(%idx: memref<64xi32> {role = "prefetch"}, %src: memref<4096xf
 // CHECK-NEXT:    }
 // CHECK-NEXT:  }
 
+// CHECK-LABEL: ta.kernel @scatter_add(%idx: memref<64xi32> {role = "in"}, %grad: memref<4096xf32> {role = "in"}, %dw: memref<64000xf32> {role = "inout"}) {
+// CHECK:         ta.store %g, %dw[affine_map<(d0)[s0] -> (((s0 * 64) + d0))>](%d)[%row] accumulate <sum> : memref<64000xf32>
+
 // CHECK-GENERIC-LABEL: "ta.kernel"() <{sym_name = "embedding", roles = [#ta<arg_role prefetch>, #ta<arg_role in>, #ta<arg_role out>]}> ({
 // CHECK-GENERIC:         %e = "ta.load"(%table, %d, %row) <{map = affine_map<(d0)[s0] -> (((s0 * 64) + d0))>, operandSegmentSizes = array<i32: 1, 1, 1>}> : (memref<64000xf32>, index, index) -> f32
 // CHECK-GENERIC-LABEL: "ta.kernel"() <{sym_name = "scatter", roles = [#ta<arg_role prefetch>, #ta<arg_role in>, #ta<arg_role inout>]}> ({
 // CHECK-GENERIC:         "ta.store"(%v, %dst, %d, %row) <{map = affine_map<(d0)[s0] -> (((s0 * 64) + d0))>, operandSegmentSizes = array<i32: 1, 1, 1, 1>}> : (f32, memref<64000xf32>, index, index) -> ()
+// CHECK-GENERIC-LABEL: "ta.kernel"() <{sym_name = "scatter_add"
+// CHECK-GENERIC:         "ta.store"(%g, %dw, %d, %row) <{map = affine_map<(d0)[s0] -> (((s0 * 64) + d0))>, accumulate = #ta<reduction_kind sum>, operandSegmentSizes = array<i32: 1, 1, 1, 1>}> : (f32, memref<64000xf32>, index, index) -> ()
 
 // -----
 

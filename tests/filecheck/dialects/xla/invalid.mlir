@@ -126,6 +126,18 @@ xla.func @f(%x: tensor<8xf32>) {
 
 // -----
 
+// A scatter combines values; it cannot accumulate positions.
+xla.func @f(%x: tensor<8xf32>) {
+  %b = xla.buffer %x : tensor<8xf32> to tensor<8xf32>
+  %i = xla.iota 0 : tensor<8xindex>
+  %at = xla.flat_index affine_map<(d0) -> (d0)> (%i) [] in [8] : tensor<8xindex>
+  // expected-error@+1 {{xla.scatter cannot accumulate with <argmin>}}
+  %b2 = xla.scatter %b, %b[%at] accumulate <argmin> : tensor<8xf32>, tensor<8xf32>, tensor<8xindex>
+  xla.return
+}
+
+// -----
+
 // A reduction keeps the element type (argmax/argmin give i32).
 xla.func @f() {
   %c = xla.constant 1.0 : f32 : tensor<4x8xf32>

@@ -88,6 +88,30 @@ xla.func @rows(%x: tensor<16x128xf32>) -> (tensor<16xf32>, tensor<16xi32>) {
 
 // -----
 
+// A scatter-add into a buffer taken in: rows picked by data, each point adding its
+// value (an embedding's backward).
+// CHECK-LABEL: xla.func @scatter_add(%idx: tensor<16xi32>, %g: tensor<16x64xf32>, %acc: tensor<1000x64xf32>) -> tensor<1000x64xf32> attributes {part = #xla<part kernel>} {
+// CHECK:         %acc_2 = xla.scatter %v, %acc_1[%2] accumulate <sum> : tensor<16x64xf32>, tensor<1000x64xf32>, tensor<16x64xindex>
+// CHECK-NEXT:    xla.return %acc_2 : tensor<1000x64xf32>
+// CHECK-GENERIC: "xla.scatter"(%v, %acc_1, %2) <{accumulate = #xla<reduction_kind sum>}> : (tensor<16x64xf32>, tensor<1000x64xf32>, tensor<16x64xindex>) -> tensor<1000x64xf32>
+xla.func @scatter_add(%idx: tensor<16xi32>, %g: tensor<16x64xf32>, %acc: tensor<1000x64xf32>) -> tensor<1000x64xf32> {
+  %idx_1 = xla.buffer %idx : tensor<16xi32> to tensor<16xi32>
+  %g_1 = xla.buffer %g : tensor<16x64xf32> to tensor<16x64xf32>
+  %acc_1 = xla.buffer %acc : tensor<1000x64xf32> to tensor<1000x64xf32>
+  %i = xla.iota 0 : tensor<16x64xindex>
+  %j = xla.iota 1 : tensor<16x64xindex>
+  %0 = xla.flat_index affine_map<(d0, d1) -> (d0)> (%i, %j) [] in [16] : tensor<16x64xindex>
+  %r = xla.take %idx_1[%0] : tensor<16xi32>, tensor<16x64xindex> -> tensor<16x64xi32>
+  %s = xla.convert %r : tensor<16x64xi32> to tensor<16x64xindex>
+  %1 = xla.flat_index affine_map<(d0, d1) -> (d0, d1)> (%i, %j) [] in [16, 64] : tensor<16x64xindex>
+  %v = xla.take %g_1[%1] : tensor<16x64xf32>, tensor<16x64xindex> -> tensor<16x64xf32>
+  %2 = xla.flat_index affine_map<(d0, d1)[s0] -> (s0, d1)> (%i, %j) [%s] in [1000, 64] : tensor<16x64xindex>
+  %acc_2 = xla.scatter %v, %acc_1[%2] accumulate <sum> : tensor<16x64xf32>, tensor<1000x64xf32>, tensor<16x64xindex>
+  xla.return %acc_2 : tensor<1000x64xf32>
+}
+
+// -----
+
 // A function that writes nothing returns nothing; an index argument's buffer.
 // CHECK-LABEL: xla.func @nothing(%x: tensor<8xi32>) attributes {part = #xla<part scatter>} {
 // CHECK-NEXT:    %xb = xla.buffer %x : tensor<8xi32> to tensor<2x4xi32>

@@ -95,7 +95,7 @@ ta.kernel @one(%x: memref<64x128xf32> {role = "in"}, %out: memref<64x128xf32> {r
 // CHECK-LABEL: ta.kernel @one(
 
 // STATS: split-kernel-loops
-// STATS-NEXT:   3 kernels split
+// STATS-NEXT:   4 kernels split
 
 // -----
 
@@ -115,3 +115,27 @@ ta.kernel @halves(%x: memref<64x128xf32> {role = "in"}, %y: memref<128x128xf32> 
 }
 // CHECK-LABEL: ta.kernel @halves_0(%x: memref<64x128xf32> {role = "in"}, %y: memref<128x128xf32> {role = "inout"})
 // CHECK-LABEL: ta.kernel @halves_1(%x: memref<64x128xf32> {role = "in"}, %y: memref<128x128xf32> {role = "inout"})
+
+// -----
+
+// An accumulating store reads what it combines with: its buffer stays `inout`, even
+// where the store reaches every element of it (a plain store there would make it `out`).
+// expected-remark@+1 {{split-kernel-loops: split @copy_then_add into 2 kernels, one per loop: @copy_then_add_0, @copy_then_add_1}}
+ta.kernel @copy_then_add(%x: memref<64x128xf32> {role = "in"}, %y: memref<64x128xf32> {role = "inout"}) {
+  ta.loop [64, 128] (%i, %j) {
+    %v = ta.load %x[affine_map<(d0, d1) -> (d0, d1)>](%i, %j) : memref<64x128xf32>
+    ta.store %v, %y[affine_map<(d0, d1) -> (d0, d1)>](%i, %j) : memref<64x128xf32>
+  }
+  ta.loop [64, 128] (%i, %j) {
+    %v = ta.load %x[affine_map<(d0, d1) -> (d0, d1)>](%i, %j) : memref<64x128xf32>
+    ta.store %v, %y[affine_map<(d0, d1) -> (d0, d1)>](%i, %j) accumulate <sum> : memref<64x128xf32>
+  }
+}
+func.func @forward(%x: memref<64x128xf32>) -> memref<64x128xf32> {
+  %y = ta.alloc : memref<64x128xf32>
+  ta.launch @copy_then_add(%x, %y) : memref<64x128xf32>, memref<64x128xf32>
+  func.return %y : memref<64x128xf32>
+}
+// CHECK-LABEL: ta.kernel @copy_then_add_0(%x: memref<64x128xf32> {role = "in"}, %y: memref<64x128xf32> {role = "out"})
+// CHECK-LABEL: ta.kernel @copy_then_add_1(%x: memref<64x128xf32> {role = "in"}, %y: memref<64x128xf32> {role = "inout"})
+// CHECK:         ta.store %v, %y[affine_map<(d0, d1) -> (d0, d1)>](%i, %j) accumulate <sum> : memref<64x128xf32>

@@ -147,3 +147,49 @@ func.func @forward(%x: memref<64x128xf32>, %w: memref<128x128xf32>) -> memref<64
   ta.launch @varies(%x, %w, %out, %o2) : memref<64x128xf32>, memref<128x128xf32>, memref<64x128xf32>, memref<64xf32>
   func.return %out : memref<64x128xf32>
 }
+// -----
+
+// A scatter-add (an embedding's backward: rows picked by data, repeated ones adding
+// up): no Pallas idiom stores at a data-dependent place, and nothing else needs Pallas,
+// so the kernel runs on XLA whole, as one fusion.
+// CHECK-LABEL: ta.kernel @scatter_add(
+// CHECK-SAME:      attributes {target = #ta<target xla>}
+// CHECK:         ta.store %g, %dw[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %d)[%row] accumulate <sum> : memref<1000x128xf32>
+ta.kernel @scatter_add(%idx: memref<64xi32> {role = "in"}, %grad: memref<64x128xf32> {role = "in"}, %dw: memref<1000x128xf32> {role = "inout"}) {
+  ta.loop [64, 128] (%i, %d) {
+    %r = ta.load %idx[affine_map<(d0, d1) -> (d0)>](%i, %d) : memref<64xi32>
+    %row = arith.index_cast %r : i32 to index
+    %g = ta.load %grad[affine_map<(d0, d1) -> (d0, d1)>](%i, %d) : memref<64x128xf32>
+    // expected-remark@+1 {{tile: accumulating stores (scatter-adds) are not tiled yet; @scatter_add runs on XLA as one fusion (moving only the access to XLA would write and read it once more)}}
+    ta.store %g, %dw[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %d)[%row] accumulate <sum> : memref<1000x128xf32>
+  }
+}
+func.func @forward(%idx: memref<64xi32>, %grad: memref<64x128xf32>, %dw: memref<1000x128xf32>) -> memref<1000x128xf32> {
+  ta.launch @scatter_add(%idx, %grad, %dw) : memref<64xi32>, memref<64x128xf32>, memref<1000x128xf32>
+  func.return %dw : memref<1000x128xf32>
+}
+// -----
+
+// A scatter of gathered rows (dw[idx[i]] += w[perm[i] + 1]): the store keeps the kernel on
+// XLA whatever else moves, so the plan moves nothing first (an XLA gather or an XLA
+// computation of the row indices would only add a kernel) and the kernel runs on XLA
+// whole, its gather included.
+// CHECK-LABEL: ta.kernel @scatter_rows(
+// CHECK-SAME:      attributes {target = #ta<target xla>}
+// CHECK-NOT:   ta.kernel
+// CHECK-NOT:   xla_access
+ta.kernel @scatter_rows(%idx: memref<64xi32> {role = "in"}, %perm: memref<64xi32> {role = "in"}, %w: memref<500x128xf32> {role = "in"}, %dw: memref<1000x128xf32> {role = "inout"}) {
+  ta.loop [64, 128] (%i, %d) {
+    %p = ta.load %perm[affine_map<(d0, d1) -> (d0)>](%i, %d) : memref<64xi32>
+    %prow = arith.index_cast %p : i32 to index
+    %g = ta.load %w[affine_map<(d0, d1)[s0] -> (s0 + 1, d1)>](%i, %d)[%prow] : memref<500x128xf32>
+    %r = ta.load %idx[affine_map<(d0, d1) -> (d0)>](%i, %d) : memref<64xi32>
+    %row = arith.index_cast %r : i32 to index
+    // expected-remark@+1 {{tile: accumulating stores (scatter-adds) are not tiled yet; @scatter_rows runs on XLA}}
+    ta.store %g, %dw[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %d)[%row] accumulate <sum> : memref<1000x128xf32>
+  }
+}
+func.func @forward(%idx: memref<64xi32>, %perm: memref<64xi32>, %w: memref<500x128xf32>, %dw: memref<1000x128xf32>) -> memref<1000x128xf32> {
+  ta.launch @scatter_rows(%idx, %perm, %w, %dw) : memref<64xi32>, memref<64xi32>, memref<500x128xf32>, memref<1000x128xf32>
+  func.return %dw : memref<1000x128xf32>
+}
