@@ -112,11 +112,24 @@ def cost_report(module: ModuleOp, inputs=None):
     return _report(module, inputs)
 
 
-def compile(fn, example_inputs, *, chip: str = "v5e", interpret: bool | None = None):
+def compile(
+    fn,
+    example_inputs,
+    *,
+    chip: str = "v5e",
+    interpret: bool | None = None,
+    runtime_checks: bool = True,
+):
     """A torch function as Pallas kernels (see `pallas_ir.compiler`); imports torch."""
     from pallas_ir.compiler import compile as compile_torch
 
-    return compile_torch(fn, example_inputs, chip=chip, interpret=interpret)
+    return compile_torch(
+        fn,
+        example_inputs,
+        chip=chip,
+        interpret=interpret,
+        runtime_checks=runtime_checks,
+    )
 
 
 def __getattr__(name: str):

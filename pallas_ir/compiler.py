@@ -66,9 +66,9 @@ def _with_state_as_inputs(fn: Callable, names: list[str], n_inputs: int) -> Call
     return call
 
 
-def _effective_strides(t: torch.Tensor) -> tuple[int, ...]:
+def _effective_strides(shape: Sequence[int], stride: Sequence[int]) -> tuple[int, ...]:
     """The strides that place elements (a dim of size 1 has none that matters)."""
-    return tuple(s if n > 1 else 0 for n, s in zip(t.shape, t.stride()))
+    return tuple(s if n > 1 else 0 for n, s in zip(shape, stride, strict=True))
 
 
 def _word_input(plan: InputPlan) -> Callable[[jax.Array], jax.Array]:
@@ -83,6 +83,16 @@ def _word_input(plan: InputPlan) -> Callable[[jax.Array], jax.Array]:
     return lambda x: x
 
 
+def _outside_int32(words: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """Whether an int64 input (as its int32 words, low first) holds a value outside
+    int32, and the low and high words of one that does."""
+    pairs = words.reshape(-1, 2)
+    low, high = pairs[:, 0], pairs[:, 1]
+    outside = high != jnp.right_shift(low, 31)  # not the sign extension of the low word
+    first = jnp.argmax(outside)
+    return outside.any(), low[first], high[first]
+
+
 class CompiledFunction:
     """Torch tensors in, torch tensors out, through the emitted Pallas module."""
 
@@ -92,20 +102,22 @@ class CompiledFunction:
         example_inputs: Sequence[torch.Tensor],
         chip: str = "v5e",
         interpret: bool | None = None,
+        runtime_checks: bool = True,
     ):
         self._fn = fn
         self._n_inputs = len(example_inputs)
         self._state = _state_names(fn)
         self._traceable = _with_state_as_inputs(fn, self._state, self._n_inputs)
         examples = [*example_inputs, *self._live_state()]
-        traced = torch_to_ta(self._traceable, examples)
+        traced = torch_to_ta(self._traceable, examples, runtime_checks)
         module = traced.module
         self._plans = traced.inputs
         self._constants = traced.constants
         self._results = traced.results
         self._copy_back = traced.copy_back
         self._returns_sequence = traced.returns_sequence
-        self.computes = bool(traced.copy_back) or any(
+        self._checks = traced.checks
+        self.computes = bool(traced.copy_back or traced.checks) or any(
             isinstance(r, KernelOutput) for r in traced.results
         )
         self.ir: dict[str, str] = {"ta": str(module)}
@@ -122,14 +134,22 @@ class CompiledFunction:
         self.module = module
         self.source = pallas_ir.emit_python(module)
         self.chip = chip
+        self.runtime_checks = runtime_checks
         self.interpret = (not _on_tpu()) if interpret is None else interpret
         forward = functools.partial(
             exec_source(self.source)["forward"], interpret=self.interpret
         )
         conversions = [_word_input(p) for p in self._plans]
+        wide = [
+            i
+            for i, p in enumerate(self._plans)
+            if p.dtype == torch.int64 and runtime_checks
+        ]
+        self._wide_inputs = wide
 
         def program(*args):
-            return forward(*[c(a) for c, a in zip(conversions, args, strict=True)])
+            out = forward(*[c(a) for c, a in zip(conversions, args, strict=True)])
+            return out, [_outside_int32(args[i]) for i in wide]
 
         # Traced and compiled by XLA at the first call; later calls reuse it.
         self._forward = jax.jit(program)
@@ -160,6 +180,10 @@ class CompiledFunction:
             what = self._what(i)
             if not isinstance(t, torch.Tensor):
                 raise UnsupportedError(what, f"expected a tensor, got {type(t).__name__}")
+            if t.layout != torch.strided or t.device.type != "cpu":
+                raise UnsupportedError(
+                    what, f"expected a dense CPU tensor, got {t.layout} on {t.device}"
+                )
             if t.dtype != plan.dtype:
                 raise UnsupportedError(
                     what, f"compiled for dtype {plan.dtype}, called with {t.dtype}"
@@ -169,15 +193,14 @@ class CompiledFunction:
                     what,
                     f"compiled for shape {list(plan.shape)}, called with {list(t.shape)}",
                 )
-            example = torch.empty_strided(plan.shape, plan.stride, device="meta")
-            if _effective_strides(t) != _effective_strides(example):
+            if _effective_strides(t.shape, t.stride()) != _effective_strides(
+                plan.shape, plan.stride
+            ):
                 raise UnsupportedError(
                     what,
                     f"compiled for strides {plan.stride}, called with {t.stride()} "
                     "(a different memory layout: compile again for it)",
                 )
-            if t.device.type != "cpu":
-                raise UnsupportedError(what, f"expected a CPU tensor, got {t.device}")
 
     def _host(self, t: torch.Tensor, plan: InputPlan) -> jax.Array:
         """The array @forward's program takes for `t` (no copy where numpy can view)."""
@@ -198,13 +221,23 @@ class CompiledFunction:
             args = [
                 self._host(t, p) for t, p in zip(everything, self._plans, strict=True)
             ]
-            out = self._forward(*args)
+            out, ranges = self._forward(*args)
+            for i, (outside, low, high) in zip(self._wide_inputs, ranges, strict=True):
+                if bool(outside):  # a value the kernels' int32 would wrap
+                    value = (int(high) << 32) | (int(low) & 0xFFFFFFFF)
+                    raise UnsupportedError(
+                        self._what(i),
+                        f"holds the int64 value {value}, outside the int32 range the "
+                        "kernels compute int64 data in",
+                    )
             outs = out if isinstance(out, tuple | list) else (out,)
             computed = [torch.from_dlpack(jax.block_until_ready(o)) for o in outs]
 
         def value(r: KernelOutput) -> torch.Tensor:
             return computed[r.index].to(r.dtype)
 
+        for check in self._checks:  # before any input is written
+            check.raise_if_failed(computed)
         with torch.no_grad():  # the epilogue of an in-place write
             for i, new in self._copy_back:
                 tensors[i].copy_(value(new))
@@ -234,7 +267,10 @@ class CompiledFunction:
         key = tuple(t.requires_grad for t in tensors)
         if key not in self._differentiable:
             graph = functools.partial(
-                CompiledGraph, chip=self.chip, interpret=self.interpret
+                CompiledGraph,
+                chip=self.chip,
+                interpret=self.interpret,
+                runtime_checks=self.runtime_checks,
             )
             self._differentiable[key] = aot_function(
                 self._traceable,
@@ -264,6 +300,7 @@ class CompiledGraph:
         *,
         chip: str = "v5e",
         interpret: bool | None = None,
+        runtime_checks: bool = True,
         on_unsupported: Callable | None = None,
     ):
         self.gm = gm
@@ -272,6 +309,7 @@ class CompiledGraph:
         self._boxed_call = True
         self.chip = chip
         self.interpret = interpret
+        self.runtime_checks = runtime_checks
         self.on_unsupported = on_unsupported
         self.compiled: dict[tuple, Callable] = {}
 
@@ -279,7 +317,9 @@ class CompiledGraph:
         graph = specialised(self.gm, args)
         tensors = [a for a in args if isinstance(a, torch.Tensor)]
         try:
-            compiled = CompiledFunction(graph, tensors, self.chip, self.interpret)
+            compiled = CompiledFunction(
+                graph, tensors, self.chip, self.interpret, self.runtime_checks
+            )
         except UnsupportedError as e:
             if self.on_unsupported is None:
                 raise
@@ -326,7 +366,11 @@ def compile(
     *,
     chip: str = "v5e",
     interpret: bool | None = None,
+    runtime_checks: bool = True,
 ) -> CompiledFunction:
     """Compile `fn`, specialised on the shapes, dtypes and strides of `example_inputs`.
-    `interpret=None` runs in interpret mode where there is no TPU."""
-    return CompiledFunction(fn, example_inputs, chip, interpret)
+    `interpret=None` runs in interpret mode where there is no TPU. With
+    `runtime_checks` (the default) the program checks its indices and int64 inputs
+    and the call raises (IndexError, UnsupportedError) where eager would compute with
+    them; off, nothing is checked and such a call is undefined."""
+    return CompiledFunction(fn, example_inputs, chip, interpret, runtime_checks)

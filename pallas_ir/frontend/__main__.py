@@ -50,7 +50,14 @@ def main(argv: list[str] | None = None) -> int:
     if not path or not name:
         print("error: expected script.py:function", file=sys.stderr)
         return 1
-    fn = runpy.run_path(path).get(name)
+    try:
+        fn = runpy.run_path(path).get(name)
+    except OSError as e:  # no such file, a directory, unreadable
+        print(f"error: cannot read {path}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    except Exception as e:  # noqa: BLE001 - the user's script failed to run
+        print(f"error: running {path}: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
     if not callable(fn):
         print(f"error: {path} defines no function '{name}'", file=sys.stderr)
         return 1

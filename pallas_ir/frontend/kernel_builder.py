@@ -327,6 +327,19 @@ def unreduced(idx: Index, dims: Sequence[int], rank: int) -> list[AffineExpr]:
     return [const(0) if d in dims else next(it) for d in range(rank)]
 
 
+@dataclass(frozen=True)
+class Check:
+    """A condition the program checks on its data at run time (an index inside its
+    dim): two scalar buffers the program returns, 1 when any element failed and the
+    largest failing value, and the error the call raises when one did."""
+
+    failed: Buffer
+    worst: Buffer
+    error: type[Exception]
+    message: str
+    """The error's message, `{value}` where the failing value goes."""
+
+
 @dataclass
 class Program:
     """The kernels built so far and the launches of @forward, in order."""
@@ -339,6 +352,39 @@ class Program:
     iotas: dict[int, Buffer] = field(default_factory=dict[int, Buffer])
     """Constant inputs 0 .. n-1 (i32): a position along a dim as a value, at any
     index expression (`cat`, `arange`), by a load."""
+    checking: bool = True
+    """Whether `check` adds its kernels (run-time checks on: the default)."""
+    checks: list[Check] = field(default_factory=list[Check])
+
+    def check(
+        self,
+        value: Value,
+        failing: Callable[[Kernel, SSAValue], SSAValue],
+        error: type[Exception],
+        message: str,
+    ) -> None:
+        """Check every element of `value` when the program runs: `failing(k, v)` is
+        the i1 condition of a bad element `v`. Two reductions over all of `value`
+        write whether any failed and the largest failing value; the host raises
+        `error` when one did."""
+        if not self.checking:
+            return
+        element = value.element
+        lowest = -(2**31) if element == "i32" else -math.inf
+
+        def failed(k: Kernel, idx: Index) -> SSAValue:
+            return k.cast(failing(k, value.emit(k, idx)), "i1", "i32")
+
+        def worst(k: Kernel, idx: Index) -> SSAValue:
+            v = value.emit(k, idx)
+            return k.op("arith.select", failing(k, v), v, k.constant(lowest, element))
+
+        dims = list(range(len(value.shape)))
+        flag = Buffer.holding(self.fresh("failed"), (), "i32")
+        largest = Buffer.holding(self.fresh("worst"), (), element)
+        self.kernel(Value(value.shape, failed, "i32"), flag, dims, "max")
+        self.kernel(Value(value.shape, worst, element), largest, dims, "max")
+        self.checks.append(Check(flag, largest, error, message))
 
     def fresh(self, stem: str) -> str:
         self.count += 1

@@ -180,6 +180,28 @@ class TracedProgram:
     into the input after the call, as AOTAutograd's mutation epilogue does."""
     returns_sequence: bool
     """The function returns a tuple or list (of any length), not one tensor."""
+    checks: list[RuntimeCheck]
+    """What the host checks after each call, before anything is copied back."""
+
+
+@dataclass(frozen=True)
+class RuntimeCheck:
+    """A check the program computes (`Program.check`): where its two results are, and
+    the error the call raises when it failed."""
+
+    failed: KernelOutput
+    worst: KernelOutput
+    error: type[Exception]
+    message: str
+
+    def raise_if_failed(self, computed: Sequence[torch.Tensor]) -> None:
+        if int(computed[self.failed.index]):
+            value = computed[self.worst.index].item()
+            raise self.error(self.message.replace("{value}", str(value)))
+
+
+_TORCH_OF = {"i32": torch.int32, "f32": torch.float32}
+"""The torch dtype of a check's results."""
 
 
 def _copy(t: torch.Tensor) -> torch.Tensor:
@@ -209,19 +231,27 @@ def _view_of_input(node, inputs: Sequence[torch.fx.Node]) -> InputView | None:
     return InputView(list(inputs).index(node), tuple(reversed(views)))
 
 
-def torch_to_ta(fn: Callable, example_inputs: Sequence[torch.Tensor]) -> TracedProgram:
-    """The ta module for `fn` on `example_inputs`, and how the host calls it."""
-    for t in example_inputs:
+def torch_to_ta(
+    fn: Callable, example_inputs: Sequence[torch.Tensor], runtime_checks: bool = True
+) -> TracedProgram:
+    """The ta module for `fn` on `example_inputs`, and how the host calls it; with
+    `runtime_checks`, the program checks its indices (`Program.check`)."""
+    for i, t in enumerate(example_inputs):
         if not isinstance(t, torch.Tensor) or t.dtype not in DTYPES:
+            got = t.dtype if isinstance(t, torch.Tensor) else type(t).__name__
             raise UnsupportedError(
-                "input",
-                "inputs are float32, bfloat16, int32, int64 or bool tensors, got "
-                f"{getattr(t, 'dtype', type(t))}",
+                f"input {i}",
+                f"inputs are float32, bfloat16, int32, int64 or bool tensors, got {got}",
+            )
+        if t.layout != torch.strided or t.device.type != "cpu":
+            raise UnsupportedError(
+                f"input {i}",
+                f"inputs are dense CPU tensors, got a {t.layout} tensor on {t.device}",
             )
     # The trace runs the function: on copies, so inputs it writes in place (a batch
     # norm's running statistics) change only when the compiled program is called.
     graph = trace_to_aten(fn, [_copy(t) for t in example_inputs])
-    prog = Program()
+    prog = Program(checking=runtime_checks)
     env: dict[object, Value | float | int] = {}
     inputs: list[InputPlan] = []
     buffers: list[Buffer] = []
@@ -308,6 +338,14 @@ def torch_to_ta(fn: Callable, example_inputs: Sequence[torch.Tensor]) -> TracedP
         view = _view_of_input(r, [*placeholders, *constants])
         results.append(view if view is not None else store(r))
     copy_back = [(i, store(value)) for i, value in writes]
+    checks = []
+    for check in prog.checks:
+        for b in (check.failed, check.worst):
+            buffers.append(b)
+            outputs.append(b)
+            stored.append(KernelOutput(len(stored), _TORCH_OF[b.value_element]))
+        failed, worst = stored[-2:]
+        checks.append(RuntimeCheck(failed, worst, check.error, check.message))
     host_inputs = buffers[: len(inputs)]
     for n, buf in prog.iotas.items():  # passed after the captured constants
         host_inputs.append(buf)
@@ -315,7 +353,7 @@ def torch_to_ta(fn: Callable, example_inputs: Sequence[torch.Tensor]) -> TracedP
         constant_values.append(torch.arange(n, dtype=torch.int32))
     module = prog.module(host_inputs, buffers[len(inputs) - len(prog.iotas) :], outputs)
     return TracedProgram(
-        module, inputs, constant_values, results, copy_back, returns_sequence
+        module, inputs, constant_values, results, copy_back, returns_sequence, checks
     )
 
 

@@ -30,6 +30,27 @@ def index_value(
     return v
 
 
+def check_in_range(c: Lowering, index: Value, n: int, wrap: bool, dim: int) -> None:
+    """The call raises IndexError, as eager does, when an element of `index` is
+    outside a dim of size `n`: [-n, n) where negative indices wrap, else [0, n).
+    Without the check a gather would read another row (interpret mode clamps) or, on a
+    TPU, DMA from outside the table."""
+    low = -n if wrap else 0
+
+    def failing(k: Kernel, v: SSAValue) -> SSAValue:
+        below = k.cmp("slt", v, k.constant(low, "i32"))
+        above = k.cmp("sge", v, k.constant(n, "i32"))
+        return k.op("arith.ori", below, above)
+
+    c.prog.check(
+        index,
+        failing,
+        IndexError,
+        f"{c.target}: index {{value}} is out of bounds for dimension {dim} with size "
+        f"{n} (at {c.where})",
+    )
+
+
 def _row_of(k: Kernel, index: Value, at: Sequence[AffineExpr], n: int, wrap: bool):
     """A data-dependent index: the index tensor's value at `at`, as a map symbol
     (torch's wrap of negative indices when `wrap`)."""
@@ -40,6 +61,7 @@ def _row_of(k: Kernel, index: Value, at: Sequence[AffineExpr], n: int, wrap: boo
 def embedding(c: Lowering, args) -> Value:
     weight, index = args[0], args[1]
     n = len(index.shape)
+    check_in_range(c, index, weight.shape[0], False, 0)
 
     def emit(k, idx):
         row = _row_of(k, index, idx[:n], weight.shape[0], False)
@@ -51,6 +73,7 @@ def embedding(c: Lowering, args) -> Value:
 @lowers(aten.index_select.default)
 def index_select(c: Lowering, args) -> Value:
     x, dim, index = args[0], int(args[1]) % len(args[0].shape), args[2]
+    check_in_range(c, index, x.shape[dim], False, dim)
 
     def emit(k, idx):
         row = _row_of(k, index, [idx[dim]], x.shape[dim], False)
@@ -62,6 +85,7 @@ def index_select(c: Lowering, args) -> Value:
 @lowers(aten.gather.default)
 def gather(c: Lowering, args) -> Value:
     x, dim, index = args[0], int(args[1]) % len(args[0].shape), args[2]
+    check_in_range(c, index, x.shape[dim], False, dim)
 
     def emit(k, idx):
         row = _row_of(k, index, list(idx), x.shape[dim], False)
@@ -86,6 +110,8 @@ def index(c: Lowering, args) -> Value:
     n_kept = len(x.shape) - len(indexed)
     n_bcast = len(shape) - n_kept
     bcast_shape = shape[at : at + n_bcast]
+    for d in indexed:
+        check_in_range(c, indices[d], x.shape[d], True, d)
 
     def emit(k, idx):
         bcast = idx[at : at + n_bcast]

@@ -16,7 +16,7 @@ into it, the second loops over the written points, loads each index (a map symbo
 stores, or accumulates with `ta.store ... accumulate <sum>`, the source element at the
 position it gives, the buffer `inout`. The tiler runs that kernel on XLA (a scatter or
 a scatter-add inside the same program). Negative `index_put` indices wrap as torch
-wraps them; indices out of range are not checked here.
+wraps them; an index out of range makes the call raise IndexError (`check_in_range`).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from pallas_ir.frontend.kernel_builder import (
     remap,
     storage_value,
 )
-from pallas_ir.frontend.lowerings.indexing import index_value
+from pallas_ir.frontend.lowerings.indexing import check_in_range, index_value
 from pallas_ir.frontend.lowerings.registry import Lowering, lowers
 
 aten = torch.ops.aten
@@ -110,6 +110,8 @@ def index_put(c: Lowering, args) -> Value:
     points = (*kept_shape[:lead], *bcast, *kept_shape[lead:])
     if math.prod(points) == 0:
         return base
+    for d in indexed:
+        check_in_range(c, indices[d], base.shape[d], True, d)
     element = c.element
 
     def index_at(k: Kernel, d: int, at: Index) -> SSAValue:
@@ -226,6 +228,7 @@ def scatter(c: Lowering, args) -> Value:
     dim %= rank
     if math.prod(index.shape) == 0:
         return base
+    check_in_range(c, index, base.shape[dim], False, dim)
     element = c.element
 
     def source(k: Kernel, q: Index) -> SSAValue:

@@ -1,0 +1,224 @@
+"""Unusual but legal inputs through `pallas_ir.compile` and `torch.compile`: the same
+answer as eager, or the same exception, or a clear error; never a silent wrong result."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+import pallas_ir
+
+
+def _table() -> torch.Tensor:
+    return torch.randn(16, 8, generator=torch.Generator().manual_seed(0))
+
+
+TABLE = _table()
+SQUARE = TABLE.t().repeat(2, 1)  # 16 x 16
+
+INDEXING = {
+    "embedding": lambda i: F.embedding(i, TABLE),
+    "index_select": lambda i: TABLE.index_select(0, i),
+    "w[i]": lambda i: TABLE[i],
+    "gather": lambda i: SQUARE.gather(1, i.view(-1, 1).expand(-1, 3)),
+    "index_put": lambda i: TABLE.index_put((i,), torch.ones(i.shape[0], 8)),
+    "index_add": lambda i: TABLE.index_add(0, i, torch.ones(i.shape[0], 8)),
+    "scatter_add": lambda i: SQUARE.scatter_add(
+        1, i.view(-1, 1).expand(-1, 3), torch.ones(i.shape[0], 3)
+    ),
+}
+
+
+@pytest.mark.parametrize("bad", [100, 5000, -101, 2**31 - 1, 16, -17])
+@pytest.mark.parametrize("name", list(INDEXING))
+def test_an_index_out_of_range_raises_index_error(name: str, bad: int) -> None:
+    """Compiled on good indices, called with one bad one: eager raises, and so does
+    the compiled call (IndexError naming the op and the value), where before it read
+    a clamped or another row's element."""
+    fn = INDEXING[name]
+    good = torch.tensor([3, 0, 15, 7] * 4)
+    compiled = pallas_ir.compile(fn, [good])
+    torch.testing.assert_close(compiled(good), fn(good))
+    indices = good.clone()
+    indices[5] = bad
+    with pytest.raises((IndexError, RuntimeError)):
+        fn(indices)
+    with pytest.raises(
+        IndexError, match=rf"aten\.\w+\.\w+: index {bad} is out of bounds"
+    ):
+        compiled(indices)
+
+
+def test_negative_indices_that_wrap_are_not_errors() -> None:
+    fn = INDEXING["w[i]"]
+    indices = torch.tensor([-16, -1, 3, 0] * 4)
+    compiled = pallas_ir.compile(fn, [indices.abs() % 16])
+    torch.testing.assert_close(compiled(indices), fn(indices))
+
+
+def test_index_checks_can_be_turned_off() -> None:
+    """`runtime_checks=False`: no check kernels (the module has fewer outputs)."""
+    fn, good = INDEXING["embedding"], torch.tensor([3, 0, 15, 7] * 4)
+    checked = pallas_ir.compile(fn, [good])
+    unchecked = pallas_ir.compile(fn, [good], runtime_checks=False)
+    torch.testing.assert_close(unchecked(good), fn(good))
+    assert unchecked.source.count("pallas_call") < checked.source.count("pallas_call")
+
+
+def test_torch_compile_raises_index_error_too() -> None:
+    torch._dynamo.reset()
+    fn = torch.compile(INDEXING["embedding"], backend="pallas_ir")
+    fn(torch.tensor([1, 2]))
+    with pytest.raises(IndexError, match="index 100 is out of bounds"):
+        fn(torch.tensor([1, 100]))
+
+
+@pytest.mark.parametrize("value", [2**40, -(2**31) - 1, 2**31])
+def test_an_int64_input_outside_int32_is_an_error(value: int) -> None:
+    """Kernels compute int64 data in int32: a value they would wrap is an error
+    (before: 2**40 became 0); the int32 extremes themselves are fine."""
+    x = torch.tensor([1, 2, 3, 4] * 32)
+    compiled = pallas_ir.compile(lambda a: a.clamp(-5, 5), [x])
+    edges = torch.tensor([-(2**31), 2**31 - 1] * 64)
+    torch.testing.assert_close(compiled(edges), edges.clamp(-5, 5))
+    x[7] = value
+    with pytest.raises(
+        pallas_ir.UnsupportedError, match=f"input 0: holds the int64 value {value}"
+    ):
+        compiled(x)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: torch.arange(4).view(4, 1).expand(4, 8),
+        lambda: (torch.arange(4).view(4, 1) > 1).expand(4, 8),
+        lambda: torch.arange(64).view(8, 8)[:, ::2],
+        lambda: torch.arange(64).view(8, 8).t(),
+        lambda: (torch.arange(64).view(8, 8) % 3 == 0)[1:, 2:5],
+    ],
+    ids=[
+        "expanded_int64",
+        "expanded_bool",
+        "sliced_int64",
+        "transposed_int64",
+        "sliced_bool",
+    ],
+)
+@pytest.mark.parametrize("api", ["pallas_ir.compile", "torch.compile"])
+def test_strided_int64_and_bool_inputs(make, api: str) -> None:
+    x = make()
+
+    def fn(a):
+        return a + 1 if a.dtype != torch.bool else ~a
+
+    torch._dynamo.reset()
+    run = (
+        pallas_ir.compile(fn, [x])
+        if api == "pallas_ir.compile"
+        else torch.compile(fn, backend="pallas_ir")
+    )
+    torch.testing.assert_close(run(x), fn(x))
+
+
+def test_a_gather_by_a_sliced_index_tensor() -> None:
+    """`w[idx[:, :4]]` (a sliced int64 input) crashed with setStorage out of bounds."""
+    idx = torch.randint(0, 16, (4, 8), generator=torch.Generator().manual_seed(1))
+    compiled = pallas_ir.compile(lambda i: TABLE[i], [idx[:, :4]])
+    torch.testing.assert_close(compiled(idx[:, :4]), TABLE[idx[:, :4]])
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        ((), r"call: compiled for 1 inputs, called with 0"),
+        ((torch.ones(4), torch.ones(4)), r"call: compiled for 1 inputs, called with 2"),
+        ((np.ones(4, np.float32),), r"input 0: expected a tensor, got ndarray"),
+        ((1.5,), r"input 0: expected a tensor, got float"),
+        (
+            (torch.ones(4).to_sparse(),),
+            r"input 0: expected a dense CPU tensor, got torch.sparse_coo",
+        ),
+    ],
+)
+def test_a_bad_call_is_a_clear_error(args, says: str) -> None:
+    compiled = pallas_ir.compile(lambda a: a * 2, [torch.ones(4)])
+    with pytest.raises(pallas_ir.UnsupportedError, match=says):
+        compiled(*args)
+
+
+@pytest.mark.parametrize(
+    ("inputs", "says"),
+    [
+        (
+            [np.ones(4, np.float32)],
+            r"input 0: inputs are float32, .* tensors, got ndarray",
+        ),
+        ([2.0], r"input 0: inputs are float32, .* tensors, got float"),
+        (
+            [torch.ones(4).to_sparse()],
+            r"input 0: inputs are dense CPU tensors, got a torch.sparse_coo",
+        ),
+        ([torch.ones(4), torch.ones(4)], r"trace: .*expected 1 arguments but got 2"),
+    ],
+)
+def test_bad_example_inputs_are_a_clear_error(inputs, says: str) -> None:
+    with pytest.raises(pallas_ir.UnsupportedError, match=says):
+        pallas_ir.compile(lambda a: a * 2, inputs)
+
+
+def test_a_failed_compile_leaves_the_inputs_untouched() -> None:
+    """The trace runs on copies: a compile that fails has not written to the
+    user's tensor (before: `x.add_(1)` left it at +2)."""
+    x = torch.zeros(8, 128)
+
+    def fn(a):
+        a.add_(1)
+        return torch.cumsum(a, 0)  # no lowering: the compile fails
+
+    with pytest.raises(pallas_ir.UnsupportedError, match="cumsum"):
+        pallas_ir.compile(fn, [x])
+    assert x.eq(0).all()
+
+
+def test_a_one_element_tuple_stays_a_tuple() -> None:
+    x = torch.ones(8, 128)
+    for fn in (lambda a: (a + 1,), lambda a: [a + 1]):
+        got = pallas_ir.compile(fn, [x])(x)
+        assert isinstance(got, tuple) and len(got) == 1
+        torch.testing.assert_close(got[0], x + 1)
+    assert isinstance(pallas_ir.compile(lambda a: a + 1, [x])(x), torch.Tensor)
+
+
+def test_the_frontend_cli_says_when_the_file_is_missing(tmp_path) -> None:
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pallas_ir.frontend",
+            f"{tmp_path}/missing.py:fn",
+            "--shapes",
+            "f32[4]",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 1
+    assert (
+        run.stderr.strip()
+        == f"error: cannot read {tmp_path}/missing.py: No such file or directory"
+    )
+
+
+def test_no_warning_escapes_for_supported_programs() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compiled = pallas_ir.compile(lambda a: a * 2, [torch.ones(4)])
+    torch.testing.assert_close(compiled(torch.ones(4)), torch.full((4,), 2.0))
