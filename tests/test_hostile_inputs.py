@@ -3,6 +3,7 @@ answer as eager, or the same exception, or a clear error; never a silent wrong r
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import warnings
@@ -13,6 +14,8 @@ import torch
 import torch.nn.functional as F
 
 import pallas_ir
+from pallas_ir.check import arg_specs
+from pallas_ir.tpu_check import aot_compile_many
 
 
 def _table() -> torch.Tensor:
@@ -222,3 +225,84 @@ def test_no_warning_escapes_for_supported_programs() -> None:
         warnings.simplefilter("error")
         compiled = pallas_ir.compile(lambda a: a * 2, [torch.ones(4)])
     torch.testing.assert_close(compiled(torch.ones(4)), torch.full((4,), 2.0))
+
+
+def _int64(*values: int) -> torch.Tensor:
+    return torch.tensor(list(values) * 32)
+
+
+WRAPS = {
+    "x * 4": (lambda a: a * 4, _int64(1, 2, 2**31 - 1, 4), "aten.mul.Tensor"),
+    "x + 1": (lambda a: a + 1, _int64(1, 2, 2**31 - 1, 4), "aten.add.Tensor"),
+    "x - 2": (lambda a: a - 2, _int64(1, 2, -(2**31) + 1, 4), "aten.sub.Tensor"),
+    "x * y": (lambda a: a * (a + 3), _int64(1, 2, 50000, 4), "aten.mul.Tensor"),
+    "-x": (lambda a: -a, _int64(1, 2, -(2**31), 4), "aten.neg.default"),
+    "float to int64": (
+        lambda a: (a.float() * 1e5).to(torch.int64),
+        _int64(1, 2, 30000, 4),
+        "aten._to_copy.default",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(WRAPS))
+def test_int64_arithmetic_that_would_wrap_is_an_error(name: str) -> None:
+    """int64 data is int32 in kernels: a result outside int32 is an error at the
+    call (before: a silent wrap), and in-range data computes as eager does."""
+    fn, wrapping, op = WRAPS[name]
+    small = _int64(1, 2, 3, 4)
+    compiled = pallas_ir.compile(fn, [small])
+    torch.testing.assert_close(compiled(small), fn(small))
+    with pytest.raises(pallas_ir.UnsupportedError, match=rf"{re.escape(op)}: .*int32"):
+        compiled(wrapping)
+
+
+def test_comparisons_with_constants_beyond_int32() -> None:
+    """`x > 2**31` on int64 data (inside int32: checked at the boundary) has the
+    same answer for every element; before, the constant wrapped."""
+    x = _int64(-(2**31), -1, 0, 2**31 - 1)
+    for fn in (
+        lambda a: a > 2**31,
+        lambda a: a <= 2**40,
+        lambda a: a == -(2**35),
+        lambda a: a != 2**33,
+        lambda a: a.float() < 2**40,
+    ):
+        torch.testing.assert_close(pallas_ir.compile(fn, [x])(x), fn(x))
+    with pytest.raises(pallas_ir.UnsupportedError, match="int64 constant 1099511627776"):
+        pallas_ir.compile(lambda a: a + 2**40, [x])
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [lambda a, b: a // b, lambda a, b: a % b, lambda a, b: torch.fmod(a, b)],
+    ids=["floor_divide", "remainder", "fmod"],
+)
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+def test_integer_division_by_zero_raises(fn, dtype) -> None:
+    a = torch.arange(-64, 64, dtype=dtype)
+    b = torch.tensor([3, -2, 5, 7] * 32, dtype=dtype)
+    compiled = pallas_ir.compile(fn, [a, b])
+    torch.testing.assert_close(compiled(a, b), fn(a, b))
+    b[9] = 0
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        fn(a, b)
+    with pytest.raises(
+        ZeroDivisionError, match=r"aten\.\w+\.\w+: integer division by zero"
+    ):
+        compiled(a, b)
+
+
+def test_check_kernels_aot_compile_for_v5e() -> None:
+    """The check kernels (index bounds, int64 overflow, float-to-int64 range,
+    divisor) lower and compile for a v5e like every other kernel."""
+    modules = [
+        pallas_ir.compile(INDEXING["embedding"], [torch.tensor([3, 0, 15, 7] * 4)]),
+        pallas_ir.compile(WRAPS["x * y"][0], [_int64(1, 2, 3, 4)]),
+        pallas_ir.compile(WRAPS["float to int64"][0], [_int64(1, 2, 3, 4)]),
+        pallas_ir.compile(lambda a, b: a // b, [_int64(1, 2, 3, 4), _int64(1, 2, 3, 4)]),
+    ]
+    results = aot_compile_many(
+        [(m.source, arg_specs(m.module)) for m in modules], chip="v5e"
+    )
+    assert all(r.ok for r in results), [r.message for r in results if not r.ok]

@@ -336,8 +336,16 @@ class Check:
     failed: Buffer
     worst: Buffer
     error: type[Exception]
-    message: str
-    """The error's message, `{value}` where the failing value goes."""
+    op: str
+    reason: str
+    """Why the call fails, `{value}` where the failing value goes."""
+    where: str
+
+    def exception(self, value: object) -> Exception:
+        reason = self.reason.replace("{value}", str(value))
+        if issubclass(self.error, UnsupportedError):
+            return self.error(self.op, reason, self.where)
+        return self.error(f"{self.op}: {reason} (at {self.where})")
 
 
 @dataclass
@@ -358,33 +366,35 @@ class Program:
 
     def check(
         self,
-        value: Value,
-        failing: Callable[[Kernel, SSAValue], SSAValue],
+        bad: Value,
+        shown: Value,
         error: type[Exception],
-        message: str,
+        op: str,
+        reason: str,
+        where: str,
     ) -> None:
-        """Check every element of `value` when the program runs: `failing(k, v)` is
-        the i1 condition of a bad element `v`. Two reductions over all of `value`
-        write whether any failed and the largest failing value; the host raises
-        `error` when one did."""
+        """Check `bad` (an i1 value) when the program runs: two reductions over all of
+        it write whether any element is bad and the largest of `shown` (a value of
+        the same shape) where one is; the host raises `error` ("op: reason (at
+        where)", `{value}` in `reason` the largest bad one) when one was."""
         if not self.checking:
             return
-        element = value.element
+        element = shown.element
         lowest = -(2**31) if element == "i32" else -math.inf
 
         def failed(k: Kernel, idx: Index) -> SSAValue:
-            return k.cast(failing(k, value.emit(k, idx)), "i1", "i32")
+            return k.cast(bad.emit(k, idx), "i1", "i32")
 
         def worst(k: Kernel, idx: Index) -> SSAValue:
-            v = value.emit(k, idx)
-            return k.op("arith.select", failing(k, v), v, k.constant(lowest, element))
+            v, lo = shown.emit(k, idx), k.constant(lowest, element)
+            return k.op("arith.select", bad.emit(k, idx), v, lo)
 
-        dims = list(range(len(value.shape)))
+        dims = list(range(len(bad.shape)))
         flag = Buffer.holding(self.fresh("failed"), (), "i32")
         largest = Buffer.holding(self.fresh("worst"), (), element)
-        self.kernel(Value(value.shape, failed, "i32"), flag, dims, "max")
-        self.kernel(Value(value.shape, worst, element), largest, dims, "max")
-        self.checks.append(Check(flag, largest, error, message))
+        self.kernel(Value(bad.shape, failed, "i32"), flag, dims, "max")
+        self.kernel(Value(bad.shape, worst, element), largest, dims, "max")
+        self.checks.append(Check(flag, largest, error, op, reason, where))
 
     def fresh(self, stem: str) -> str:
         self.count += 1

@@ -44,6 +44,7 @@ from pallas_ir.affine_analysis import row_major_strides
 from pallas_ir.frontend.kernel_builder import (
     DTYPES,
     Buffer,
+    Check,
     Program,
     UnsupportedError,
     Value,
@@ -187,17 +188,15 @@ class TracedProgram:
 @dataclass(frozen=True)
 class RuntimeCheck:
     """A check the program computes (`Program.check`): where its two results are, and
-    the error the call raises when it failed."""
+    what the call raises when it failed."""
 
     failed: KernelOutput
     worst: KernelOutput
-    error: type[Exception]
-    message: str
+    check: Check
 
     def raise_if_failed(self, computed: Sequence[torch.Tensor]) -> None:
         if int(computed[self.failed.index]):
-            value = computed[self.worst.index].item()
-            raise self.error(self.message.replace("{value}", str(value)))
+            raise self.check.exception(computed[self.worst.index].item())
 
 
 _TORCH_OF = {"i32": torch.int32, "f32": torch.float32}
@@ -345,7 +344,7 @@ def torch_to_ta(
             outputs.append(b)
             stored.append(KernelOutput(len(stored), _TORCH_OF[b.value_element]))
         failed, worst = stored[-2:]
-        checks.append(RuntimeCheck(failed, worst, check.error, check.message))
+        checks.append(RuntimeCheck(failed, worst, check))
     host_inputs = buffers[: len(inputs)]
     for n, buf in prog.iotas.items():  # passed after the captured constants
         host_inputs.append(buf)

@@ -3,6 +3,7 @@
 
 from pallas_ir.frontend.lowerings import (  # noqa: F401  (registers the lowerings)
     creation,
+    data_checks,
     elementwise,
     indexing,
     matmul,

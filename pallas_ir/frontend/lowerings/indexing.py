@@ -37,17 +37,24 @@ def check_in_range(c: Lowering, index: Value, n: int, wrap: bool, dim: int) -> N
     TPU, DMA from outside the table."""
     low = -n if wrap else 0
 
-    def failing(k: Kernel, v: SSAValue) -> SSAValue:
+    def outside(k: Kernel, idx) -> SSAValue:
+        v = k.cast(index.emit(k, idx), index.element, "i32")
         below = k.cmp("slt", v, k.constant(low, "i32"))
         above = k.cmp("sge", v, k.constant(n, "i32"))
         return k.op("arith.ori", below, above)
 
+    as_i32 = Value(
+        index.shape,
+        lambda k, idx: k.cast(index.emit(k, idx), index.element, "i32"),
+        "i32",
+    )
     c.prog.check(
-        index,
-        failing,
+        Value(index.shape, outside, "i1"),
+        as_i32,
         IndexError,
-        f"{c.target}: index {{value}} is out of bounds for dimension {dim} with size "
-        f"{n} (at {c.where})",
+        str(c.target),
+        f"index {{value}} is out of bounds for dimension {dim} with size {n}",
+        c.where,
     )
 
 

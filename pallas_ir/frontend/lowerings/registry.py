@@ -40,6 +40,44 @@ def lowers(*targets) -> Callable[[LoweringFn], LoweringFn]:
     return register
 
 
+CheckFn = Callable[["Lowering", list[Any], "Value"], None]
+
+CHECKS: dict[Any, list[CheckFn]] = {}
+"""ATen op overload → run-time checks its lowered value needs (`Program.check`)."""
+
+WIDE_CONSTANTS: dict[Any, LoweringFn] = {}
+"""ATen op overload → its lowering when a Python int argument is outside int32 (which
+kernels compute int64 data in): a comparison's answer, or an UnsupportedError."""
+
+
+def checks(*targets) -> Callable[[CheckFn], CheckFn]:
+    """Register the decorated function as a run-time check of `targets`' results,
+    called with the lowering context, the arguments and the lowered value."""
+
+    def register(fn: CheckFn) -> CheckFn:
+        for target in targets:
+            CHECKS.setdefault(target, []).append(fn)
+        return fn
+
+    return register
+
+
+def lowers_wide_constants(*targets) -> Callable[[LoweringFn], LoweringFn]:
+    """Register the decorated function as the lowering of `targets` when an argument
+    is a Python int outside int32."""
+
+    def register(fn: LoweringFn) -> LoweringFn:
+        for target in targets:
+            WIDE_CONSTANTS[target] = fn
+        return fn
+
+    return register
+
+
+def _wide(a: Any) -> bool:
+    return isinstance(a, int) and not isinstance(a, bool) and not -(2**31) <= a < 2**31
+
+
 @dataclass
 class Lowering:
     """What a lowering knows of the op it converts: the graph node (for its result's
@@ -110,4 +148,11 @@ def lower(
         val = node.meta.get("val")
         element = DTYPES.get(val.dtype, "f32") if isinstance(val, torch.Tensor) else "f32"
     ctx = Lowering(prog, node, target, dict(kwargs), shape, element, buffers)
-    return fn(ctx, args)
+    wide = WIDE_CONSTANTS.get(target)
+    if wide is not None and any(_wide(a) for a in args):
+        return wide(ctx, args)
+    value = fn(ctx, args)
+    if prog.checking and isinstance(value, Value):
+        for check in CHECKS.get(target, ()):
+            check(ctx, args, value)
+    return value
