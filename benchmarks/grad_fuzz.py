@@ -5,15 +5,15 @@
                                    [--program-timeout 120]
 
 The generator is tests/test_grad_properties.py's (pallas_ir.frontend.grad_fuzz): matrix
-products, element-wise math, softmax, norms, reductions, views and gathers on float32
-inputs, some requiring grad. Each program runs forward, then the sum of squares of its
-outputs backward; its outputs and every input's gradient are compared with eager. A
-fraction (--direct) also runs through `pallas_ir.compile(fn, inputs)`, which raises
-instead of falling back. Prints each mismatch, failure, fallback (the ops the backend
-ran in eager PyTorch) and UnsupportedError with the program's source and seed, then a
-summary that counts the ops run eagerly and the ops unsupported; exits 1 on a mismatch
-or failure. A program with no result in --program-timeout seconds is a failure (a
-hang).
+products, element-wise math, softmax, norms, reductions, views, gathers and attention
+on float32 inputs, some requiring grad. Each program runs forward, then the sum of
+squares of its outputs backward; its outputs and every input's gradient are compared
+with eager. A fraction (--direct) also runs through `pallas_ir.compile(fn, inputs)`,
+which raises instead of falling back. Prints each mismatch, failure, fallback (the ops
+the backend ran in eager PyTorch) and UnsupportedError with the program's source and
+seed, then a summary that counts the ops run eagerly and the ops unsupported and shows
+the slowest program (compile time included); exits 1 on a mismatch or failure. A
+program with no result in --program-timeout seconds is a failure (a hang).
 """
 
 from __future__ import annotations
@@ -82,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     choose = random.Random(0)
     end = time.time() + args.seconds
     runs = failures = with_fallback = direct_runs = unsupported = 0
+    slowest: tuple[float, int, str] = (0.0, 0, "")
     fallen_back: collections.Counter[str] = collections.Counter()
     raised: collections.Counter[str] = collections.Counter()
 
@@ -92,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     while time.time() < end:
         p = strategy.example()
         seed = runs
+        start = time.time()
         runs += 1
         signal.alarm(args.program_timeout)  # a hang is a finding too
         try:
@@ -135,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{(str(e).strip().splitlines() or [''])[0][:400]}"
             )
         signal.alarm(0)
+        slowest = max(slowest, (time.time() - start, seed, p.source()))
         sys.stdout.flush()
     print(
         f"{runs} programs ({direct_runs} also through pallas_ir.compile), "
@@ -145,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  run eagerly by torch.compile, in {count} programs: {op}")
     for op, count in raised.most_common():
         print(f"  unsupported by pallas_ir.compile, in {count} programs: {op}")
+    seconds, seed, source = slowest
+    print(f"slowest program: {seconds:.1f} s (seed {seed})\n{source}", end="")
     return 1 if failures else 0
 
 
