@@ -33,6 +33,7 @@ from pallas_ir.frontend.torch_to_ta import (
     InputPlan,
     InputView,
     KernelOutput,
+    MathAttention,
     frontend_decompositions,
 )
 from pallas_ir.registry import default_pipeline
@@ -279,7 +280,8 @@ class CompiledFunction:
                 partition_fn=min_cut_rematerialization_partition,
                 decompositions=frontend_decompositions(),
             )
-        out = self._differentiable[key](*tensors)
+        with MathAttention():  # the first call traces
+            out = self._differentiable[key](*tensors)
         return tuple(out) if isinstance(out, tuple | list) else (out,)
 
     def cost_report(self):

@@ -30,10 +30,9 @@ from torch._functorch.partitioners import min_cut_rematerialization_partition
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.operator_support import OperatorSupportBase
 
-from pallas_ir.compiler import CompiledFunction, CompiledGraph, specialised
-from pallas_ir.compiler import compile as compile_torch
+from pallas_ir.compiler import CompiledGraph, specialised
 from pallas_ir.frontend import UnsupportedError, check_node, trace_to_aten
-from pallas_ir.frontend.torch_to_ta import frontend_decompositions
+from pallas_ir.frontend.torch_to_ta import MathAttention, frontend_decompositions
 
 
 class _Compilable(OperatorSupportBase):
@@ -52,29 +51,30 @@ class _Compilable(OperatorSupportBase):
 
 
 class _CompiledPartition(torch.nn.Module):
-    """A partition of the ATen graph, run by its compiled Pallas module."""
+    """A partition of the ATen graph, compiled to a Pallas module at its first call
+    for the tensors it is called with (an eager op before it may hand over other
+    strides than the trace saw), once per signature."""
 
-    def __init__(self, compiled: CompiledFunction):
+    def __init__(self, sub: torch.fx.GraphModule, graph: CompiledGraph):
         super().__init__()
-        self.compiled = compiled
+        self.graph = graph
+        (output,) = [n for n in sub.graph.nodes if n.op == "output"]
+        self.returns_sequence = isinstance(output.args[0], tuple | list)
 
     def forward(self, *tensors: torch.Tensor):
-        return self.compiled(*tensors)
-
-
-def _example(graph: torch.fx.GraphModule, node: torch.fx.Node) -> torch.Tensor:
-    """A real tensor like the traced value of `node` (shape, strides, dtype)."""
-    if node.op == "get_attr":  # a constant the trace captured: itself
-        return getattr(graph, str(node.target))
-    val = node.meta["val"]
-    return torch.empty_strided(val.shape, val.stride(), dtype=val.dtype).zero_()
+        out = self.graph(list(tensors))
+        return out if self.returns_sequence else out[0]
 
 
 def partition(
-    gm: torch.fx.GraphModule, inputs: Sequence[torch.Tensor]
+    gm: torch.fx.GraphModule,
+    inputs: Sequence[torch.Tensor],
+    compiled: Callable[[torch.fx.GraphModule], CompiledGraph] = CompiledGraph,
 ) -> tuple[torch.fx.GraphModule, list[str]]:
     """`gm` as an ATen graph whose compilable ops run as Pallas modules (one per
-    partition) and the rest eagerly, and a line for each op that runs eagerly."""
+    partition, `compiled(partition)`, by default a `CompiledGraph` that raises when
+    the pipeline rejects it) and the rest eagerly, and a line for each op that runs
+    eagerly."""
     aten = trace_to_aten(gm, inputs)
     support = _Compilable()
     partitioner = CapabilityBasedPartitioner(
@@ -83,16 +83,9 @@ def partition(
     split = partitioner.fuse_partitions(partitioner.propose_partitions())
     eager = [str(e) for e in support.rejected.values()]
     for node in list(split.graph.nodes):
-        if node.op != "call_module":
-            continue
-        sub = getattr(split, str(node.target))
-        examples = [_example(split, a) for a in node.args]  # type: ignore[arg-type]
-        try:
-            setattr(
-                split, str(node.target), _CompiledPartition(compile_torch(sub, examples))
-            )
-        except UnsupportedError as e:  # the partition as a whole: eager, said once
-            eager.append(str(e))
+        if node.op == "call_module":
+            sub = getattr(split, str(node.target))
+            setattr(split, str(node.target), _CompiledPartition(sub, compiled(sub)))
     split.recompile()
     return split, eager
 
@@ -133,8 +126,12 @@ def _split_or_eager(
 ) -> Callable:
     """What runs a graph that does not compile whole: split around the ops that do
     not compile, or, when even that fails, the graph in eager PyTorch."""
+
+    def compiled(part: torch.fx.GraphModule) -> CompiledGraph:
+        return _GuardedGraph(part, notice=notice, split=False)
+
     try:
-        split, eager = partition(graph, inputs)
+        split, eager = partition(graph, inputs, compiled)
     except Exception as e:  # noqa: BLE001 - the backend never raises: eager instead
         notice.warn([f"the whole graph ({error}; splitting it: {_failure(e)})"])
         return graph.forward
@@ -142,15 +139,32 @@ def _split_or_eager(
     return split.forward
 
 
-class _GuardedGraph(CompiledGraph):
-    """A `CompiledGraph` that never raises: whatever fails at compile time runs the
-    graph in eager PyTorch, said in the warning."""
+def _eager(
+    notice: _EagerNotice,
+    graph: torch.fx.GraphModule,
+    inputs: Sequence[torch.Tensor],
+    error: UnsupportedError,
+) -> Callable:
+    """A partition the pipeline rejects as a whole runs eagerly, said once."""
+    notice.warn([str(error)])
+    return graph.forward
 
-    def __init__(self, gm, example_inputs=(), *, notice: _EagerNotice):
+
+class _GuardedGraph(CompiledGraph):
+    """A `CompiledGraph` that never raises: a graph that does not compile whole is
+    split around its ops that do not (`split`; a partition is not split again), and
+    whatever else fails at compile time runs the graph in eager PyTorch, said in the
+    warning."""
+
+    def __init__(
+        self, gm, example_inputs=(), *, notice: _EagerNotice, split: bool = True
+    ):
         super().__init__(
             gm,
             example_inputs,
-            on_unsupported=functools.partial(_split_or_eager, notice),
+            on_unsupported=functools.partial(
+                _split_or_eager if split else _eager, notice
+            ),
         )
         self.notice = notice
 
@@ -177,7 +191,8 @@ def pallas_ir_backend(
         decompositions=frontend_decompositions(),
     )
     try:
-        return backend(gm, example_inputs)
+        with MathAttention():  # AOTAutograd traces the joint graph here
+            return backend(gm, example_inputs)
     except Exception as e:  # noqa: BLE001 - the backend never raises
         notice.warn([f"the whole graph (AOTAutograd: {_failure(e)})"])
         return gm.forward

@@ -3,9 +3,9 @@
 reductions, views, gathers; float32 inputs, some requiring grad) run forward, then the
 sum of squares of their outputs backward, through `torch.compile(backend="pallas_ir")`
 and `pallas_ir.compile`; every output and every input's gradient must match eager, and
-the backward graph must compile (no op run in eager PyTorch but the scatters of
-`PENDING`). Bounded and derandomized here; `benchmarks/grad_fuzz.py` runs the same
-generator (attention included) for as long as it is asked."""
+the backward graph must compile (no op run in eager PyTorch). Bounded and
+derandomized here; `benchmarks/grad_fuzz.py` runs the same generator for as long as it
+is asked."""
 
 from __future__ import annotations
 
@@ -28,21 +28,16 @@ from pallas_ir.frontend.grad_fuzz import (
 
 EAGER = "pallas_ir: these ops run in eager PyTorch, the rest as Pallas kernels: "
 
-PENDING = {"aten.slice_scatter.default", "aten.index_put.default"}
-"""Ops of the backward graphs of slices and gathers (a slice's gradient is a
-`slice_scatter` into zeros, a gather's an accumulating `index_put`) that the frontend
-does not lower yet, so the backend runs them eagerly: the only ops allowed to. Empty
-this set when the scatter lowerings land."""
+PENDING: set[str] = set()
+"""Ops of the backward graphs the frontend does not lower yet, so the backend runs
+them eagerly: the only ops allowed to (none today: a slice's gradient, a
+`slice_scatter`, and a gather's, an accumulating `index_put`, both compile)."""
 
 SEEDS = st.integers(0, 2**16)
 
-# BUG (the lead fixes it in frontend_decompositions): core ATen's decomposition of
-# aten._scaled_dot_product_flash_attention_for_cpu returns the attention weights where
-# the op returns its logsumexp, and AOTAutograd saves that for the op's backward
-# (run eagerly): every gradient of F.scaled_dot_product_attention on 4-d inputs is
-# wrong (Inductor excludes that decomposition). Drawn again once it is fixed; the
-# benchmark draws it.
-ATTENTION = False
+ATTENTION = True
+"""Draw `F.scaled_dot_product_attention` (traced as its math form, `MathAttention`:
+core ATen's decomposition of the CPU flash kernel gave wrong gradients)."""
 
 
 def _under_torch_compile(p: GradProgram, seed: int) -> tuple[list[str], set, list]:

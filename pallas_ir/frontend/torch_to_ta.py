@@ -38,6 +38,7 @@ from torch.func import functionalize
 from torch.fx.experimental.proxy_tensor import make_fx
 from torch.fx.proxy import _register_stack_trace_anchor  # private; pinned torch
 from torch.fx.traceback import preserve_node_meta
+from torch.overrides import TorchFunctionMode
 from xdsl.dialects.builtin import ModuleOp
 
 from pallas_ir.affine_analysis import row_major_strides
@@ -70,8 +71,25 @@ _DECOMPOSE = [
 
 def frontend_decompositions() -> dict:
     """The ATen decompositions the frontend traces with (core ATen, and the ops of
-    `_DECOMPOSE`); AOTAutograd traces the forward and backward graphs with them too."""
-    return {**core_aten_decompositions(), **get_decompositions(_DECOMPOSE)}
+    `_DECOMPOSE`); AOTAutograd traces the forward and backward graphs with them too.
+    Not the CPU flash attention's: its second result is not the logsumexp its
+    backward reads (torch says Inductor must leave it out); attention is traced as
+    its math form instead (`MathAttention`)."""
+    decompositions = {**core_aten_decompositions(), **get_decompositions(_DECOMPOSE)}
+    decompositions.pop(aten._scaled_dot_product_flash_attention_for_cpu.default, None)
+    return decompositions
+
+
+class MathAttention(TorchFunctionMode):
+    """While tracing, `F.scaled_dot_product_attention` is its math form (matmuls, a
+    masked softmax), which differentiates through ops the frontend lowers, rather than
+    a fused CPU kernel whose backward has no lowering."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is torch._C._nn.scaled_dot_product_attention:
+            return aten._scaled_dot_product_attention_math.default(*args, **kwargs)[0]
+        return func(*args, **kwargs)
 
 
 def trace_to_aten(
@@ -110,7 +128,8 @@ def _traced(trace: Callable, example_inputs: Sequence[torch.Tensor]):
     """`trace` run on the inputs; a program the tracer cannot follow (a value read back
     to Python with `.item()`, control flow on data) is an UnsupportedError."""
     try:
-        return trace(*example_inputs)
+        with MathAttention():
+            return trace(*example_inputs)
     except UnsupportedError:
         raise
     except Exception as e:  # the tracer's reason, first line, and the cause chained
