@@ -33,6 +33,7 @@ import torch
 from hypothesis.errors import NonInteractiveExampleWarning
 
 import pallas_ir
+from pallas_ir.dynamo import EAGER_NOTICE
 from pallas_ir.frontend.grad_fuzz import (
     build,
     forward_backward,
@@ -40,8 +41,6 @@ from pallas_ir.frontend.grad_fuzz import (
     make_inputs,
     mismatches,
 )
-
-EAGER = "pallas_ir: these ops run in eager PyTorch, the rest as Pallas kernels: "
 
 
 def _dynamo(p, seed):
@@ -52,7 +51,9 @@ def _dynamo(p, seed):
         got = forward_backward(
             torch.compile(build(p), backend="pallas_ir"), make_inputs(p, seed)
         )
-    fallbacks = [str(w.message) for w in caught if str(w.message).startswith(EAGER)]
+    fallbacks = [
+        str(w.message) for w in caught if str(w.message).startswith(EAGER_NOTICE)
+    ]
     return mismatches(p, got, seed), fallbacks
 
 
@@ -104,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
                     {
                         op.split(":")[0]
                         for f in fallbacks
-                        for op in f[len(EAGER) :].split("; ")
+                        for op in f[len(EAGER_NOTICE) :].split("; ")
                     }
                 )
                 print(f"FALLBACK (seed {seed})\n{p.source()}  " + "\n  ".join(fallbacks))

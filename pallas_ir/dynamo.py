@@ -34,6 +34,9 @@ from pallas_ir.compiler import CompiledGraph, specialised
 from pallas_ir.frontend import UnsupportedError, check_node, trace_to_aten
 from pallas_ir.frontend.torch_to_ta import MathAttention, frontend_decompositions
 
+EAGER_NOTICE = "pallas_ir: these ops run in eager PyTorch, the rest as Pallas kernels: "
+"""How the one warning of a graph with eager ops begins; the ops follow, `; `-separated."""
+
 
 class _Compilable(OperatorSupportBase):
     """The ATen nodes the frontend compiles; the reasons for the others, kept."""
@@ -104,8 +107,7 @@ class _EagerNotice:
             return
         self.said.update(new)
         warnings.warn(
-            "pallas_ir: these ops run in eager PyTorch, the rest as Pallas kernels: "
-            + "; ".join(new),
+            EAGER_NOTICE + "; ".join(new),
             stacklevel=3,
         )
 

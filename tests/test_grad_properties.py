@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pallas_ir
+from pallas_ir.dynamo import EAGER_NOTICE
 from pallas_ir.frontend.grad_fuzz import (
     GradProgram,
     Input,
@@ -25,8 +26,6 @@ from pallas_ir.frontend.grad_fuzz import (
     make_inputs,
     mismatches,
 )
-
-EAGER = "pallas_ir: these ops run in eager PyTorch, the rest as Pallas kernels: "
 
 PENDING: set[str] = set()
 """Ops of the backward graphs the frontend does not lower yet, so the backend runs
@@ -51,8 +50,10 @@ def _under_torch_compile(p: GradProgram, seed: int) -> tuple[list[str], set, lis
         warnings.simplefilter("always")
         for s in (seed, seed + 1):
             found += mismatches(p, forward_backward(compiled, make_inputs(p, s)), s)
-    said = [str(w.message) for w in caught if str(w.message).startswith(EAGER)]
-    eager = {line.split(":")[0] for s in said for line in s[len(EAGER) :].split("; ")}
+    said = [str(w.message) for w in caught if str(w.message).startswith(EAGER_NOTICE)]
+    eager = {
+        line.split(":")[0] for s in said for line in s[len(EAGER_NOTICE) :].split("; ")
+    }
     return found, eager, said
 
 
