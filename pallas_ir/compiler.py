@@ -164,9 +164,12 @@ class CompiledFunction:
         return [state[n] for n in self._state]
 
     def _what(self, i: int) -> str:
+        """How a message names @forward's input `i`."""
         if i < self._n_inputs:
             return f"input {i}"
-        return f"{self._state[i - self._n_inputs]} of the module"
+        if i < self._n_inputs + len(self._state):
+            return f"{self._state[i - self._n_inputs]} of the module"
+        return f"a tensor the function captured ({i - self._n_inputs} after the inputs)"
 
     def _guard(self, tensors: Sequence[object]) -> None:
         """The call's tensors are like the example inputs, or an UnsupportedError
