@@ -52,6 +52,7 @@ PASS_HELPERS = frozenset(
         "pallas_ir.passes",
         "pallas_ir.passes.report",
         "pallas_ir.passes.kernel_fission",
+        "pallas_ir.passes.options",
         "pallas_ir.passes.access_rewrites",
         "pallas_ir.passes.xla_outline",
     }

@@ -879,7 +879,11 @@ P(f"""## 5. The HBM traffic model
 - **Minimum.** Each input element the kernel's loads actually select (the union, over the
   blocks visited, of what their indexers pick from each block) read once, plus each
   output element written once; for a bound, the selected elements per block times the
-  fetches. Wrapper copies never count toward the minimum.
+  fetches. Wrapper copies never count toward the minimum. The union is counted per
+  distinct block, never per array element: a block's selected elements inside the array
+  from prefix sums of its selection (blocks whose starts differ by whole blocks never
+  overlap), and element-offset windows that may overlap merged in block-sized cells, so a
+  65536 × 65536 add is modelled as fast as a small one.
 - **Wrapper copies.** XLA ops on the host between kernels: each `pallas.reshape` that
   changes the last two dims (an HBM relayout) and each `pallas.convert` (e.g. int64
   indices to int32) counts as a full read and a full write of its array. (The `pallas`

@@ -352,19 +352,68 @@ def _touched_elements(
     shape: Sequence[int],
     within: np.ndarray,
 ) -> int:
-    """How many distinct array elements the blocks cover where `within` is set."""
+    """How many distinct array elements the blocks cover where `within` is set.
+
+    Counted per distinct block, never per array element: a block covers the selected
+    elements of the part of it inside the array (a box counted in O(1) from prefix sums
+    of `within`), and blocks whose starts differ by whole blocks never overlap. Windows
+    that may overlap (element offsets a fraction of a block apart) are merged exactly
+    in block-sized cells of the array."""
     full = [1 if b is None else b for b in spec.shape]
-    seen = np.zeros(shape, dtype=bool)
     sel = within.reshape(full)
-    for idx in np.unique(blocks, axis=0):
-        dst, src = [], []
-        for k, (b, n) in enumerate(zip(full, shape)):
-            start = int(idx[k]) if spec.element else int(idx[k]) * b
-            stop = min(start + b, n)
-            dst.append(slice(start, stop))
-            src.append(slice(0, max(stop - start, 0)))
-        seen[tuple(dst)] |= sel[tuple(src)]
-    return int(seen.sum())
+    distinct = np.unique(blocks, axis=0)
+    starts = distinct if spec.element else distinct * np.asarray(full, dtype=np.int64)
+    if not len(starts):
+        return 0
+    block = np.asarray(full, dtype=np.int64)
+    if np.all((starts - starts[0]) % block == 0):
+        # Inside the array, window k spans [lo, hi) of its own block.
+        lo = np.clip(-starts, 0, block)
+        hi = np.clip(np.asarray(shape, dtype=np.int64) - starts, lo, block)
+        return _selected_in_boxes(sel, lo, hi)
+    return _merged_windows(sel, starts, shape)
+
+
+def _selected_in_boxes(sel: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> int:
+    """Sum over rows k of the set elements of sel[lo[k]:hi[k]] (per dim), by
+    inclusion-exclusion on the prefix sums of `sel`."""
+    if sel.ndim == 0:
+        return len(lo) * int(sel)
+    prefix = sel.astype(np.int64)
+    for axis in range(sel.ndim):
+        prefix = np.cumsum(prefix, axis=axis)
+    prefix = np.pad(prefix, [(1, 0)] * sel.ndim)
+    total = np.zeros(len(lo), dtype=np.int64)
+    for corner in range(1 << sel.ndim):
+        upper = [(corner >> k) & 1 for k in range(sel.ndim)]
+        at = tuple(hi[:, k] if u else lo[:, k] for k, u in enumerate(upper))
+        sign = 1 if (sel.ndim - sum(upper)) % 2 == 0 else -1
+        total += sign * prefix[at]
+    return int(total.sum())
+
+
+def _merged_windows(sel: np.ndarray, starts: np.ndarray, shape: Sequence[int]) -> int:
+    """Distinct array elements of the windows `sel` placed at `starts` (which may
+    overlap), clipped to the array: each window is ORed into the block-sized cells of
+    the array it meets (at most 2 per dim), kept only for cells some window meets."""
+    full = np.asarray(sel.shape, dtype=np.int64)
+    cells: dict[tuple[int, ...], np.ndarray] = {}
+    for start in starts:
+        first = start // full
+        for corner in range(1 << sel.ndim):
+            cell = first + [(corner >> k) & 1 for k in range(sel.ndim)]
+            origin = cell * full
+            # The overlap of the window, the cell and the array, in array coordinates.
+            lo = np.maximum(np.maximum(start, origin), 0)
+            hi = np.minimum(np.minimum(start + full, origin + full), shape)
+            if np.any(hi <= lo):
+                continue
+            key = tuple(int(c) for c in cell)
+            mask = cells.setdefault(key, np.zeros(sel.shape, dtype=bool))
+            dst = tuple(slice(int(a - o), int(b - o)) for a, b, o in zip(lo, hi, origin))
+            src = tuple(slice(int(a - s), int(b - s)) for a, b, s in zip(lo, hi, start))
+            mask[dst] |= sel[src]
+    return int(sum(int(m.sum()) for m in cells.values()))
 
 
 def _operand_traffic(

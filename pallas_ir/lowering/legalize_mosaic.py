@@ -39,7 +39,6 @@ from xdsl.dialects.builtin import (
     i32,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
@@ -51,6 +50,7 @@ from xdsl.rewriter import InsertPoint
 
 from pallas_ir.diagnostics import PassError
 from pallas_ir.dialects import pallas
+from pallas_ir.passes.options import CheckedOptionsPass
 from pallas_ir.tpu_rules import strided_lanes_readable
 
 
@@ -353,7 +353,7 @@ MOSAIC_PATTERNS: tuple[RewritePattern, ...] = (
 
 
 @dataclass(frozen=True)
-class LegalizeMosaicPass(ModulePass):
+class LegalizeMosaicPass(CheckedOptionsPass):
     """Rewrite every `pallas.call` kernel into forms Mosaic lowers (see the module's
     table). The values computed do not change; IR that is already legal is left as it
     was."""

@@ -40,7 +40,6 @@ from xdsl.ir.affine import (
     AffineMap,
     AffineSymExpr,
 )
-from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
     PatternRewriteWalker,
@@ -67,11 +66,12 @@ from pallas_ir.passes.access_rewrites import (
     replace_access,
     rewrite_access_to,
 )
+from pallas_ir.passes.options import CheckedOptionsPass
 from pallas_ir.passes.report import AccessReport, value_name
 
 
 @dataclass(frozen=True)
-class CanonicalizePermutationPass(ModulePass):
+class CanonicalizePermutationPass(CheckedOptionsPass):
     """Make every access a projected permutation, splitting collapsed loop dims.
 
     Considers every `ta.load`/`ta.store` that is not already a projected permutation

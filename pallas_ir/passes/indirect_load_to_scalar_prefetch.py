@@ -25,6 +25,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from math import prod
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith
@@ -40,7 +41,6 @@ from xdsl.ir.affine import (
     AffineMap,
     AffineSymExpr,
 )
-from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from pallas_ir.affine_analysis import linearize
@@ -52,6 +52,12 @@ from pallas_ir.dialects.tensor_access import (
     LoopOp,
     ReshapeOp,
     root_buffer,
+)
+from pallas_ir.passes.options import (
+    CheckedOptionsPass,
+    Rule,
+    one_of,
+    positive_bytes,
 )
 from pallas_ir.passes.report import AccessReport, value_name
 from pallas_ir.tpu_rules import INDEX_CHUNK, vmem_block_bytes
@@ -663,7 +669,7 @@ class _KernelRewrite:
 
 
 @dataclass(frozen=True)
-class IndirectLoadToScalarPrefetchPass(ModulePass):
+class IndirectLoadToScalarPrefetchPass(CheckedOptionsPass):
     """Turn symbol-indexed ta.loads into row gathers with scalar-prefetched indices.
 
     A load whose map uses a symbol cast from a value loaded from an integer buffer
@@ -686,25 +692,15 @@ class IndirectLoadToScalarPrefetchPass(ModulePass):
     """
 
     name = PASS_NAME
+    option_rules: ClassVar[dict[str, Rule]] = {
+        "smem_budget": positive_bytes,
+        "vmem_budget": positive_bytes,
+        "strategy": one_of(STRATEGIES),
+    }
 
     smem_budget: int = 1 << 20
     vmem_budget: int = 8 << 20
     strategy: str = "auto"
-
-    def __post_init__(self) -> None:
-        # Raised while the pipeline is built: pallas-opt reports `bad pass options`.
-        if self.strategy not in STRATEGIES:
-            raise ValueError(
-                f"{PASS_NAME}: unknown strategy '{self.strategy}' (choose from "
-                + ", ".join(STRATEGIES)
-                + ")"
-            )
-        for option, value in (
-            ("smem-budget", self.smem_budget),
-            ("vmem-budget", self.vmem_budget),
-        ):
-            if value <= 0:
-                raise ValueError(f"{PASS_NAME}: {option} must be positive, got {value}")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         report = AccessReport(PASS_NAME)

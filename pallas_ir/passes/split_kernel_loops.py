@@ -27,16 +27,16 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from pallas_ir.diagnostics import count, emit_remark
 from pallas_ir.dialects.tensor_access import KernelOp
 from pallas_ir.passes.kernel_fission import split_kernel
+from pallas_ir.passes.options import CheckedOptionsPass
 
 
 @dataclass(frozen=True)
-class SplitKernelLoopsPass(ModulePass):
+class SplitKernelLoopsPass(CheckedOptionsPass):
     """Split every `ta.kernel` with more than one `ta.loop` into one kernel per loop.
 
     Each split kernel gets one remark naming the parts, and counts under `kernels split`

@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir.affine import AffineSymExpr
-from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
     PatternRewriteWalker,
@@ -49,11 +48,12 @@ from pallas_ir.passes.access_rewrites import (
     reinterpret_access,
     rewrite_access_to,
 )
+from pallas_ir.passes.options import CheckedOptionsPass
 from pallas_ir.passes.report import AccessReport
 
 
 @dataclass(frozen=True)
-class StrideToReshapePass(ModulePass):
+class StrideToReshapePass(CheckedOptionsPass):
     """Rewrite flat strided accesses to N-D accesses on a `ta.reshape`d buffer.
 
     Considers every `ta.load`/`ta.store` on a rank-1 buffer that is not already one

@@ -2,7 +2,9 @@
 
 Both interpreters hold values as numpy arrays (scalars broadcast over a loop domain in
 `ta`, tiles in `pallas`), so one table serves both. Integer division and remainder
-truncate toward zero (C, torch and XLA semantics); `maximumf`/`minimumf` propagate NaN,
+truncate toward zero (C, torch and XLA semantics), and by 0 have no meaning (a
+`ReferenceError`; random inputs draw divisors without 0: `random_array`);
+`maximumf`/`minimumf` propagate NaN,
 `maxnumf`/`minnumf` ignore it; integer casts wrap, an `i1` is signed (`extsi` of true
 is -1) and a cast to `i1` keeps the low bit; `u*` float comparisons are true on NaN.
 The tile ops (`*.convert` is numpy `astype`) have their meaning in `evaluate_tile`.
@@ -101,17 +103,23 @@ def eval_affine(expr: AffineExpr, dims: Sequence[Any], symbols: Sequence[Any]) -
     raise ReferenceError(f"unknown affine expression {expr}")
 
 
+def _nonzero_divisor(
+    f: Callable[[Any, Any], Any], what: str
+) -> Callable[[Any, Any], Any]:
+    """An integer division or remainder, which has no meaning for a zero divisor (torch
+    raises, the device gives whatever it gives)."""
+
+    def divide(a: Any, b: Any) -> Any:
+        if np.any(np.asarray(b) == 0):
+            raise ReferenceError(f"integer {what} by zero")
+        return f(a, b)
+
+    return divide
+
+
 def _trunc_div(a: Any, b: Any) -> Any:
-    if np.any(b == 0):
-        raise ReferenceError("integer division by zero")
     q = np.abs(a) // np.abs(b)
     return np.where((a < 0) != (b < 0), -q, q)
-
-
-def _trunc_rem(a: Any, b: Any) -> Any:
-    if np.any(b == 0):
-        raise ReferenceError("integer remainder by zero")
-    return np.fmod(a, b)
 
 
 def _unsigned(f: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
@@ -129,11 +137,11 @@ BINARY: dict[type[Operation], Callable[[Any, Any], Any]] = {
     arith.MulfOp: np.multiply,
     arith.MuliOp: np.multiply,
     arith.DivfOp: np.divide,
-    arith.DivSIOp: _trunc_div,
-    arith.DivUIOp: _unsigned(np.floor_divide),
-    arith.FloorDivSIOp: np.floor_divide,
-    arith.RemSIOp: _trunc_rem,
-    arith.RemUIOp: _unsigned(np.remainder),
+    arith.DivSIOp: _nonzero_divisor(_trunc_div, "division"),
+    arith.DivUIOp: _nonzero_divisor(_unsigned(np.floor_divide), "division"),
+    arith.FloorDivSIOp: _nonzero_divisor(np.floor_divide, "division"),
+    arith.RemSIOp: _nonzero_divisor(np.fmod, "remainder"),
+    arith.RemUIOp: _nonzero_divisor(_unsigned(np.remainder), "remainder"),
     arith.MaximumfOp: np.maximum,
     arith.MaxnumfOp: np.fmax,
     arith.MaxSIOp: np.maximum,
@@ -382,3 +390,79 @@ def evaluate_tile(op: Operation, args: list[Any]) -> Any | None:
             kind, args[0], op.dims.get_values(), numpy_dtype(result.element_type)
         )
     return None
+
+
+# ---------------------------------------------------------------------------------------
+# Random inputs, shared by the interpreters of every level
+
+
+def array_type(t: Attribute) -> tuple[tuple[int, ...], np.dtype[Any]]:
+    """The shape and dtype of the numpy array that holds a value of type `t`: a memref's
+    or a tensor's, or () for a scalar."""
+    if isinstance(t, MemRefType | TensorType):
+        shape: tuple[int, ...] = tuple(t.get_shape())
+        elt: Attribute = t.element_type
+    else:
+        shape, elt = (), t
+    try:
+        dtype = numpy_dtype(elt)
+    except TypeError:
+        dtype = None
+    if dtype is None or any(d < 0 for d in shape):
+        raise ReferenceError(f"the reference interpreters hold no values of type {t}")
+    return shape, dtype
+
+
+def random_array(
+    t: Attribute,
+    rng: np.random.Generator,
+    limit: int | None = None,
+    nonzero: bool = False,
+) -> np.ndarray:
+    """Random contents for a value of type `t`: floats uniform in [-2, 2]; integers in
+    [0, limit) when they are indices, else in [-8, 8); booleans either way. `nonzero`
+    (a divisor) leaves out 0: [1, limit), or [-8, 8) without 0."""
+    shape, dtype = array_type(t)
+    if dtype.kind == "b":
+        return rng.integers(0, 2, shape).astype(dtype)
+    if dtype.kind in "iu":
+        lo, hi = (0, limit) if limit is not None else (-8, 8)
+        if not nonzero:
+            return rng.integers(lo, hi, shape).astype(dtype)
+        if lo == 0:  # an index that must stay in bounds, if only 0 is
+            return rng.integers(min(1, hi - 1), hi, shape).astype(dtype)
+        values = rng.integers(lo, hi - 1, shape)
+        return (values + (values >= 0)).astype(dtype)
+    return rng.uniform(-2, 2, shape).astype(dtype)
+
+
+INTEGER_DIVISIONS = (
+    arith.DivSIOp,
+    arith.DivUIOp,
+    arith.FloorDivSIOp,
+    arith.CeilDivSIOp,
+    arith.CeilDivUIOp,
+    arith.RemSIOp,
+    arith.RemUIOp,
+)
+
+
+def divisor_arguments(
+    root: Operation, loaded_from: Callable[[Operation], SSAValue | None]
+) -> set[BlockArgument]:
+    """The block arguments (buffers, refs, arrays) whose values reach the divisor of an
+    integer division in `root`: through ops of one operand (casts, layout changes) and
+    the loads of a level (`loaded_from` gives what an op loads from, or None)."""
+    found: set[BlockArgument] = set()
+    for op in root.walk():
+        if not isinstance(op, INTEGER_DIVISIONS):
+            continue
+        value: SSAValue = op.rhs
+        while isinstance(owner := value.owner, Operation):
+            source = loaded_from(owner)
+            if source is None and len(owner.operands) != 1:
+                break
+            value = source if source is not None else owner.operands[0]
+        if isinstance(value, BlockArgument):
+            found.add(value)
+    return found

@@ -16,23 +16,26 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import func
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     ModuleOp,
     TensorType,
 )
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from pallas_ir.dialects import pallas
 from pallas_ir.dialects.common import find_forward
 from pallas_ir.reference import xla as xla_reference
 from pallas_ir.reference.ops import (
     ReferenceError,
+    array_type,
+    divisor_arguments,
     element_type,
     evaluate,
     evaluate_tile,
     numpy_dtype,
 )
+from pallas_ir.reference.ta import symbol_limits
 
 
 def _iota(t: TensorType, dim: int, offset: int) -> np.ndarray:
@@ -197,12 +200,13 @@ def run_forward(module: ModuleOp, *arrays: np.ndarray) -> list[np.ndarray]:
         raise ReferenceError(f"@forward takes {len(params)} arrays, got {len(arrays)}")
     env: dict[SSAValue, np.ndarray] = {}
     for p, a in zip(params, arrays):
-        t = p.type
-        assert isinstance(t, TensorType)
+        shape, dtype = array_type(p.type)  # arrays, and scalars
         a = np.asarray(a)
-        if tuple(a.shape) != tuple(t.get_shape()):
-            raise ReferenceError(f"argument {p.name_hint}: shape {a.shape}, expected {t}")
-        env[p] = a.astype(numpy_dtype(t.element_type), copy=False)
+        if tuple(a.shape) != shape:
+            raise ReferenceError(
+                f"argument {p.name_hint}: shape {a.shape}, expected {p.type}"
+            )
+        env[p] = a.astype(dtype, copy=False)
     for op in forward.body.block.ops:
         if isinstance(op, pallas.CallOp):
             for r, v in zip(op.outs, run_call(op, [env[a] for a in op.args])):
@@ -214,6 +218,75 @@ def run_forward(module: ModuleOp, *arrays: np.ndarray) -> list[np.ndarray]:
                 env[r] = v
         elif isinstance(op, func.ReturnOp):
             return [env[v] for v in op.arguments]
+        elif (value := evaluate(op, [env[o] for o in op.operands])) is not None:
+            env[op.results[0]] = value  # arith and math on whole arrays
         else:
             raise ReferenceError(f"the reference interpreter does not model '{op.name}'")
     raise ReferenceError("@forward has no func.return")
+
+
+# ---------------------------------------------------------------------------------------
+# What random inputs must respect
+
+
+def call_index_limits(call: pallas.CallOp | pallas.XlaCallOp) -> dict[int, int]:
+    """For each operand of a call whose values index arrays: the exclusive upper bound
+    that keeps every block, row DMA or XLA access they choose inside its array."""
+    limits: dict[int, int] = {}
+
+    def bound(operand: int, limit: int) -> None:
+        limits[operand] = min(limits.get(operand, limit), limit)
+
+    if isinstance(call, pallas.XlaCallOp):
+        function = call.function()
+        return xla_reference.index_limits(function) if function is not None else {}
+    grid = [(0, n - 1) for n in call.grid.get_values()]
+    operands = [*call.block_args, *call.outs]
+    for value, spec in zip(operands, [*call.in_specs.data, *call.out_specs.data]):
+        if not spec.prefetch:
+            continue
+        t = value.type
+        assert isinstance(t, TensorType)
+        # Block indices stay below the blocks there are along each dim.
+        blocks = [-(-n // (b or 1)) for n, b in zip(t.get_shape(), spec.shape)]
+        for (p, _), limit in zip(
+            spec.prefetch, symbol_limits(spec.map, grid, blocks), strict=True
+        ):
+            bound(p, limit)
+    # Row DMAs read the row (and the leading indices) prefetched indices name.
+    for dma in call.walk():
+        if not isinstance(dma, pallas.DmaStartOp):
+            continue
+        src = dma.src.type
+        assert isinstance(src, pallas.RefType)
+        for k, value in enumerate([*dma.src_lead, dma.src_row]):
+            # (A slab of packed rows starts at P * (index / P).)
+            while isinstance(value.owner, arith.MuliOp | arith.DivSIOp):
+                value = value.owner.lhs
+            if not isinstance(value.owner, pallas.ReadOp):
+                continue
+            ref = value.owner.ref
+            # The index ref is a prefetch operand or a streamed input (G3c): either
+            # way ref k is call operand k.
+            if isinstance(ref, BlockArgument) and ref.index < len(call.args):
+                bound(ref.index, src.get_shape()[k])
+    return limits
+
+
+def call_divisors(call: pallas.CallOp | pallas.XlaCallOp) -> set[int]:
+    """The operands of a call whose values are integer divisors (drawn nonzero)."""
+    if isinstance(call, pallas.XlaCallOp):
+        function = call.function()
+        return xla_reference.divisor_args(function) if function is not None else set()
+
+    def loaded_from(op: Operation) -> SSAValue | None:
+        if isinstance(op, pallas.LoadOp | pallas.ReadOp):
+            return op.ref
+        return None
+
+    block = call.body.block
+    return {
+        a.index
+        for a in divisor_arguments(call, loaded_from)
+        if a.block is block and a.index < len(call.args)
+    }

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerType, MemRefType, ModuleOp
+from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import AffineMap
 
@@ -38,11 +38,14 @@ from pallas_ir.dialects.common import (
 )
 from pallas_ir.reference.ops import (
     ReferenceError,
+    array_type,
     bind_buffers,
     combine_at,
+    divisor_arguments,
     eval_affine,
     evaluate,
     numpy_dtype,
+    random_array,
     reduce_array,
 )
 
@@ -169,9 +172,8 @@ def run_forward(module: ModuleOp, *arrays: np.ndarray) -> list[np.ndarray]:
         )
     env: dict[SSAValue, Any] = {}
     for arg, a in zip(block.args, arrays):
-        t = arg.type
-        assert isinstance(t, MemRefType)
-        env[arg] = np.array(a, dtype=numpy_dtype(t.element_type)).reshape(t.get_shape())
+        shape, dtype = array_type(arg.type)  # buffers, and scalars
+        env[arg] = np.array(a, dtype=dtype).reshape(shape)
     for op in block.ops:
         if isinstance(op, ta.AllocOp):
             t = op.result.type
@@ -190,13 +192,16 @@ def run_forward(module: ModuleOp, *arrays: np.ndarray) -> list[np.ndarray]:
                 tl_reference.run_kernel(kernel, buffers)  # type: ignore[arg-type]
         elif isinstance(op, func.ReturnOp):
             return [env[v] for v in op.arguments]
+        elif (value := evaluate(op, [env[o] for o in op.operands])) is not None:
+            env[op.results[0]] = value  # arith and math on host scalars
         else:
             raise ReferenceError(f"the reference interpreter does not model '{op.name}'")
     raise ReferenceError("@forward has no func.return")
 
 
 # ---------------------------------------------------------------------------------------
-# Random inputs: floats in [-2, 2], index buffers within their table's range
+# Random inputs: floats in [-2, 2], index buffers within their table's range, divisors
+# nonzero
 
 
 def _index_uses(
@@ -298,25 +303,22 @@ def index_limits(kernel: ta.KernelOp) -> dict[int, int]:
     }
 
 
-def random_array(
-    t: MemRefType | Any, rng: np.random.Generator, limit: int | None = None
-) -> np.ndarray:
-    """Floats uniform in [-2, 2]; integers in [0, limit) when they are indices, else in
-    [-8, 8); booleans either way."""
-    dtype = numpy_dtype(t.element_type)
-    shape = t.get_shape()
-    if isinstance(t.element_type, IntegerType):
-        if t.element_type.width.data == 1:
-            return rng.integers(0, 2, shape).astype(dtype)
-        lo, hi = (0, limit) if limit is not None else (-8, 8)
-        return rng.integers(lo, hi, shape).astype(dtype)
-    return rng.uniform(-2, 2, shape).astype(dtype)
+def divisor_args(kernel: ta.KernelOp) -> set[int]:
+    """The kernel arguments whose values are integer divisors (drawn nonzero)."""
+
+    def loaded_from(op: Operation) -> SSAValue | None:
+        return op.buffer if isinstance(op, ta.LoadOp) else None
+
+    block = kernel.body.block
+    return {a.index for a in divisor_arguments(kernel, loaded_from) if a.block is block}
 
 
 def random_buffers(kernel: ta.KernelOp, rng: np.random.Generator) -> list[np.ndarray]:
     """Buffers for one kernel: readable floats uniform in [-2, 2]; integer buffers that
-    feed indices stay inside the tables they index; outputs start at zero."""
+    feed indices stay inside the tables they index, those that divide are nonzero;
+    outputs start at zero."""
     limits = index_limits(kernel)
+    divisors = divisor_args(kernel)
     out: list[np.ndarray] = []
     for arg in kernel.body.block.args:
         t = arg.type
@@ -327,5 +329,5 @@ def random_buffers(kernel: ta.KernelOp, rng: np.random.Generator) -> list[np.nda
         if role not in READABLE_ROLES and role != ArgRole.INOUT:
             out.append(np.zeros(shape, dtype=dtype))
         else:
-            out.append(random_array(t, rng, limits.get(arg.index)))
+            out.append(random_array(t, rng, limits.get(arg.index), arg.index in divisors))
     return out

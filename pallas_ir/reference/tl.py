@@ -14,19 +14,21 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import TensorType
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import MemRefType, TensorType
+from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from pallas_ir.dialects import tiled_loop as tl
 from pallas_ir.dialects.common import ReductionKind
 from pallas_ir.reference.ops import (
     ReferenceError,
     bind_buffers,
+    divisor_arguments,
     eval_affine,
     evaluate,
     evaluate_tile,
 )
 from pallas_ir.reference.pallas import _iota
+from pallas_ir.reference.ta import symbol_limits
 
 
 def _window(
@@ -141,3 +143,67 @@ def run_kernel(kernel: tl.KernelOp, buffers: Sequence[np.ndarray]) -> None:
                 raise ReferenceError(
                     f"the reference interpreter does not model '{op.name}'"
                 )
+
+
+# ---------------------------------------------------------------------------------------
+# What random inputs must respect
+
+
+def _buffer_argument(kernel: tl.KernelOp, value: SSAValue) -> int | None:
+    """The kernel argument a scalar index was read from (through casts), if any."""
+    while isinstance(owner := value.owner, Operation) and not isinstance(
+        owner, tl.ScalarLoadOp
+    ):
+        if len(owner.operands) != 1:
+            return None
+        value = owner.operands[0]
+    if isinstance(owner, tl.ScalarLoadOp):
+        value = owner.buffer
+    if isinstance(value, BlockArgument) and value.block is kernel.body.block:
+        return value.index
+    return None
+
+
+def index_limits(kernel: tl.KernelOp) -> dict[int, int]:
+    """For each integer argument whose values index other buffers (prefetched scalars
+    that place a tile, a gather's row indices): the exclusive upper bound that keeps
+    every such access inside its buffer (a tile starts inside it)."""
+    limits: dict[int, int] = {}
+
+    def bound(arg: int | None, limit: int) -> None:
+        if arg is not None:
+            limits[arg] = min(limits.get(arg, limit), limit)
+
+    for grid in [op for op in kernel.body.block.ops if isinstance(op, tl.GridOp)]:
+        extents = grid.extents
+        for op in grid.walk():
+            if isinstance(op, tl.GatherOp):
+                table = op.table.type
+                assert isinstance(table, MemRefType)
+                for k, index in enumerate(op.indices):
+                    bound(_buffer_argument(kernel, index), table.get_shape()[k])
+            elif isinstance(op, tl.LoadOp | tl.StoreOp) and op.symbols:
+                buffer = op.buffer.type
+                assert isinstance(buffer, MemRefType)
+                dims = [
+                    (0, extents[d.index] - 1)
+                    if isinstance(d, BlockArgument) and d.block is grid.body.block
+                    else None
+                    for d in op.dims
+                ]
+                found = symbol_limits(op.map.data, dims, buffer.get_shape())
+                for symbol, limit in zip(op.symbols, found, strict=True):
+                    bound(_buffer_argument(kernel, symbol), limit)
+    return limits
+
+
+def divisor_args(kernel: tl.KernelOp) -> set[int]:
+    """The kernel arguments whose values are integer divisors (drawn nonzero)."""
+
+    def loaded_from(op: Operation) -> SSAValue | None:
+        if isinstance(op, tl.LoadOp | tl.ScalarLoadOp):
+            return op.buffer
+        return op.table if isinstance(op, tl.GatherOp) else None
+
+    block = kernel.body.block
+    return {a.index for a in divisor_arguments(kernel, loaded_from) if a.block is block}

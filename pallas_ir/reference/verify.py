@@ -11,23 +11,15 @@ import zlib
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import BlockArgument, SSAValue
 
 from pallas_ir.diagnostics import Diagnostic, Severity, location_of
-from pallas_ir.dialects import pallas
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects.common import WRITABLE_ROLES, find_forward
 from pallas_ir.reference import pallas as pallas_reference
+from pallas_ir.reference.inputs import forward_inputs, is_pallas_level
 from pallas_ir.reference.ops import ReferenceError
-from pallas_ir.reference.ta import (
-    index_limits,
-    random_array,
-    random_buffers,
-    run_forward,
-    run_kernel,
-)
+from pallas_ir.reference.ta import random_buffers, run_forward, run_kernel
 
 
 @dataclass
@@ -142,34 +134,12 @@ class ForwardRun:
 
 
 def _run_forward(module: ModuleOp, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """@forward's results with the interpreter of the module's level."""
+    """@forward's results with the interpreter of its level."""
     copies = [a.copy() for a in inputs]
-    if any(isinstance(op, pallas.CallOp | pallas.XlaCallOp) for op in module.walk()):
+    forward = find_forward(module)
+    if forward is not None and is_pallas_level(forward):
         return pallas_reference.run_forward(module, *copies)
     return run_forward(module, *copies)
-
-
-def forward_inputs(module: ModuleOp, forward: func.FuncOp, seed: int) -> list[np.ndarray]:
-    """Random @forward arguments; integers that a kernel uses as indices stay inside
-    the tables they index (bounds found through the launches and host reshapes)."""
-    kernels = {k.sym_name.data: k for k in module.ops if isinstance(k, ta.KernelOp)}
-    limits: dict[int, int] = {}
-    for launch in forward.walk():
-        if not isinstance(launch, ta.LaunchOp):
-            continue
-        kernel = kernels.get(launch.callee.string_value())
-        if kernel is None:
-            continue
-        for index, limit in index_limits(kernel).items():
-            value: SSAValue = launch.args[index]
-            while isinstance(value.owner, ta.ReshapeOp):
-                value = value.owner.source
-            if isinstance(value, BlockArgument) and value.block is forward.body.block:
-                limits[value.index] = min(limits.get(value.index, limit), limit)
-    rng = np.random.default_rng([seed, zlib.crc32(b"forward")])
-    return [
-        random_array(a.type, rng, limits.get(a.index)) for a in forward.body.block.args
-    ]
 
 
 def snapshot_forward(

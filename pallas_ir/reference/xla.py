@@ -22,6 +22,7 @@ from pallas_ir.dialects.common import ReductionKind
 from pallas_ir.reference.ops import (
     ReferenceError,
     combine_at,
+    divisor_arguments,
     eval_affine,
     evaluate,
     evaluate_tile,
@@ -178,3 +179,13 @@ def index_limits(function: xla.FuncOp) -> dict[int, int]:
             bounds.append(symbol_limits(op.map.data, dims, op.shape.get_values())[k])
         limits[i] = min(bounds)
     return limits
+
+
+def divisor_args(function: xla.FuncOp) -> set[int]:
+    """The function arguments whose values are integer divisors (drawn nonzero)."""
+
+    def loaded_from(op: Operation) -> SSAValue | None:
+        return op.buffer if isinstance(op, xla.TakeOp) else None
+
+    block = function.body.block
+    return {a.index for a in divisor_arguments(function, loaded_from) if a.block is block}

@@ -13,6 +13,7 @@ import argparse
 import os
 import re
 import sys
+import threading
 import time
 import traceback
 from collections import Counter
@@ -192,6 +193,16 @@ class PallasOptMain(xDSLOptMain):
             target = parse_spec(self.args.target)
         except ArgSpecParseError as e:
             raise UsageError(f"bad target '{self.args.target}': {e}") from None
+        if self.args.remarks_filter is not None:
+            try:
+                self.remarks_filter = re.compile(self.args.remarks_filter)
+            except re.error as e:
+                raise UsageError(
+                    f"--remarks-filter: bad regular expression "
+                    f"'{self.args.remarks_filter}': {e}"
+                ) from None
+        else:
+            self.remarks_filter = None
         if target.name not in self.available_targets:
             raise UsageError(
                 f"unknown target '{target.name}' (choose from "
@@ -340,11 +351,27 @@ class PallasOptMain(xDSLOptMain):
         name = self.args.input_file or "<stdin>"
         try:
             if self.args.input_file is None:
-                return sys.stdin.read(), name
-            with open(self.args.input_file, encoding="utf-8") as f:
-                return f.read(), name
+                data = sys.stdin.buffer.read()
+            else:
+                with open(self.args.input_file, "rb") as f:
+                    data = f.read()
         except OSError as e:
             raise UsageError(f"cannot read {name}: {e.strerror}") from None
+        # MLIR is UTF-8 text: a binary file (a .pyc, random bytes) is said to be one
+        # rather than parsed as a stream of bad characters.
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise UsageError(
+                f"cannot read {name}: a binary file, not UTF-8 text (byte "
+                f"0x{data[e.start]:02x} at offset {e.start})"
+            ) from None
+        if "\0" in text:
+            raise UsageError(
+                f"cannot read {name}: a binary file, not text (a NUL byte at offset "
+                f"{data.index(0)})"
+            )
+        return text, name
 
     def chunks(self, text: str) -> list[tuple[str, int]]:
         if not self.args.split_input_file:
@@ -462,6 +489,18 @@ class PallasOptMain(xDSLOptMain):
         engine.diagnostics.extend(errors)
         return not errors
 
+    def write_output(self, text: str) -> None:
+        if self.args.output_file is None:
+            sys.stdout.write(text)
+            return
+        try:
+            with open(self.args.output_file, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as e:
+            raise UsageError(
+                f"cannot write {self.args.output_file}: {e.strerror}"
+            ) from None
+
     def run(self) -> int:  # type: ignore[override]
         if self.args.list_passes:
             self.list_passes(sys.stdout)
@@ -472,12 +511,9 @@ class PallasOptMain(xDSLOptMain):
         failed = False
         timer = PassTimer()
         statistics: dict[str, Counter[str]] = {}
-        remarks_filter = (
-            re.compile(self.args.remarks_filter) if self.args.remarks_filter else None
-        )
         for chunk, offset in self.chunks(text):
             engine = DiagnosticEngine(
-                remarks_filter=remarks_filter, collect_remarks=self.args.remarks
+                remarks_filter=self.remarks_filter, collect_remarks=self.args.remarks
             )
             with collect_diagnostics(engine):
                 out = self.process_chunk(chunk, offset, name, engine, timer)
@@ -505,16 +541,7 @@ class PallasOptMain(xDSLOptMain):
             for name_, counts in engine.statistics.items():
                 statistics.setdefault(name_, Counter()).update(counts)
             outputs.append(out or "")
-        stream = (
-            sys.stdout
-            if self.args.output_file is None
-            else open(self.args.output_file, "w", encoding="utf-8")  # noqa: SIM115 - or stdout
-        )
-        try:
-            stream.write("// -----\n".join(outputs))
-        finally:
-            if stream is not sys.stdout:
-                stream.close()
+        self.write_output("// -----\n".join(outputs))
         if self.args.time_passes:
             print(timer.report(), file=sys.stderr)
         if self.args.pass_statistics:
@@ -543,11 +570,54 @@ def _first_line(e: BaseException) -> str:
     return text.strip().splitlines()[0] if text.strip() else type(e).__name__
 
 
+RECURSION_LIMIT = 20_000
+"""Python frames pallas-opt may nest: the parser, verifier, passes and printer recurse
+a few frames per level of nested regions, so this allows well over a thousand levels."""
+
+STACK_BYTES = 512 << 20
+"""The stack of the thread pallas-opt runs in: room for RECURSION_LIMIT frames, where
+the 8 MiB of a main thread would overflow (a crash, not a RecursionError)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run pallas-opt on a thread with a deep stack (see RECURSION_LIMIT)."""
+    outcome: list[int | BaseException] = []
+
+    def work() -> None:
+        try:
+            outcome.append(_main(argv))
+        except BaseException as e:  # noqa: BLE001 - SystemExit (--help): the caller's
+            outcome.append(e)
+
+    old_stack = threading.stack_size(STACK_BYTES)
+    try:
+        worker = threading.Thread(target=work, name="pallas-opt", daemon=True)
+        worker.start()
+    finally:
+        threading.stack_size(old_stack)
+    try:
+        worker.join()
+    except KeyboardInterrupt:
+        return 130
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return outcome[0]
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    old_limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old_limit, RECURSION_LIMIT))
     try:
         return PallasOptMain(args=argv).run()
     except UsageError as e:
         print(f"pallas-opt: error: {e}", file=sys.stderr)
+        return 1
+    except RecursionError:
+        print(
+            "pallas-opt: error: nesting too deep: the input nests regions or "
+            "attributes deeper than pallas-opt can follow",
+            file=sys.stderr,
+        )
         return 1
     except KeyboardInterrupt:
         return 130
@@ -563,6 +633,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+    finally:
+        sys.setrecursionlimit(old_limit)
 
 
 def entry_point() -> None:

@@ -42,6 +42,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as e:
         print(f"error: cannot read {args.input}: {e.strerror}", file=sys.stderr)
         return 1
+    except UnicodeDecodeError:
+        print(
+            f"error: cannot read {args.input}: a binary file, not UTF-8 text",
+            file=sys.stderr,
+        )
+        return 1
     try:
         original = pallas_ir.parse(text, args.input)
         pallas_ir.verify(original)

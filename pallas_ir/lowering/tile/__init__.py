@@ -52,7 +52,6 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
 from xdsl.ir import Operation
-from xdsl.passes import ModulePass
 
 from pallas_ir.diagnostics import PassError
 from pallas_ir.dialects import tensor_access as ta
@@ -64,6 +63,7 @@ from pallas_ir.lowering.tile.policy import (
     plan_kernel,
     the_loop,
 )
+from pallas_ir.passes.options import CHIP, CheckedOptionsPass, vmem_budget_bytes
 from pallas_ir.tpu_rules import CHIPS
 
 __all__ = [
@@ -96,10 +96,9 @@ def set_tile_sizes(loop: ta.LoopOp, tiles: Sequence[int]) -> None:
     loop.attributes[TILE_SIZES] = DenseArrayBase.from_list(i64, list(tiles))
 
 
-def vmem_budget(pass_name: str, chip: str, budget: int) -> int:
-    """A pass's VMEM budget: its `vmem-budget` option, else the chip's default."""
-    if chip not in CHIPS:
-        raise PassError(None, f"{pass_name}: unknown chip '{chip}' (v5e or v6e)")
+def vmem_budget(chip: str, budget: int) -> int:
+    """A pass's VMEM budget: its `vmem-budget` option, else the chip's default (both
+    checked when the pass is built: `passes/options.py`)."""
     return budget or CHIPS[chip].default_scoped_vmem_bytes
 
 
@@ -134,8 +133,12 @@ def untiled_kernels(
     return found
 
 
+TILER_OPTIONS = {"chip": CHIP, "vmem_budget": vmem_budget_bytes}
+"""The options of the tile policy, xla-outline and tile."""
+
+
 @dataclass(frozen=True)
-class TilePolicyPass(ModulePass):
+class TilePolicyPass(CheckedOptionsPass):
     """Write the tiling policy's tile sizes on the loop of every kernel that tiles
     (`tile_sizes = array<i64: ...>` on its `ta.loop`; see the package docstring for the
     rules). A kernel that does not tile is left as it was, for xla-outline; a loop that
@@ -145,12 +148,13 @@ class TilePolicyPass(ModulePass):
     """
 
     name = "tile-policy"
+    option_rules = TILER_OPTIONS
 
     chip: str = "v5e"
     vmem_budget: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        budget = vmem_budget(self.name, self.chip, self.vmem_budget)
+        budget = vmem_budget(self.chip, self.vmem_budget)
         for kernel, loop in untiled_kernels(op):
             if isinstance(loop, Rejection):
                 continue  # for xla-outline
@@ -160,7 +164,7 @@ class TilePolicyPass(ModulePass):
 
 
 @dataclass(frozen=True)
-class TilePass(ModulePass):
+class TilePass(CheckedOptionsPass):
     """Tile every `ta.kernel` into a `tl.kernel`, with the tile sizes on its loop
     (`tile_sizes`, checked for legality: an illegal size is an error at the loop), or,
     where there are none, with the ones the policy picks (see the package docstring).
@@ -174,12 +178,13 @@ class TilePass(ModulePass):
     """
 
     name = "tile"
+    option_rules = TILER_OPTIONS
 
     chip: str = "v5e"
     vmem_budget: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        budget = vmem_budget(self.name, self.chip, self.vmem_budget)
+        budget = vmem_budget(self.chip, self.vmem_budget)
         for kernel in [k for k in op.ops if isinstance(k, ta.KernelOp)]:
             if not kernel.on_xla:
                 self.tile_kernel(op, kernel, budget)

@@ -21,11 +21,11 @@ from dataclasses import dataclass, replace
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
-from xdsl.passes import ModulePass
 
 from pallas_ir.diagnostics import count, emit_remark
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.lowering.tile import (
+    TILER_OPTIONS,
     TilePlan,
     plan_tiling,
     set_tile_sizes,
@@ -45,6 +45,7 @@ from pallas_ir.lowering.tile.policy import (
     kernel_storage,
     the_loop,
 )
+from pallas_ir.passes.options import CheckedOptionsPass
 from pallas_ir.passes.xla_outline import (
     Outlined,
     outline_index,
@@ -65,19 +66,20 @@ _HOW_OFF_RELAYOUT = {
 
 
 @dataclass(frozen=True)
-class XlaOutlinePass(ModulePass):
+class XlaOutlinePass(CheckedOptionsPass):
     """Move what the tile policy cannot tile to XLA (see the module docstring).
 
     Options: `chip` and `vmem-budget`, as for `tile` (the policy's budget).
     """
 
     name = "xla-outline"
+    option_rules = TILER_OPTIONS
 
     chip: str = "v5e"
     vmem_budget: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        budget = vmem_budget(self.name, self.chip, self.vmem_budget)
+        budget = vmem_budget(self.chip, self.vmem_budget)
         for kernel, _ in untiled_kernels(op):  # those with sizes tile as they are
             self.outline(op, kernel, budget)
 

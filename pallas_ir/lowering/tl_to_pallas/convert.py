@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -21,7 +22,6 @@ from xdsl.ir.affine import (
     AffineConstantExpr,
     AffineMap,
 )
-from xdsl.passes import ModulePass
 
 from pallas_ir.analysis.cost_model import call_cost, tile_compute
 from pallas_ir.diagnostics import PassError
@@ -50,6 +50,7 @@ from pallas_ir.lowering.tl_to_pallas.gathers import (
     strided_rows,
 )
 from pallas_ir.lowering.tl_to_pallas.host import Host
+from pallas_ir.passes.options import CHIP, CheckedOptionsPass, Rule
 from pallas_ir.tpu_rules import (
     CHIPS,
     MAX_ELEMENT_BITS,
@@ -63,7 +64,7 @@ _SEMANTICS = {
 
 
 @dataclass(frozen=True)
-class TlToPallasPass(ModulePass):
+class TlToPallasPass(CheckedOptionsPass):
     """Convert `tl.kernel`s and the `func.func @forward` that launches them to `pallas`.
 
     Options:
@@ -74,12 +75,11 @@ class TlToPallasPass(ModulePass):
     """
 
     name = "tl-to-pallas"
+    option_rules: ClassVar[dict[str, Rule]] = {"chip": CHIP}
 
     chip: str = "v5e"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.chip not in CHIPS:
-            raise PassError(None, f"tl-to-pallas: unknown chip '{self.chip}'")
         kernels: dict[str, tl.KernelOp | ta.KernelOp] = {
             k.sym_name.data: k for k in op.ops if isinstance(k, tl.KernelOp)
         }

@@ -15,8 +15,8 @@
 // embedding picks dma, the page table prefetch and the small table vmem (auto's reasons
 // are in gathers.mlir); vmem-budget decides whether the small table may stay in VMEM.
 
-// BAD: pallas-opt: error: bad pass options {{.*}}unknown strategy 'gather' (choose from auto, prefetch, dma, vmem)
-// BADBUDGET: pallas-opt: error: bad pass options {{.*}}smem-budget must be positive, got 0
+// BAD: pallas-opt: error: bad pass options {{.*}}: indirect-load-to-scalar-prefetch: invalid value 'gather' for option 'strategy' (expected one of auto, prefetch, dma, vmem)
+// BADBUDGET: pallas-opt: error: bad pass options {{.*}}: indirect-load-to-scalar-prefetch: invalid value 0 for option 'smem-budget' (expected a positive number of bytes)
 
 // out = emb[idx] for emb: f32[1000, 256], idx: i64[64]
 ta.kernel @embedding(%idx: memref<64xi64> {role = "in"}, %emb: memref<256000xf32> {role = "in"}, %out: memref<16384xf32> {role = "out"}) {
