@@ -38,6 +38,7 @@ from pallas_ir.frontend.torch_to_ta import (
 )
 from pallas_ir.registry import default_pipeline
 from pallas_ir.tpu_check import exec_source
+from pallas_ir.tpu_rules import CHIPS
 
 
 def _on_tpu() -> bool:
@@ -105,6 +106,8 @@ class CompiledFunction:
         interpret: bool | None = None,
         runtime_checks: bool = True,
     ):
+        if chip not in CHIPS:
+            raise ValueError(f"chip must be one of {', '.join(CHIPS)}, got {chip!r}")
         self._fn = fn
         self._n_inputs = len(example_inputs)
         self._state = _state_names(fn)

@@ -306,3 +306,8 @@ def test_check_kernels_aot_compile_for_v5e() -> None:
         [(m.source, arg_specs(m.module)) for m in modules], chip="v5e"
     )
     assert all(r.ok for r in results), [r.message for r in results if not r.ok]
+
+
+def test_an_unknown_chip_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="chip must be one of v5e, v6e, got 'v9'"):
+        pallas_ir.compile(lambda a: a * 2, [torch.ones(4)], chip="v9")
