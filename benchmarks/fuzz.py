@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import itertools
 import os
 import re
 import signal
@@ -55,8 +56,8 @@ def _signature(kind: str, status: str, message: str) -> str:
     """What makes two failures the same: kind, status and the first line of the
     message with its numbers and quoted names taken out."""
     first = message.splitlines()[0] if message else ""
+    first = re.sub(r" \(at [^)]*\)", "", first)  # where in the program it arose
     first = re.sub(r"\d+", "N", first)
-    first = re.sub(r"<fuzz program N>", "<program>", first)
     return f"{kind} {status}: {first[:160]}"
 
 
@@ -90,7 +91,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown kinds {unknown}; known: {', '.join(KINDS)}")
     warnings.simplefilter("ignore", NonInteractiveExampleWarning)
     warnings.filterwarnings("ignore", module="torch")  # eager fallbacks' notes
-    strategy = programs(kinds=kinds, max_steps=args.max_steps)
+    # One kind after the other (a strategy drawing the kind itself favours the first).
+    strategies = itertools.cycle(
+        [programs(kinds=[k], max_steps=args.max_steps) for k in kinds]
+    )
     end = time.time() + args.seconds
     counts = {k: collections.Counter() for k in kinds}
     distinct: dict[str, tuple[Program, int, str, int]] = {}
@@ -118,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.time()
     runs = 0
     while time.time() < end:
-        p = strategy.example()
+        p = next(strategies).example()
         counts[p.kind]["drawn"] += 1
         seed = args.seed + runs
         runs += 1
