@@ -483,6 +483,11 @@ class _Draft:
         return Program(self.x, tuple(self.steps), self.kind, trial)
 
 
+def _broadcasts_to(a: Sequence[int], b: Sequence[int]) -> bool:
+    """Whether a value of shape `a` broadcasts to `b` (an in-place write's source)."""
+    return len(a) <= len(b) and all(m in (n, 1) for m, n in zip(reversed(a), reversed(b)))
+
+
 def _broadcasts(a: Sequence[int], b: Sequence[int]) -> bool:
     return all(m == n or 1 in (m, n) for m, n in zip(reversed(a), reversed(b)))
 
@@ -702,12 +707,7 @@ def _mutation(draw, d: _Draft, **_):
     if what == "mul_":
         return ("mul_", _scalar(draw, xdtype))
     if what == "add_":
-        if (
-            running_ok
-            and _broadcasts(d.shape, xshape)
-            and len(d.shape) <= len(xshape)
-            and draw(st.booleans())
-        ):
+        if running_ok and _broadcasts_to(d.shape, xshape) and draw(st.booleans()):
             return ("add_", "running")
         if draw(st.integers(0, 3)) == 0:
             return ("add_", _scalar(draw, xdtype))
@@ -723,12 +723,7 @@ def _mutation(draw, d: _Draft, **_):
             start, step = draw(st.integers(0, n - 1)), draw(st.integers(1, 3))
             region = ("slice", start, step)
             target = xshape[:dim] + [len(range(start, n, step))] + xshape[dim + 1 :]
-        if (
-            running_ok
-            and _broadcasts(d.shape, target)
-            and len(d.shape) <= len(target)
-            and draw(st.booleans())
-        ):
+        if running_ok and _broadcasts_to(d.shape, target) and draw(st.booleans()):
             return ("setitem", dim, region, "running")
         if draw(st.integers(0, 2)) == 0 or not target:
             return ("setitem", dim, region, _scalar(draw, xdtype))
@@ -754,12 +749,7 @@ def _mutation(draw, d: _Draft, **_):
     values = ("index", n, True) if accumulate else ("unique", n)
     index = Arg((count,), _index_dtype(draw) if accumulate else "i64", values=values)
     want = [count] + xshape[1:]
-    if (
-        running_ok
-        and _broadcasts(d.shape, want)
-        and len(d.shape) <= len(want)
-        and draw(st.booleans())
-    ):
+    if running_ok and _broadcasts_to(d.shape, want) and draw(st.booleans()):
         return ("index_put_", index, "running", accumulate)
     other = tuple(m if draw(st.booleans()) else 1 for m in want)
     return ("index_put_", index, Arg(other, xdtype), accumulate)
@@ -1006,18 +996,26 @@ def _upcast(t: torch.Tensor) -> torch.Tensor:
 
 
 def compare(
-    got: torch.Tensor, want: torch.Tensor, reference: torch.Tensor, what: str
+    got: torch.Tensor,
+    want: torch.Tensor,
+    reference: torch.Tensor,
+    what: str,
+    bf16: bool = False,
 ) -> None:
-    """`got` against eager's `want`: float32 results as eager's (to 1e-4), bfloat16
-    ones against eager on the same values in float32 (`reference`), rounded
-    (pallas_ir computes bfloat16 in f32 and rounds where it stores, as Inductor does);
-    NaN where eager has NaN."""
+    """`got` against eager's `want`: as eager's (floats to 1e-4); but where the
+    program reads bfloat16 data (`bf16`), against eager on the same values in float32
+    (`reference`), cast to eager's dtype (bfloat16 results rounded), floats to
+    bfloat16's precision: pallas_ir computes bfloat16 in f32 and rounds where it
+    stores, as Inductor does. NaN where eager has NaN."""
     try:
-        if want.dtype == torch.bfloat16:
-            assert got.dtype == torch.bfloat16, f"dtype {got.dtype}, eager's bfloat16"
+        if got.dtype != want.dtype:
+            raise AssertionError(f"dtype {got.dtype}, eager's {want.dtype}")
+        if bf16 and want.is_floating_point():
             torch.testing.assert_close(
-                got, reference.bfloat16(), rtol=1.6e-2, atol=1e-5, equal_nan=True
+                got, reference.to(want.dtype), rtol=1.6e-2, atol=1e-5, equal_nan=True
             )
+        elif bf16:
+            torch.testing.assert_close(got, reference.to(want.dtype))
         else:
             torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4, equal_nan=True)
     except AssertionError as e:
@@ -1066,15 +1064,16 @@ def expect_eager(
         reference = _outputs(fn(*ref_inputs))
     except Exception as e:
         raise InvalidProgram(f"eager in float32 raised {type(e).__name__}: {e}") from e
+    bf16 = any(t.dtype == torch.bfloat16 for t in want_inputs)
     got_inputs = make()
     got = _outputs(call(*got_inputs))
     if len(got) != len(want):
         raise Mismatch(f"{len(got)} results, eager's {len(want)}")
     for k, (g, w, r) in enumerate(zip(got, want, reference)):
-        compare(g, w, r, f"result {k}")
+        compare(g, w, r, f"result {k}", bf16)
     fresh = make()
     for i, (g, w, r) in enumerate(zip(got_inputs, want_inputs, ref_inputs)):
-        compare(g, w, r, f"input {i} after the call")
+        compare(g, w, r, f"input {i} after the call", bf16)
         _outside_unchanged(g, fresh[i], f"input {i}")
     for k, (g, w) in enumerate(zip(got, want)):  # values first: they matter more
         for i, (gi, wi) in enumerate(zip(got_inputs, want_inputs)):
@@ -1122,6 +1121,10 @@ def check_program(p: Program, compile: Callable, seed: int = 0) -> list:
     def second() -> list[torch.Tensor]:
         return make_inputs(p, seed, trial=True)
 
+    try:  # (before pallas_ir sees it: a program eager rejects is not a finding)
+        fn(*fresh())
+    except Exception as e:
+        raise InvalidProgram(f"eager raised {type(e).__name__}: {e}") from e
     if p.kind == "recompile":
         torch._dynamo.reset()
         call, made = _without_fallback(torch.compile(fn, backend="pallas_ir")), []
