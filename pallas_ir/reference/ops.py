@@ -34,6 +34,7 @@ from xdsl.ir.affine import (
     AffineSymExpr,
 )
 
+from pallas_ir.dialects.arith_ext import RemFOp
 from pallas_ir.dialects.common import (
     BroadcastOpBase,
     CompareOpBase,
@@ -129,6 +130,7 @@ BINARY: dict[type[Operation], Callable[[Any, Any], Any]] = {
     arith.MulfOp: np.multiply,
     arith.MuliOp: np.multiply,
     arith.DivfOp: np.divide,
+    RemFOp: np.fmod,
     arith.DivSIOp: _trunc_div,
     arith.DivUIOp: _unsigned(np.floor_divide),
     arith.FloorDivSIOp: np.floor_divide,
