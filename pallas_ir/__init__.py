@@ -57,11 +57,14 @@ def make_context() -> Context:
     from xdsl.dialects.func import Func
     from xdsl.dialects.math import Math
 
+    from pallas_ir.dialects.arith_ext import ARITH_EXTRA_OPS
     from pallas_ir.registry import get_all_dialects
 
     ctx = Context()
     for dialect in (Builtin, Func, Arith, Math):
         ctx.load_dialect(dialect)
+    for op in ARITH_EXTRA_OPS:
+        ctx.load_op(op)
     for factory in get_all_dialects().values():
         ctx.load_dialect(factory())
     return ctx

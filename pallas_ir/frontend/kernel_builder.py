@@ -34,10 +34,17 @@ from xdsl.dialects.builtin import (
     i32,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
-from xdsl.ir.affine import AffineBinaryOpExpr, AffineExpr, AffineMap, AffineSymExpr
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineExpr,
+    AffineMap,
+    AffineSymExpr,
+)
 from xdsl.rewriter import InsertPoint
 
 from pallas_ir.affine_analysis import row_major_strides
+from pallas_ir.dialects.arith_ext import ARITH_EXTRA_OPS
 from pallas_ir.dialects.common import ArgRole
 from pallas_ir.dialects.tensor_access import (
     AllocOp,
@@ -65,7 +72,8 @@ program casts to bfloat16 and where a result is stored)."""
 _TYPES: dict[str, Attribute] = {"f32": f32, "bf16": bf16, "i32": i32, "i1": i1}
 
 _SCALAR_OPS: dict[str, type[Operation]] = {
-    op.name: op for op in [*arith.Arith.operations, *math_dialect.Math.operations]
+    op.name: op
+    for op in [*arith.Arith.operations, *ARITH_EXTRA_OPS, *math_dialect.Math.operations]
 }
 """`arith` and `math` ops by name: `Kernel.op` builds them through their constructors."""
 
@@ -136,7 +144,13 @@ def _symbols_in(expr: AffineExpr, found: set[int]) -> set[int]:
 
 class Kernel:
     """One `ta.kernel` being built: its loop, the buffers it reads (its arguments, in
-    order of first use) and a Builder at the end of the loop body."""
+    order of first use) and a Builder at the end of the loop body.
+
+    Every op goes to the end of the loop body, one block, so a value built earlier
+    dominates everything built later: the kernel reuses it instead of building it again
+    (each `Value` at an index is emitted once, each scalar op on the same operands
+    once). A value used twice is a DAG, not a tree, and emitting a program costs its
+    size, not the number of its paths."""
 
     def __init__(self, name: str, bounds: Sequence[int], reduce_bounds: Sequence[int]):
         self.name = name
@@ -153,6 +167,12 @@ class Kernel:
         self.symbols: list[SSAValue] = []
         """The index values of data-dependent indices: symbol k of an index expression
         stands for symbols[k] (each load renumbers the ones it uses)."""
+        self.symbol_of: dict[SSAValue, int] = {}
+        """The symbol number of each index value in `symbols`."""
+        self.emitted: dict[tuple[Value, tuple[AffineExpr, ...]], SSAValue] = {}
+        """The element of a Value at an index, once emitted (`Value.emit`)."""
+        self.built: dict[tuple[object, ...], SSAValue] = {}
+        """The result of a scalar op (or constant) on given operands, once built."""
 
     def _insert(self, op: Operation) -> SSAValue:
         """Insert `op` at the end of the loop body; its result is named `v<n>`, n
@@ -171,9 +191,13 @@ class Kernel:
         return self.args[id(buf)]
 
     def symbol(self, value: SSAValue) -> AffineExpr:
-        """A data-dependent index (an i32 value) to use in an index expression."""
-        self.symbols.append(self.op("arith.index_cast", value, IndexType()))
-        return AffineExpr.symbol(len(self.symbols) - 1)
+        """A data-dependent index (an i32 value) to use in an index expression; the
+        same value is the same symbol, so the elements it indexes are reused too."""
+        index = self.op("arith.index_cast", value, IndexType())
+        if index not in self.symbol_of:
+            self.symbol_of[index] = len(self.symbols)
+            self.symbols.append(index)
+        return AffineExpr.symbol(self.symbol_of[index])
 
     def _access(self, index: AffineExpr) -> tuple[AffineMapAttr, list[SSAValue]]:
         """The map of an access at flat position `index` and its symbol operands: the
@@ -194,9 +218,14 @@ class Kernel:
         data-dependent indices (`symbol`)."""
         if buf not in self.reads:
             self.reads.append(buf)
-        access, symbols = self._access(index)
-        v = self._insert(LoadOp(self.arg(buf), access, self.ivs, symbols))
-        return self.cast(v, buf.element, buf.value_element)
+        # A kernel stores once, after all its loads: a place reads the same element
+        # wherever it is loaded.
+        key = ("ta.load", buf, index)
+        if key not in self.built:
+            access, symbols = self._access(index)
+            v = self._insert(LoadOp(self.arg(buf), access, self.ivs, symbols))
+            self.built[key] = self.cast(v, buf.element, buf.value_element)
+        return self.built[key]
 
     def store_at(
         self,
@@ -226,8 +255,12 @@ class Kernel:
 
     def op(self, name: str, *operands: SSAValue | Attribute | str) -> SSAValue:
         """The result of the `arith`/`math` op `name` on `operands` (a cmp's predicate
-        and a cast's target type go after its operands, as its constructor takes them)."""
-        return self._insert(_SCALAR_OPS[name](*operands))
+        and a cast's target type go after its operands, as its constructor takes them).
+        The ops are pure: the same op on the same operands is built once."""
+        key = (name, *operands)
+        if key not in self.built:
+            self.built[key] = self._insert(_SCALAR_OPS[name](*operands))
+        return self.built[key]
 
     def reduce(self, kind: str, value: SSAValue) -> SSAValue:
         """`value` combined by `kind` (a ReductionKind) over the loop's reduce dims."""
@@ -244,7 +277,10 @@ class Kernel:
             attr = FloatAttr(float(f"{float(value):.9e}"), f32)
         else:
             attr = FloatAttr(float(value), f32)
-        return self._insert(arith.ConstantOp(attr))
+        key = ("arith.constant", attr)
+        if key not in self.built:
+            self.built[key] = self._insert(arith.ConstantOp(attr))
+        return self.built[key]
 
     def cmp(self, predicate: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
         """`arith.cmpf` (f32) or `arith.cmpi` (integers) with the predicate for it."""
@@ -276,15 +312,60 @@ Index = Sequence[AffineExpr]
 Emit = Callable[[Kernel, Index], SSAValue]
 
 
-@dataclass
+@dataclass(eq=False)
 class Value:
     """A tensor of the graph: its shape, how to build its element at an index in a
     kernel, and its element type there."""
 
     shape: tuple[int, ...]
-    emit: Emit
-    """The element at an index (affine expressions of the kernel's loop dims)."""
+    build: Emit
+    """Builds the element at an index (affine expressions of the kernel's loop dims);
+    `emit` calls it once per kernel and index."""
     element: str = "f32"
+    depth: int | None = None
+    """The longest chain of ATen ops fused into this value since data in memory (0
+    for stored data); `lowerings.registry.lower` fills it in and materialises a value
+    whose chain grows too long."""
+
+    def emit(self, k: Kernel, idx: Index) -> SSAValue:
+        """The element at `idx` in kernel `k`: built at the first ask, then reused."""
+        idx = tuple(map(_canonical, idx))
+        key = (self, idx)
+        if key not in k.emitted:
+            k.emitted[key] = self.build(k, idx)
+        return k.emitted[key]
+
+
+def _canonical(e: AffineExpr) -> AffineExpr:
+    """`e` with `x mod 1` as 0 and `x floordiv 1` as x (what a part of length 1 of a
+    `cat` reads at), constants folded again: equal places get equal expressions, so a
+    Value is not emitted twice for one place (nor once per path through the views)."""
+    if not isinstance(e, AffineBinaryOpExpr):
+        return e
+    lhs, rhs = _canonical(e.lhs), _canonical(e.rhs)
+    kind = e.kind
+    if rhs == AffineExpr.constant(1):
+        if kind == AffineBinaryOpKind.Mod:
+            return AffineExpr.constant(0)
+        if kind in (AffineBinaryOpKind.FloorDiv, AffineBinaryOpKind.CeilDiv):
+            return lhs
+    if lhs is e.lhs and rhs is e.rhs:
+        return e
+    if kind == AffineBinaryOpKind.Add:
+        return lhs + rhs
+    if kind == AffineBinaryOpKind.Mul:
+        return lhs * rhs
+    if kind == AffineBinaryOpKind.Mod:
+        return lhs % rhs
+    if kind == AffineBinaryOpKind.FloorDiv:
+        return lhs // rhs
+    return lhs.ceil_div(rhs)
+
+
+def chained(*operands: object) -> int:
+    """The `depth` of a value that fuses one op onto `operands` (Values; others, such
+    as Python scalars, count as data in memory)."""
+    return 1 + max((v.depth or 0 for v in operands if isinstance(v, Value)), default=0)
 
 
 def const(n: int) -> AffineExpr:
@@ -307,12 +388,17 @@ def storage_value(buf: Buffer, shape, strides) -> Value:
     def emit(k: Kernel, idx: Index) -> SSAValue:
         return k.load(buf, linear([e * s for e, s in zip(idx, strides) if s]))
 
-    return Value(tuple(shape), emit, buf.value_element)
+    return Value(tuple(shape), emit, buf.value_element, depth=0)
 
 
 def remap(v: Value, shape, index: Callable[[Index], list[AffineExpr]]) -> Value:
     """A view of `v`: the element at `idx` is v's element at `index(idx)`."""
-    return Value(tuple(shape), lambda k, idx: v.emit(k, index(idx)), v.element)
+    return Value(
+        tuple(shape),
+        lambda k, idx: v.emit(k, index(idx)),
+        v.element,
+        None if v.depth is None else v.depth + 1,
+    )
 
 
 def broadcast_index(v: Value, out_shape: Sequence[int], idx: Index) -> list[AffineExpr]:

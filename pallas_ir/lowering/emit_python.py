@@ -278,7 +278,12 @@ class KernelEmitter:
         t = op.result.type
         if isinstance(value, DenseIntOrFPElementsAttr) and isinstance(t, TensorType):
             values = value.get_values()
-            if len(set(values)) != 1:
+            # Splat when every element has the same bits (NaN != NaN, 0.0 == -0.0).
+            size = len(value.data.data) // len(values)
+            elements = {
+                value.data.data[i : i + size] for i in range(0, len(values) * size, size)
+            }
+            if len(elements) != 1:
                 raise EmitError(
                     op, "emit-python: only splat tensor constants are supported"
                 )

@@ -32,6 +32,7 @@ from xdsl.ir.affine import (
 from xdsl.utils.exceptions import DiagnosticException
 
 from pallas_ir.dialects import pallas
+from pallas_ir.dialects.arith_ext import RemFOp
 from pallas_ir.dialects.common import ReductionKind
 
 _RESERVED = {"jax", "jnp", "pl", "pltpu", "forward", "interpret", "np"}
@@ -137,6 +138,7 @@ BINARY: dict[type[Operation], str] = {
     arith.MulfOp: "{0} * {1}",
     arith.MuliOp: "{0} * {1}",
     arith.DivfOp: "{0} / {1}",
+    RemFOp: "jax.lax.rem({0}, {1})",
     arith.DivSIOp: "jax.lax.div({0}, {1})",
     arith.FloorDivSIOp: "{0} // {1}",
     arith.RemSIOp: "jax.lax.rem({0}, {1})",

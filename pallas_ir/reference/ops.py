@@ -36,6 +36,7 @@ from xdsl.ir.affine import (
     AffineSymExpr,
 )
 
+from pallas_ir.dialects.arith_ext import RemFOp
 from pallas_ir.dialects.common import (
     BroadcastOpBase,
     CompareOpBase,
@@ -137,6 +138,7 @@ BINARY: dict[type[Operation], Callable[[Any, Any], Any]] = {
     arith.MulfOp: np.multiply,
     arith.MuliOp: np.multiply,
     arith.DivfOp: np.divide,
+    RemFOp: np.fmod,
     arith.DivSIOp: _nonzero_divisor(_trunc_div, "division"),
     arith.DivUIOp: _nonzero_divisor(_unsigned(np.floor_divide), "division"),
     arith.FloorDivSIOp: _nonzero_divisor(np.floor_divide, "division"),

@@ -40,6 +40,7 @@ from pallas_ir.diagnostics import (
     location_of,
     verify_module,
 )
+from pallas_ir.dialects.arith_ext import ARITH_EXTRA_OPS
 from pallas_ir.registry import get_all_dialects, get_all_passes, get_all_targets
 
 SPLIT_MARKER = re.compile(r"^// -----\s*$", re.MULTILINE)
@@ -219,6 +220,8 @@ class PallasOptMain(xDSLOptMain):
         for name, factory in get_all_dialects().items():
             if name not in known:  # not installed as a universe (running from source)
                 self.ctx.register_dialect(name, factory)
+        for op in ARITH_EXTRA_OPS:  # next to xDSL's arith, which lacks them
+            self.ctx.load_op(op)
 
     def register_all_passes(self) -> None:
         super().register_all_passes()

@@ -87,13 +87,11 @@ def _unary(target, k: Kernel, a: SSAValue, element: str) -> SSAValue | None:
         negative = k.cmp("olt", a, k.constant(0.0))
         up, down = k.op("math.ceil", a), k.op("math.floor", a)
         return k.op("arith.select", negative, up, down)
-    if target is aten.sign.default:
+    if target is aten.sign.default:  # (a > 0) - (a < 0): +0 for NaN and -0, as torch
         zero = k.constant(0, element)
         pos = k.cmp("ogt" if f else "sgt", a, zero)
         neg = k.cmp("olt" if f else "slt", a, zero)
-        # A float zero (or NaN) keeps its value: a * 0.
-        rest = k.op("arith.mulf", a, zero) if f else zero
-        v = k.op("arith.select", neg, k.constant(-1, element), rest)
+        v = k.op("arith.select", neg, k.constant(-1, element), zero)
         return k.op("arith.select", pos, k.constant(1, element), v)
     if target is aten.logical_not.default:
         return k.op("arith.xori", a, k.constant(True, "i1"))
@@ -170,16 +168,55 @@ def _divide(k: Kernel, a, b, element: str, mode: str | None) -> SSAValue:
     q = k.op("arith.divf", a, b)
     if mode is None:
         return q
-    rounded = _unary(getattr(aten, mode).default, k, q, "f32")
-    assert rounded is not None
-    return rounded
+    if mode == "trunc":  # torch: trunc(a / b)
+        rounded = _unary(aten.trunc.default, k, q, "f32")
+        assert rounded is not None
+        return rounded
+    return _floor_divide(k, a, b, q)
+
+
+def _floor_divide(k: Kernel, a, b, q: SSAValue) -> SSAValue:
+    """Float floor division as torch computes it (c10's `div_floor_floating`): from
+    the exact remainder, not from floor(a / b), which is off by one where a / b rounds
+    up to a whole number:
+
+        if b == 0: a / b
+        mod = fmod(a, b); div = (a - mod) / b
+        if mod != 0 and (b < 0) != (mod < 0): div -= 1
+        if div != 0: floor(div), plus 1 if div - floor(div) > 0.5
+        else: copysign(0, a / b)"""
+    zero, one = k.constant(0.0), k.constant(1.0)
+    mod = k.op("arith.remf", a, b)
+    div = k.op("arith.divf", k.op("arith.subf", a, mod), b)
+    div = k.op(
+        "arith.select", _sign_differs(k, mod, b), k.op("arith.subf", div, one), div
+    )
+    floor = k.op("math.floor", div)
+    up = k.cmp("ogt", k.op("arith.subf", div, floor), k.constant(0.5))
+    floor = k.op("arith.select", up, k.op("arith.addf", floor, one), floor)
+    # div is 0 only where a / b is finite (or b is 0): 0 * (a / b) is a zero with the
+    # sign of a / b.
+    signed_zero = k.op("arith.mulf", q, zero)
+    floor = k.op("arith.select", k.cmp("une", div, zero), floor, signed_zero)
+    return k.op("arith.select", k.cmp("oeq", b, zero), q, floor)
+
+
+def _sign_differs(k: Kernel, mod: SSAValue, b: SSAValue) -> SSAValue:
+    """`mod != 0 and (b < 0) != (mod < 0)` (true for a NaN `mod` and negative `b`, as
+    in C): where the truncated remainder needs b's sign."""
+    zero = k.constant(0.0)
+    differ = k.op("arith.xori", k.cmp("olt", mod, zero), k.cmp("olt", b, zero))
+    return k.op("arith.andi", k.cmp("une", mod, zero), differ)
 
 
 def _remainder(k: Kernel, a, b, element: str, floor: bool) -> SSAValue:
-    """torch.fmod (`floor` False: the sign of a) or torch.remainder (the sign of b)."""
+    """torch.fmod (`floor` False: C's fmod, the sign of a) or torch.remainder (the sign
+    of b: fmod, plus b where the signs differ, as torch's CPU kernel)."""
     if element == "f32":
-        q = _divide(k, a, b, element, "floor" if floor else "trunc")
-        return k.op("arith.subf", a, k.op("arith.mulf", q, b))
+        r = k.op("arith.remf", a, b)
+        if not floor:
+            return r
+        return k.op("arith.select", _sign_differs(k, r, b), k.op("arith.addf", r, b), r)
     r = k.op("arith.remsi", a, b)
     if not floor:
         return r

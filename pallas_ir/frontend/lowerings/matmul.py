@@ -10,6 +10,7 @@ from pallas_ir.frontend.kernel_builder import (
     Buffer,
     Value,
     broadcast_index,
+    chained,
     storage_value,
 )
 from pallas_ir.frontend.lowerings.registry import Lowering, lowers
@@ -53,4 +54,4 @@ def matmul(c: Lowering, args) -> Value:
             v = k.op("arith.addf", v, term)
         return v
 
-    return Value(tuple(shape), emit)
+    return Value(tuple(shape), emit, depth=chained(out, bias))

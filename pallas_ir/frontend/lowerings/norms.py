@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from pallas_ir.frontend.kernel_builder import Value, broadcast_index
+from pallas_ir.frontend.kernel_builder import Value, broadcast_index, chained
 from pallas_ir.frontend.lowerings.reductions import variance
 from pallas_ir.frontend.lowerings.registry import Lowering, lowers
 
@@ -31,7 +31,7 @@ def layer_norm(c: Lowering, args) -> list[Value]:
         v = k.op("arith.addf", var.emit(k, idx), k.constant(float(eps)))
         return k.op("math.rsqrt", v)
 
-    rstd = Value(stat_shape, rstd_at)
+    rstd = Value(stat_shape, rstd_at, depth=chained(var))
 
     def out(k, idx):
         v = k.op(

@@ -15,6 +15,7 @@ from pallas_ir.frontend.kernel_builder import (
     Buffer,
     Value,
     broadcast_index,
+    chained,
     ints,
     remap,
     storage_value,
@@ -70,6 +71,7 @@ def mean(c: Lowering, args) -> Value:
     return Value(
         c.shape,
         lambda k, idx: k.op("arith.mulf", total.emit(k, idx), k.constant(1.0 / n)),
+        depth=chained(total),
     )
 
 
@@ -132,8 +134,8 @@ def variance(c: Lowering, args, kwargs, shape) -> tuple[Value, Value]:
         return k.op("arith.mulf", total.emit(k, idx), k.constant(scale))
 
     if keep:
-        return Value(shape, var), mean
-    return Value(shape, var), remap(
+        return Value(shape, var, depth=chained(total)), mean
+    return Value(shape, var, depth=chained(total)), remap(
         mean, shape, lambda idx: unreduced(idx, dims, len(a.shape))
     )
 
@@ -184,4 +186,4 @@ def vector_norm(c: Lowering, args) -> Value:
             return k.op("math.sqrt", v)
         return k.op("math.powf", v, k.constant(1.0 / order))
 
-    return Value(c.shape, root)
+    return Value(c.shape, root, depth=chained(total))

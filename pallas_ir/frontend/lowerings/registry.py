@@ -11,16 +11,27 @@ from typing import Any
 
 import torch
 
+from pallas_ir.affine_analysis import row_major_strides
 from pallas_ir.frontend.kernel_builder import (
     DTYPES,
     Buffer,
     Program,
     UnsupportedError,
     Value,
+    chained,
+    storage_value,
     where,
 )
 
 LoweringFn = Callable[["Lowering", list[Any]], "Value | list[Value]"]
+
+MAX_FUSED_DEPTH = 64
+"""The longest chain of ATen ops fused into one value: a value whose chain reaches it
+is materialised into a buffer, from which the chain goes on. Emitting a value recurses
+through its chain (a few Python frames an op), so an unbounded chain of a thousand ops
+exceeds Python's recursion limit; the bound also keeps a kernel's body small (Inductor
+bounds its fused kernels alike, `max_fusion_size` = 64). The buffer holds the value's
+kernel type (f32 for bfloat16), so materialising rounds nothing."""
 
 LOWERINGS: dict[Any, LoweringFn] = {}
 """ATen op overload (or the name of one registered on import of another package,
@@ -151,8 +162,25 @@ def lower(
     wide = WIDE_CONSTANTS.get(target)
     if wide is not None and any(_wide(a) for a in args):
         return wide(ctx, args)
-    value = fn(ctx, args)
-    if prog.checking and isinstance(value, Value):
+    result = fn(ctx, args)
+    if prog.checking and isinstance(result, Value):
         for check in CHECKS.get(target, ()):
-            check(ctx, args, value)
-    return value
+            check(ctx, args, result)
+    operands = [b for a in args for b in (a if isinstance(a, list | tuple) else [a])]
+    depth = chained(*operands)
+    if isinstance(result, Value):
+        return _bounded(prog, result, depth, buffers)
+    return [_bounded(prog, v, depth, buffers) for v in result]
+
+
+def _bounded(prog: Program, value: Value, depth: int, buffers: list[Buffer]) -> Value:
+    """`value`, its fused chain's `depth` filled in where its lowering did not say,
+    or materialised into a buffer when that chain reaches MAX_FUSED_DEPTH."""
+    if value.depth is None:
+        value.depth = depth
+    if value.depth < MAX_FUSED_DEPTH:
+        return value
+    buf = Buffer.holding(prog.fresh("t"), value.shape, value.element)
+    buffers.append(buf)
+    prog.kernel(value, buf)
+    return storage_value(buf, value.shape, row_major_strides(value.shape))

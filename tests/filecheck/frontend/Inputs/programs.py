@@ -28,3 +28,14 @@ def embedding(table, ids):
 
 def linear(x, w):
     return x @ w.t()
+
+
+def swish_twice(x):
+    """A value used twice, twice over: each op is emitted once (a DAG, not a tree)."""
+    y = x * torch.sigmoid(x)
+    return y * torch.sigmoid(y)
+
+
+def remainder(x, y):
+    """Float remainder: C's fmod (`arith.remf`), plus y where the signs differ."""
+    return torch.remainder(x, y)
