@@ -34,6 +34,7 @@ from hypothesis.errors import NonInteractiveExampleWarning
 
 import pallas_ir
 from pallas_ir.check import arg_specs
+from pallas_ir.dynamo import EAGER_NOTICE
 from pallas_ir.frontend.fuzz import (
     KINDS,
     InvalidProgram,
@@ -57,7 +58,7 @@ def _signature(kind: str, status: str, message: str) -> str:
     message with its numbers and quoted names taken out."""
     first = message.splitlines()[0] if message else ""
     first = re.sub(r" \(at [^)]*\)", "", first)  # where in the program it arose
-    first = re.sub(r"\d+", "N", first)
+    first = re.sub(r"-?\d+", "N", first)
     return f"{kind} {status}: {first[:160]}"
 
 
@@ -128,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         runs += 1
         signal.alarm(args.program_timeout)  # a hang is a finding too
         try:
-            made = check_program(p, pallas_ir.compile, seed=seed)
+            made = check_program(p, pallas_ir.compile, seed, EAGER_NOTICE)
             signal.alarm(0)
             for compiled in made:
                 if compiled.computes:

@@ -972,15 +972,16 @@ class EagerFallback(Exception):
     though every program of the kinds it runs is one pallas_ir compiles."""
 
 
-def _without_fallback(compiled: Callable) -> Callable:
-    """`compiled`, raising EagerFallback where the backend warns that ops ran eagerly."""
+def _without_fallback(compiled: Callable, notice: str) -> Callable:
+    """`compiled`, raising EagerFallback where the backend warns (a warning that
+    starts with `notice`) that ops ran eagerly."""
 
     def call(*args):
         with warnings.catch_warnings(record=True) as said:
             warnings.simplefilter("always")
             out = compiled(*args)
         for w in said:
-            if str(w.message).startswith("pallas_ir: these ops run in eager"):
+            if str(w.message).startswith(notice):
                 raise EagerFallback(str(w.message))
         return out
 
@@ -1108,11 +1109,16 @@ def _effective_strides(t: torch.Tensor) -> tuple[int, ...]:
     return tuple(s if n > 1 else 0 for n, s in zip(t.shape, t.stride()))
 
 
-def check_program(p: Program, compile: Callable, seed: int = 0) -> list:
+def check_program(
+    p: Program, compile: Callable, seed: int = 0, eager_notice: str | None = None
+) -> list:
     """Run `p` against eager: compiled with `compile(fn, example_inputs)` (e.g.
     `pallas_ir.compile`), or with torch.compile for the "recompile" kind; then its
-    second call (`p.trial`). Raises `Mismatch` or whatever pallas_ir raised; returns
-    the objects `compile` made (whose modules the caller may AOT-compile)."""
+    second call (`p.trial`). Raises `Mismatch` or whatever pallas_ir raised, and
+    `EagerFallback` where torch.compile's backend warns with `eager_notice`
+    (`pallas_ir.dynamo.EAGER_NOTICE`, given by the caller: this level cannot import
+    it) that ops ran eagerly; returns the objects `compile` made (whose modules the
+    caller may AOT-compile)."""
     fn = function(p)
 
     def fresh() -> list[torch.Tensor]:
@@ -1127,7 +1133,9 @@ def check_program(p: Program, compile: Callable, seed: int = 0) -> list:
         raise InvalidProgram(f"eager raised {type(e).__name__}: {e}") from e
     if p.kind == "recompile":
         torch._dynamo.reset()
-        call, made = _without_fallback(torch.compile(fn, backend="pallas_ir")), []
+        call, made = torch.compile(fn, backend="pallas_ir"), []
+        if eager_notice is not None:
+            call = _without_fallback(call, eager_notice)
     else:
         call = compile(fn, fresh())
         made = [call]
