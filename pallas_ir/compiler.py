@@ -216,7 +216,10 @@ class CompiledFunction:
             t = torch.as_strided(t, (plan.span,), (1,), t.storage_offset())
         t = t.contiguous()
         if t.dtype == torch.int64:  # its int32 words; the program keeps the low ones
-            return jnp.asarray(t.reshape(-1).view(torch.int32).numpy())
+            flat = t.reshape(-1)
+            if flat.stride(0) != 1:  # a one-element view keeps its stride
+                flat = flat.clone(memory_format=torch.contiguous_format)
+            return jnp.asarray(flat.view(torch.int32).numpy())
         if t.dtype == torch.bfloat16:  # numpy has no bfloat16: move the bits
             return jnp.asarray(t.view(torch.int16).numpy()).view(jnp.bfloat16)
         return jnp.asarray(t.numpy())

@@ -119,7 +119,8 @@ def test_rolls_compute_each_value_once_per_place() -> None:
 
     x = _randn(8, 128)
     for fn, adds in ((rolled, n * (n + 1) // 2), (concatenated, n * n)):
-        k = pallas_ir.compile(fn, [x])
+        # roll gathers at computed positions: with the index checks off, one kernel
+        k = pallas_ir.compile(fn, [x], runtime_checks=False)
         torch.testing.assert_close(k(x), fn(x))
         (ops,) = _kernel_ops(k)
         assert ops["arith.addf"] == adds, fn.__name__

@@ -311,3 +311,25 @@ def test_check_kernels_aot_compile_for_v5e() -> None:
 def test_an_unknown_chip_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="chip must be one of v5e, v6e, got 'v9'"):
         pallas_ir.compile(lambda a: a * 2, [torch.ones(4)], chip="v9")
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda: torch.arange(6)[2::3][:1], lambda: torch.tensor(5).expand(1)],
+    ids=["strided_one_element", "expanded_one_element"],
+)
+def test_a_one_element_int64_view(make) -> None:
+    """A one-element int64 view keeps a stride other than 1 (it is contiguous to
+    torch): its int32 words are still read right."""
+    x = make()
+    compiled = pallas_ir.compile(lambda a: a + 1, [x])
+    torch.testing.assert_close(compiled(x), x + 1)
+
+
+def test_an_input_written_and_returned_comes_back_as_itself() -> None:
+    x = torch.zeros(8, 128)
+    compiled = pallas_ir.compile(lambda a: (a.add_(0.5), a * 2), [x.clone()])
+    written, doubled = compiled(x)
+    assert written is x or written.data_ptr() == x.data_ptr()
+    torch.testing.assert_close(x, torch.full((8, 128), 0.5))
+    torch.testing.assert_close(doubled, torch.ones(8, 128))

@@ -342,8 +342,12 @@ def torch_to_ta(
         stored.append(KernelOutput(len(stored), dtype))
         return stored[-1]
 
+    written = {value: i for i, value in writes}
     results: list[Result] = []
     for r in returned:
+        if r in written:  # `return x.add_(1)`: the input itself, after the copy-back
+            results.append(InputView(written[r], ()))
+            continue
         if r is None or isinstance(r, int | float | bool):  # a backward's no-grad
             results.append(ConstantResult(r))
             continue
