@@ -78,8 +78,9 @@ def test_gradients_through_torch_compile_match_eager(p: GradProgram, seed: int) 
 @settings(_SETTINGS, max_examples=10)
 @given(grad_programs(attention=ATTENTION), SEEDS)
 def test_gradients_with_slices_and_gathers_match_eager(p: GradProgram, seed: int) -> None:
-    """Programs with slices and gathers too: only the pending scatters of their
-    backward graphs may run eagerly, and every output and gradient matches eager's."""
+    """Programs with slices and gathers too (their backward graphs scatter): only
+    the ops of `PENDING` (none) may run eagerly, and every output and gradient matches
+    eager's."""
     found, eager, said = _under_torch_compile(p, seed)
     assert eager <= PENDING, p.source() + "\n".join(said)
     assert not found, p.source() + "\n".join(found)
