@@ -338,8 +338,7 @@ class CompiledGraph:
 
         def run(*tensors: torch.Tensor):
             with torch.no_grad():  # AOTAutograd's graphs hold no autograd state
-                out = compiled._run(tensors)
-            return out
+                return compiled._run(tensors)
 
         return run
 

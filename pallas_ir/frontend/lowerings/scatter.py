@@ -55,8 +55,14 @@ _ADD = {"f32": "arith.addf", "i32": "arith.addi", "i1": "arith.ori"}
 """How an accumulating write adds, by element type (bool: or, as torch adds bools)."""
 
 
-def _combined(k: Kernel, element: str, old: SSAValue, new: SSAValue) -> SSAValue:
-    return k.op(_ADD[element], old, new)
+def _write_where(
+    k: Kernel, element: str, hit: SSAValue, old: SSAValue, new: SSAValue, add: bool
+) -> SSAValue:
+    """One element-wise write: `new` (added to `old` when `add`) where `hit`, else
+    `old`."""
+    if add:
+        new = k.op(_ADD[element], old, new)
+    return k.op("arith.select", hit, new, old)
 
 
 def _written(
@@ -137,9 +143,7 @@ def index_put(c: Lowering, args) -> Value:
                     hit = same if hit is None else k.op("arith.andi", hit, same)
                 assert hit is not None
                 w = source(k, [*rest[:lead], *where, *rest[lead:]])
-                if accumulate:
-                    w = _combined(k, element, v, w)
-                v = k.op("arith.select", hit, w, v)
+                v = _write_where(k, element, hit, v, w, accumulate)
             return v
 
         return Value(base.shape, emit, element)
@@ -168,7 +172,7 @@ def _everywhere(c: Lowering, base: Value, values: Value, accumulate: bool) -> Va
         v = k.cast(v, values.element, element)
         if not accumulate:
             return v
-        return _combined(k, element, k.cast(base.emit(k, idx), base.element, element), v)
+        return k.op(_ADD[element], k.cast(base.emit(k, idx), base.element, element), v)
 
     return Value(base.shape, emit, element)
 
@@ -204,9 +208,7 @@ def _masked_put(
         w = k.cast(
             values.emit(k, broadcast_index(values, rows, row)), values.element, element
         )
-        if accumulate:
-            w = _combined(k, element, v, w)
-        return k.op("arith.select", hit, w, v)
+        return _write_where(k, element, hit, v, w, accumulate)
 
     return Value(base.shape, emit, element)
 
@@ -258,10 +260,7 @@ def scatter(c: Lowering, args) -> Value:
                 )
                 if inside is not None:
                     hit = k.op("arith.andi", hit, inside)
-                w = source(k, q)
-                if accumulate:
-                    w = _combined(k, element, v, w)
-                v = k.op("arith.select", hit, w, v)
+                v = _write_where(k, element, hit, v, source(k, q), accumulate)
             return v
 
         return Value(base.shape, emit, element)
