@@ -235,6 +235,9 @@ class CompiledFunction:
             for i, (outside, low, high) in zip(self._wide_inputs, ranges, strict=True):
                 if bool(outside):  # a value the kernels' int32 would wrap
                     value = (int(high) << 32) | (int(low) & 0xFFFFFFFF)
+                    index = self._plans[i].outside_int32
+                    if index is not None:  # every use is a checked index
+                        raise index.exception(value)
                     raise UnsupportedError(
                         self._what(i),
                         f"holds the int64 value {value}, outside the int32 range the "

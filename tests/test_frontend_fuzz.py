@@ -1,6 +1,7 @@
 """Differential testing: random programs of every kind of pallas_ir.frontend.fuzz
 (chains of views, element-wise ops, gathers and reductions; DAGs that reuse values;
-int64 and bool inputs held as views; gathers; programs that write their inputs;
+int64 and bool inputs held as views; gathers, and gathers called again with an index
+out of range, int64 ones outside int32 too; programs that write their inputs;
 fmod / remainder / floor division at their boundaries; calls unlike the compiled one)
 through `pallas_ir.compile` (or `torch.compile(backend="pallas_ir")`), against eager
 PyTorch; every module the fuzzer emitted then AOT-compiles for v5e. Bounded and
@@ -30,12 +31,11 @@ CI_EXAMPLES = {
     "dag": 15,
     "views": 20,
     "index": 15,
+    "index_oob": 12,
     "guard": 10,
     "recompile": 8,
 }
 """Programs drawn of each kind in CI. Left out until the bug each names is fixed:
-- index_oob: an int64 index outside the int32 range (2**32 + 1, -2**32) raises
-  UnsupportedError (the int64 range check of the input) where eager raises IndexError;
 - mutation: a result that is the mutated input (`return x.add_(0.5)`) comes back as a
   new tensor, where eager returns the input itself;
 - divmod: float floor division is floor(a / b), one more than eager's exact floor

@@ -82,6 +82,42 @@ def test_torch_compile_raises_index_error_too() -> None:
         fn(torch.tensor([1, 100]))
 
 
+@pytest.mark.parametrize("name", list(INDEXING))
+def test_an_int64_index_outside_int32_raises_index_error(name: str) -> None:
+    """An int64 index outside int32 is out of bounds of every dim: the call raises
+    eager's IndexError naming the op and the value, not the int64 range error of the
+    input (in range once narrowed to 32 bits: 2**32 + 1 would read row 1)."""
+    fn = INDEXING[name]
+    good = torch.tensor([3, 0, 15, 7] * 4)
+    compiled = pallas_ir.compile(fn, [good])
+    for bad in (2**32 + 1, -(2**32), 2**40, -(2**31) - 1):
+        indices = good.clone()
+        indices[5] = bad
+        with pytest.raises((IndexError, RuntimeError)):
+            fn(indices)
+        with pytest.raises(
+            IndexError, match=rf"aten\.\w+\.\w+: index {bad} is out of bounds"
+        ):
+            compiled(indices)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [lambda i: TABLE[i] + i.view(-1, 1), lambda i: TABLE[i[:4]]],
+    ids=["index_and_arithmetic", "index_of_a_slice"],
+)
+def test_an_int64_input_outside_int32_not_only_an_index_is_unsupported(fn) -> None:
+    """Where a value of the input is not only an index (arithmetic reads it, or no op
+    reads it), an out-of-int32 value stays the input's UnsupportedError: never an
+    IndexError eager would not raise."""
+    good = torch.tensor([3, 0, 15, 7] * 4)
+    compiled = pallas_ir.compile(fn, [good])
+    indices = good.clone()
+    indices[5] = 2**32 + 1
+    with pytest.raises(pallas_ir.UnsupportedError, match="input 0: holds the int64"):
+        compiled(indices)
+
+
 @pytest.mark.parametrize("value", [2**40, -(2**31) - 1, 2**31])
 def test_an_int64_input_outside_int32_is_an_error(value: int) -> None:
     """Kernels compute int64 data in int32: a value they would wrap is an error
@@ -257,6 +293,64 @@ def test_int64_arithmetic_that_would_wrap_is_an_error(name: str) -> None:
         compiled(wrapping)
 
 
+def _rows(length: int, *sums: int) -> torch.Tensor:
+    """Rows of `length` int32 values summing to `sums`: a third random, the rest as
+    large as it takes (int32's extremes), so partial sums leave int32 either way."""
+    g = torch.Generator().manual_seed(length)
+    rows = torch.zeros(len(sums), length, dtype=torch.int64)
+    rows[:, : length // 3] = torch.randint(
+        -(2**30), 2**30, (len(sums), length // 3), generator=g
+    )
+    for row, total in zip(rows, sums, strict=True):
+        rest = total - int(row.sum())
+        for j in range(length // 3, length):
+            row[j] = max(-(2**31), min(2**31 - 1, rest))
+            rest -= int(row[j])
+        assert int(row.sum()) == total
+    return rows
+
+
+@pytest.mark.parametrize("length", [6, 40000])  # one wide field; three narrower ones
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32])
+def test_an_int64_sum_outside_int32_is_an_error(length: int, dtype) -> None:
+    """An int64 sum (of int32 data too) is computed in int32: exactly the sums outside
+    int32 raise (before: they wrapped), sums at its edges do not, however large the
+    partial sums."""
+    fn = lambda a: a.sum(1)
+    edges = _rows(length, 2**31 - 1, -(2**31), 0, -1).to(dtype)
+    compiled = pallas_ir.compile(fn, [edges])
+    torch.testing.assert_close(compiled(edges), fn(edges))
+    for total in (2**31, -(2**31) - 1, 2**32 + 5, -(2**32)):
+        with pytest.raises(
+            pallas_ir.UnsupportedError,
+            match=r"aten\.sum\.dim_IntList: an int64 result leaves the int32 range",
+        ):
+            compiled(_rows(length, 7, total, 0, -1).to(dtype))
+
+
+def test_an_int64_product_outside_int32_is_an_error() -> None:
+    """Exactly the products outside int32 raise, those within 2**16 of its edges
+    too; a zero factor makes any product fine."""
+    fn = lambda a: a.prod(1, keepdim=True)
+    inside = [
+        [2**15, 2**16, -1],
+        [46340, 46340, 1],
+        [-46340, 46340, 1],
+        [3, 715827882, 1],
+        [0, 2**30, 2**30],
+        [-1, -1, 1],
+    ]
+    outside = [[2**15, 2**16, 1], [46341, 46341, 1], [-46341, 46341, 1], [2**20] * 3]
+    compiled = pallas_ir.compile(fn, [torch.tensor(inside)])
+    torch.testing.assert_close(compiled(torch.tensor(inside)), fn(torch.tensor(inside)))
+    for row in outside:
+        with pytest.raises(
+            pallas_ir.UnsupportedError,
+            match=r"aten\.prod\.dim_int: an int64 result leaves the int32 range",
+        ):
+            compiled(torch.tensor([*inside[:-1], row]))
+
+
 def test_comparisons_with_constants_beyond_int32() -> None:
     """`x > 2**31` on int64 data (inside int32: checked at the boundary) has the
     same answer for every element; before, the constant wrapped."""
@@ -294,13 +388,15 @@ def test_integer_division_by_zero_raises(fn, dtype) -> None:
 
 
 def test_check_kernels_aot_compile_for_v5e() -> None:
-    """The check kernels (index bounds, int64 overflow, float-to-int64 range,
-    divisor) lower and compile for a v5e like every other kernel."""
+    """The check kernels (index bounds, int64 overflow of arithmetic, sums and
+    products, float-to-int64 range, divisor) lower and compile for a v5e like every other kernel."""
     modules = [
         pallas_ir.compile(INDEXING["embedding"], [torch.tensor([3, 0, 15, 7] * 4)]),
         pallas_ir.compile(WRAPS["x * y"][0], [_int64(1, 2, 3, 4)]),
         pallas_ir.compile(WRAPS["float to int64"][0], [_int64(1, 2, 3, 4)]),
         pallas_ir.compile(lambda a, b: a // b, [_int64(1, 2, 3, 4), _int64(1, 2, 3, 4)]),
+        pallas_ir.compile(lambda a: a.sum(1), [_rows(40000, 0, 1)]),
+        pallas_ir.compile(lambda a: a.prod(), [_int64(1, 2, 3, 4)]),
     ]
     results = aot_compile_many(
         [(m.source, arg_specs(m.module)) for m in modules], chip="v5e"

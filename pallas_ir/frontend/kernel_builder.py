@@ -414,17 +414,13 @@ def unreduced(idx: Index, dims: Sequence[int], rank: int) -> list[AffineExpr]:
 
 
 @dataclass(frozen=True)
-class Check:
-    """A condition the program checks on its data at run time (an index inside its
-    dim): two scalar buffers the program returns, 1 when any element failed and the
-    largest failing value, and the error the call raises when one did."""
+class Failure:
+    """What a call raises when a run-time check fails: `error` ("op: reason (at
+    where)"), `{value}` in `reason` where the failing value goes."""
 
-    failed: Buffer
-    worst: Buffer
     error: type[Exception]
     op: str
     reason: str
-    """Why the call fails, `{value}` where the failing value goes."""
     where: str
 
     def exception(self, value: object) -> Exception:
@@ -432,6 +428,29 @@ class Check:
         if issubclass(self.error, UnsupportedError):
             return self.error(self.op, reason, self.where)
         return self.error(f"{self.op}: {reason} (at {self.where})")
+
+
+@dataclass(frozen=True)
+class Check:
+    """A condition the program checks on its data at run time (an index inside its
+    dim): two scalar buffers the program returns, 1 when any element failed and the
+    largest failing value, and what the call raises when one did."""
+
+    failed: Buffer
+    worst: Buffer
+    failure: Failure
+
+
+@dataclass(frozen=True)
+class BoundedIndex:
+    """An index tensor an op checks against the dim it indexes: every value outside
+    it (any int64 value outside int32 too: no dim is that large) is the op's
+    `failure`."""
+
+    user: object
+    """The graph node of the indexing op."""
+    index: Value
+    failure: Failure
 
 
 @dataclass
@@ -449,6 +468,8 @@ class Program:
     checking: bool = True
     """Whether `check` adds its kernels (run-time checks on: the default)."""
     checks: list[Check] = field(default_factory=list[Check])
+    bounded_indices: list[BoundedIndex] = field(default_factory=list[BoundedIndex])
+    """The index values ops check against their dims (`check_in_range`)."""
 
     def check(
         self,
@@ -458,13 +479,14 @@ class Program:
         op: str,
         reason: str,
         where: str,
-    ) -> None:
+    ) -> Failure | None:
         """Check `bad` (an i1 value) when the program runs: two reductions over all of
         it write whether any element is bad and the largest of `shown` (a value of
         the same shape) where one is; the host raises `error` ("op: reason (at
-        where)", `{value}` in `reason` the largest bad one) when one was."""
+        where)", `{value}` in `reason` the largest bad one) when one was. Returns
+        that failure (None with the checks off)."""
         if not self.checking:
-            return
+            return None
         element = shown.element
         lowest = -(2**31) if element == "i32" else -math.inf
 
@@ -480,7 +502,9 @@ class Program:
         largest = Buffer.holding(self.fresh("worst"), (), element)
         self.kernel(Value(bad.shape, failed, "i32"), flag, dims, "max")
         self.kernel(Value(bad.shape, worst, element), largest, dims, "max")
-        self.checks.append(Check(flag, largest, error, op, reason, where))
+        failure = Failure(error, op, reason, where)
+        self.checks.append(Check(flag, largest, failure))
+        return failure
 
     def fresh(self, stem: str) -> str:
         self.count += 1

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 from torch._decomp import core_aten_decompositions, get_decompositions
@@ -46,6 +46,7 @@ from pallas_ir.frontend.kernel_builder import (
     DTYPES,
     Buffer,
     Check,
+    Failure,
     Program,
     UnsupportedError,
     Value,
@@ -147,6 +148,10 @@ class InputPlan:
     stride: tuple[int, ...]
     dtype: torch.dtype
     span: int | None
+    outside_int32: Failure | None = None
+    """What an int64 input holding a value outside int32 raises, where every use of
+    it is an index an op checks (no dim is that large: the op's IndexError); None:
+    an UnsupportedError (the kernels compute int64 data in int32)."""
 
 
 @dataclass(frozen=True)
@@ -215,7 +220,7 @@ class RuntimeCheck:
 
     def raise_if_failed(self, computed: Sequence[torch.Tensor]) -> None:
         if int(computed[self.failed.index]):
-            raise self.check.exception(computed[self.worst.index].item())
+            raise self.check.failure.exception(computed[self.worst.index].item())
 
 
 _TORCH_OF = {"i32": torch.int32, "f32": torch.float32}
@@ -317,6 +322,10 @@ def torch_to_ta(
             for a in node.args
         ]
         env[node] = _convert_node(prog, node, args, buffers)
+    for i, node in enumerate([*placeholders, *constants]):
+        if inputs[i].dtype == torch.int64:
+            failure = _index_failure(node, env, prog)
+            inputs[i] = replace(inputs[i], outside_int32=failure)
     (out_node,) = [n for n in graph.graph.nodes if n.op == "output"]
     returned = out_node.args[0]
     returns_sequence = isinstance(returned, list | tuple)
@@ -377,6 +386,68 @@ def torch_to_ta(
     return TracedProgram(
         module, inputs, constant_values, results, copy_back, returns_sequence, checks
     )
+
+
+_WHOLE_VIEWS = {
+    aten.view.default,
+    aten._unsafe_view.default,
+    aten.reshape.default,
+    aten.expand.default,
+    aten.unsqueeze.default,
+    aten.squeeze.default,
+    aten.squeeze.dim,
+    aten.squeeze.dims,
+    aten.permute.default,
+    aten.t.default,
+    aten.transpose.int,
+    aten.alias.default,
+    aten.clone.default,
+}
+"""Ops whose result holds every value of their first argument (and no other)."""
+
+
+def _operands(node: torch.fx.Node) -> list[object]:
+    flat = []
+    for a in (*node.args, *node.kwargs.values()):
+        flat.extend(a if isinstance(a, list | tuple) else [a])
+    return flat
+
+
+def _index_failure(node: torch.fx.Node, env: dict, prog: Program) -> Failure | None:
+    """The failure of the first op that checks `node`'s values as an index (an int64
+    value outside int32 is out of bounds of every dim) when every use of every value
+    of `node`, through views that keep them all, is such an index; else None."""
+    uses: list[tuple[torch.fx.Node, torch.fx.Node]] = []  # (user, the value it reads)
+    pending = [node]
+    while pending:
+        x = pending.pop()
+        for user in x.users:
+            val, whole = user.meta.get("val"), x.meta.get("val")
+            if (
+                user.op == "call_function"
+                and user.target in _WHOLE_VIEWS
+                and _operands(user).count(x) == 1
+                and user.args[0] is x
+                and isinstance(val, torch.Tensor)
+                and isinstance(whole, torch.Tensor)
+                and val.numel() >= whole.numel()
+            ):
+                pending.append(user)
+            else:
+                uses.append((user, x))
+    first: tuple[int, Failure] | None = None
+    order = {n: i for i, n in enumerate(node.graph.nodes)}
+    for user, x in uses:
+        checked = [
+            b.failure
+            for b in prog.bounded_indices
+            if b.user is user and b.index is env.get(x)
+        ]
+        if not checked or len(checked) != _operands(user).count(x):
+            return None  # a use that is not (only) a checked index
+        if first is None or order[user] < first[0]:
+            first = (order[user], checked[0])
+    return None if first is None else first[1]
 
 
 def _convert_node(prog, node, args, buffers) -> Value | list[Value]:

@@ -2,8 +2,9 @@
 for that data and the call raises, never a silent wrong result:
 
 - int64 data is int32 in kernels (TPU kernels have no 64-bit types): an int64 `add`,
-  `sub`, `mul`, `neg` or `abs` whose result leaves int32 is an UnsupportedError at the
-  call, as is a float cast to int64 outside int32;
+  `sub`, `mul`, `neg` or `abs`, or an int64 `sum` or `prod` (of int32 data too), whose
+  result leaves int32 is an UnsupportedError at the call, as is a float cast to int64
+  outside int32;
 - an integer division (`//`, `%`, `fmod`, `div` with a rounding mode) by zero raises
   ZeroDivisionError, where eager raises too;
 - a comparison of int data with a Python int outside int32 is answered when the program
@@ -16,17 +17,22 @@ them), registered with `@checks` for the ops it guards.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import torch
 from xdsl.ir import SSAValue
 
+from pallas_ir.affine_analysis import row_major_strides
 from pallas_ir.frontend.kernel_builder import (
+    Buffer,
     Kernel,
     UnsupportedError,
     Value,
     broadcast_index,
+    storage_value,
 )
+from pallas_ir.frontend.lowerings.reductions import reduced_dims
 from pallas_ir.frontend.lowerings.registry import (
     LOWERINGS,
     Lowering,
@@ -131,6 +137,158 @@ def int64_arithmetic_in_range(c: Lowering, args, value: Value) -> None:
 def _abs(k: Kernel, v: SSAValue) -> SSAValue:
     negative = k.cmp("slt", v, k.constant(0, "i32"))
     return k.op("arith.select", negative, k.op("arith.subi", k.constant(0, "i32"), v), v)
+
+
+_WIDE_REDUCTION = (
+    "an int64 result leaves the int32 range the kernels compute int64 data in "
+    "(a {what} of about {{value}})"
+)
+
+
+def _reduction_of(c: Lowering, args, emit, kind: str, element: str) -> Value:
+    """`emit` (a value of the shape of `args[0]`) reduced by `kind` over the dims the
+    reduction `c` of `args` reduces, read at the indices of its result."""
+    x = args[0]
+    dims = reduced_dims(x, args[1] if len(args) > 1 else None)
+    kept = [n for d, n in enumerate(x.shape) if d not in dims]
+    buf = Buffer.holding(c.prog.fresh("t"), kept, element)
+    c.buffers.append(buf)
+    c.prog.kernel(Value(x.shape, emit, element), buf, dims, kind)
+    stored = storage_value(buf, kept, row_major_strides(kept))
+    if len(c.shape) == len(kept):
+        return stored
+    return Value(
+        c.shape,
+        lambda k, idx: stored.emit(k, [i for d, i in enumerate(idx) if d not in dims]),
+        element,
+    )
+
+
+def _int_reduction(c: Lowering, args) -> Value | None:
+    """The int32 data an int64 `sum` or `prod` reduces, None where it cannot leave
+    int32 (bool data: a sum is a count) or is not int64."""
+    x = args[0]
+    if _result_dtype(c) != torch.int64 or not isinstance(x, Value):
+        return None
+    return x if x.element == "i32" else None
+
+
+@checks(aten.sum.dim_IntList)
+def int64_sum_in_range(c: Lowering, args, value: Value) -> None:
+    """An int64 sum stays inside int32. The int32 sum wraps, exact modulo 2**32, so
+    only whether the exact sum is inside int32 is checked, exactly: each element is
+    cut into bit fields (unsigned ones, and the signed top one), each field summed in
+    int32 where N elements cannot wrap it (fields of w = 30 - ceil(log2 N) bits), and
+    the field sums carried from the lowest: the exact sum is top * 2**s + r (0 <= r <
+    2**s), inside int32 iff top is inside [-2**(31-s), 2**(31-s))."""
+    x = _int_reduction(c, args)
+    if x is None:
+        return
+    n = math.prod(x.shape[d] for d in reduced_dims(x, args[1] if len(args) > 1 else None))
+    if n <= 1:
+        return
+    width = 30 - (n - 1).bit_length()
+    if width < 1:
+        raise c.unsupported(f"an int64 sum of {n} elements is not checked for overflow")
+    shifts = [0]
+    while 32 - shifts[-1] > width + 1:  # the top field: at most width + 1 bits
+        shifts.append(shifts[-1] + width)
+
+    def field(shift: int, top: bool):
+        def emit(k: Kernel, idx) -> SSAValue:
+            v = k.op("arith.shrsi", x.emit(k, idx), k.constant(shift, "i32"))
+            if top:
+                return v
+            return k.op("arith.andi", v, k.constant((1 << width) - 1, "i32"))
+
+        return emit
+
+    sums = [
+        _reduction_of(c, args, field(s, s == shifts[-1]), "sum", "i32") for s in shifts
+    ]
+
+    def carried(k: Kernel, idx) -> tuple[SSAValue, SSAValue]:
+        """The top field's exact sum (with the carry) and the low bits r."""
+        carry, low = k.constant(0, "i32"), k.constant(0, "i32")
+        for s, total in zip(shifts[:-1], sums[:-1], strict=True):
+            t = k.op("arith.addi", carry, total.emit(k, idx))
+            bits = k.op("arith.andi", t, k.constant((1 << width) - 1, "i32"))
+            low = k.op("arith.ori", low, k.op("arith.shli", bits, k.constant(s, "i32")))
+            carry = k.op("arith.shrsi", t, k.constant(width, "i32"))
+        return k.op("arith.addi", carry, sums[-1].emit(k, idx)), low
+
+    bound = 1 << (31 - shifts[-1])
+
+    def bad(k: Kernel, idx) -> SSAValue:
+        top, _ = carried(k, idx)
+        below = k.cmp("slt", top, k.constant(-bound, "i32"))
+        above = k.cmp("sge", top, k.constant(bound, "i32"))
+        return k.op("arith.ori", below, above)
+
+    def about(k: Kernel, idx) -> SSAValue:
+        top, low = carried(k, idx)
+        high = k.op(
+            "arith.mulf", k.cast(top, "i32", "f32"), k.constant(2.0 ** shifts[-1])
+        )
+        return k.op("arith.addf", high, k.cast(low, "i32", "f32"))
+
+    c.prog.check(
+        Value(c.shape, bad, "i1"),
+        Value(c.shape, about, "f32"),
+        UnsupportedError,
+        str(c.target),
+        _WIDE_REDUCTION.format(what="sum"),
+        c.where,
+    )
+
+
+@checks(aten.prod.dim_int, aten.prod.default)
+def int64_prod_in_range(c: Lowering, args, value: Value) -> None:
+    """An int64 product stays inside int32, decided exactly: with no zero factor, the
+    float32 product F of the factors is within 2**-17 of the exact P (only factors
+    other than +-1 round, and past 2**33 |F| only grows), so |F| < 2**31 - 2**15 is
+    inside and |F| > 2**31 + 2**15 outside; between them P is within 2**16 of +-2**31,
+    where the wrapped int32 product has P's sign iff it is P."""
+    x = _int_reduction(c, args)
+    if x is None:
+        return
+
+    def factor(k: Kernel, idx) -> SSAValue:  # zeros as ones: no inf * 0
+        v = k.cast(x.emit(k, idx), "i32", "f32")
+        zero = k.cmp("oeq", v, k.constant(0.0))
+        return k.op("arith.select", zero, k.constant(1.0), v)
+
+    def is_zero(k: Kernel, idx) -> SSAValue:
+        return k.cast(k.cmp("eq", x.emit(k, idx), k.constant(0, "i32")), "i1", "i32")
+
+    product = _reduction_of(c, args, factor, "prod", "f32")
+    zeros = _reduction_of(c, args, is_zero, "max", "i32")
+
+    def bad(k: Kernel, idx) -> SSAValue:
+        f = product.emit(k, idx)
+        size = k.op("math.absf", f)
+        inside = k.cmp("olt", size, k.constant(2.0**31 - 2.0**15))
+        near = k.cmp("ole", size, k.constant(2.0**31 + 2.0**15))
+        wrapped = k.cast(value.emit(k, idx), value.element, "i32")
+        same_sign = k.cmp(
+            "eq",
+            k.cmp("slt", wrapped, k.constant(0, "i32")),
+            k.cmp("olt", f, k.constant(0.0)),
+        )
+        fine = k.op("arith.ori", inside, k.op("arith.andi", near, same_sign))
+        no_zero = k.cmp("eq", zeros.emit(k, idx), k.constant(0, "i32"))
+        return k.op(
+            "arith.andi", no_zero, k.op("arith.xori", fine, k.constant(True, "i1"))
+        )
+
+    c.prog.check(
+        Value(c.shape, bad, "i1"),
+        product,
+        UnsupportedError,
+        str(c.target),
+        _WIDE_REDUCTION.format(what="product"),
+        c.where,
+    )
 
 
 @checks(aten._to_copy.default, torch.ops.prims.convert_element_type.default)

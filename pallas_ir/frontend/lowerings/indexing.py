@@ -11,7 +11,12 @@ import torch
 from xdsl.ir import SSAValue
 from xdsl.ir.affine import AffineExpr
 
-from pallas_ir.frontend.kernel_builder import Kernel, Value, broadcast_index
+from pallas_ir.frontend.kernel_builder import (
+    BoundedIndex,
+    Kernel,
+    Value,
+    broadcast_index,
+)
 from pallas_ir.frontend.lowerings.registry import Lowering, lowers
 
 aten = torch.ops.aten
@@ -48,7 +53,7 @@ def check_in_range(c: Lowering, index: Value, n: int, wrap: bool, dim: int) -> N
         lambda k, idx: k.cast(index.emit(k, idx), index.element, "i32"),
         "i32",
     )
-    c.prog.check(
+    failure = c.prog.check(
         Value(index.shape, outside, "i1"),
         as_i32,
         IndexError,
@@ -56,6 +61,8 @@ def check_in_range(c: Lowering, index: Value, n: int, wrap: bool, dim: int) -> N
         f"index {{value}} is out of bounds for dimension {dim} with size {n}",
         c.where,
     )
+    if failure is not None:  # (what an int64 index outside int32 raises too)
+        c.prog.bounded_indices.append(BoundedIndex(c.node, index, failure))
 
 
 def _row_of(k: Kernel, index: Value, at: Sequence[AffineExpr], n: int, wrap: bool):

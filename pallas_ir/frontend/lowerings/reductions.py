@@ -30,6 +30,7 @@ _REDUCE = {
     aten.amax.default: "max",
     aten.amin.default: "min",
     aten.prod.dim_int: "prod",
+    aten.prod.default: "prod",
     aten.argmax.default: "argmax",
     aten.argmin.default: "argmin",
     aten.any.dim: "max",
@@ -38,7 +39,7 @@ _REDUCE = {
 }
 
 
-def _reduced_dims(a: Value, given) -> list[int]:
+def reduced_dims(a: Value, given) -> list[int]:
     """The dims `given` (all of them when None or []) as sorted non-negative dims."""
     dims = list(range(len(a.shape))) if given is None or given == [] else ints(given)
     return sorted({d % len(a.shape) for d in dims})
@@ -47,7 +48,7 @@ def _reduced_dims(a: Value, given) -> list[int]:
 @lowers(*_REDUCE)
 def reduce(c: Lowering, args) -> Value:
     a = args[0]
-    dims = _reduced_dims(a, args[1] if len(args) > 1 else None)
+    dims = reduced_dims(a, args[1] if len(args) > 1 else None)
     keep = bool(args[2]) if len(args) > 2 else False
     kept = [n for d, n in enumerate(a.shape) if d not in dims]
     buf = Buffer.holding(c.prog.fresh("t"), kept, c.element)
@@ -102,7 +103,7 @@ def variance(c: Lowering, args, kwargs, shape) -> tuple[Value, Value]:
     """torch.var's value and the mean it is taken about: sum((x - mean)^2) / (N -
     correction) over the reduced dims."""
     a = args[0]
-    dims = _reduced_dims(a, args[1] if len(args) > 1 else kwargs.get("dim"))
+    dims = reduced_dims(a, args[1] if len(args) > 1 else kwargs.get("dim"))
     correction = kwargs.get("correction", 1)
     if c.node.target is aten.var.dim:  # var(x, dim, unbiased, keepdim)
         correction = int(args[2]) if len(args) > 2 else 1
