@@ -32,12 +32,11 @@ CI_EXAMPLES = {
     "views": 20,
     "index": 15,
     "index_oob": 12,
+    "mutation": 12,
     "guard": 10,
     "recompile": 8,
 }
 """Programs drawn of each kind in CI. Left out until the bug each names is fixed:
-- mutation: a result that is the mutated input (`return x.add_(0.5)`) comes back as a
-  new tensor, where eager returns the input itself;
 - divmod: float floor division is floor(a / b), one more than eager's exact floor
   where a / b rounds up to an integer (`torch.div(x, 3.0, rounding_mode='floor')` of
   x = 15 - 1 ulp gives 5, eager 4; `x // -0.05` of x = -0.5 gives 10, eager 9), fmod

@@ -429,3 +429,24 @@ def test_an_input_written_and_returned_comes_back_as_itself() -> None:
     assert written is x or written.data_ptr() == x.data_ptr()
     torch.testing.assert_close(x, torch.full((8, 128), 0.5))
     torch.testing.assert_close(doubled, torch.ones(8, 128))
+
+
+def test_a_failed_index_check_writes_nothing_and_returns_no_view() -> None:
+    """A call whose index check fails raises before the copy-back, so the input
+    whose view the function returns is untouched; a good call returns the view."""
+
+    def fn(cache, k, pos):
+        cache[:, pos] = k
+        return cache.t()
+
+    k, pos = torch.ones(8, 1), torch.tensor([3])
+    compiled = pallas_ir.compile(fn, [torch.zeros(8, 16), k, pos])
+    cache = torch.zeros(8, 16)
+    with pytest.raises(IndexError):
+        fn(torch.zeros(8, 16), k, torch.tensor([99]))
+    with pytest.raises(IndexError, match="index 99 is out of bounds"):
+        compiled(cache, k, torch.tensor([99]))
+    assert cache.eq(0).all()
+    got, want = compiled(cache, k, pos), fn(torch.zeros(8, 16), k, pos)
+    torch.testing.assert_close(got, want)
+    assert got._base is cache and got.stride() == want.stride()

@@ -393,6 +393,78 @@ def test_outputs_that_alias_inputs_are_views(api: str) -> None:
     torch.testing.assert_close(got[2], x[::2])
 
 
+def _write_column_return_a_view(x, a):
+    x[:, 2] = a
+    return x[:, :, 6].permute(1, 0)
+
+
+def _write_through_a_view(x):
+    y = x.t()
+    y.mul_(0.5)
+    return y, y[1]
+
+
+def _view_before_the_write(x):
+    first = x[0]
+    x.add_(1)
+    return first, x.view(-1), x.diagonal()
+
+
+WRITTEN_AND_VIEWED = {
+    # the fuzzer's program (issue 13): an int32 input held transposed of a slice
+    "x[:, 2] = a; x[:, :, 6].permute": (
+        _write_column_return_a_view,
+        lambda: [
+            torch.arange(8 * 8 * 32, dtype=torch.int32)
+            .view(16, 8, 16)[:, :, ::2]
+            .permute(2, 1, 0),
+            _randn(1, 16),
+        ],
+    ),
+    "x.mul_(0.5).permute": (
+        lambda x: x.mul_(0.5).permute(2, 1, 0),
+        lambda: [_randn(3, 32, 128)],
+    ),
+    "x.add_(y).expand": (
+        lambda x, y: x.add_(y).unsqueeze(0).expand(2, 8),
+        lambda: [_randn(32).bfloat16()[2::3][:8], _randn(8, seed=1).bfloat16()],
+    ),
+    "y = x.t(); y.mul_(0.5)": (
+        _write_through_a_view,
+        lambda: [_randn(8, 16, 2)[:, :, 0]],
+    ),
+    "x[0] before x.add_(1)": (_view_before_the_write, lambda: [_randn(16, 16)]),
+}
+
+
+@pytest.mark.parametrize("api", ["pallas_ir.compile", "torch.compile"])
+@pytest.mark.parametrize("name", list(WRITTEN_AND_VIEWED))
+def test_views_of_a_written_input_are_views_of_it(name: str, api: str) -> None:
+    """A result that is a view of an input the function writes in place comes back
+    as that view of the caller's tensor, after the write, as in eager (before: a
+    copy)."""
+    fn, make = WRITTEN_AND_VIEWED[name]
+    inputs, reference = make(), make()
+    if api == "pallas_ir.compile":
+        run = pallas_ir.compile(fn, make())
+    else:
+        run = torch.compile(fn, backend="pallas_ir")
+    got, want = run(*inputs), fn(*reference)
+    got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
+    x, x_eager = inputs[0], reference[0]
+    for g, w in zip(got, want, strict=True):
+        torch.testing.assert_close(g, w)
+        assert g.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+        assert (g.stride(), g.storage_offset()) == (w.stride(), w.storage_offset())
+    for t, r in zip(inputs, reference, strict=True):
+        torch.testing.assert_close(t, r)
+    if x._base is not None:  # the storage around a view
+        torch.testing.assert_close(x._base, x_eager._base)
+    x.zero_(), x_eager.zero_()  # a later write shows through the views
+    for g, w in zip(got, want, strict=True):
+        torch.testing.assert_close(g, w)
+
+
 # -- guards ------------------------------------------------------------------------
 
 

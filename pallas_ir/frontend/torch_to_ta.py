@@ -18,7 +18,8 @@ that reads it. Each ATen op has a lowering (`lowerings`, registered with `@lower
 - Each graph output gets one kernel that stores it, contiguous, into its output buffer;
   an output that is an input or a view of one is no kernel: the host replays its views
   (`InputView`). Functionalization's write-back of an input the function mutates is an
-  output too, which the host copies into the input after the call.
+  output too, which the host copies into the input after the call; a result that is
+  that new value or a view of it is the input or that view of it, after the copy-back.
 
 `func.func @forward` takes the inputs (contiguous ones in their torch shape, others as
 the flat storage span they view) and runs the kernels in order.
@@ -165,8 +166,9 @@ class KernelOutput:
 @dataclass(frozen=True)
 class InputView:
     """A result that is an input or a view of one (`return x`, `x.view(...)`,
-    `x[::2]`): the host replays the view ops on the caller's tensor, so it comes back
-    as eager returns it, an alias, and no kernel copies it."""
+    `x[::2]`, `x.add_(1).t()`): the host replays the view ops on the caller's tensor
+    (after the copy-back of a written one), so it comes back as eager returns it, an
+    alias, and no kernel copies it."""
 
     input: int
     views: tuple[tuple[Callable, tuple, dict], ...]
@@ -238,10 +240,20 @@ def _copy(t: torch.Tensor) -> torch.Tensor:
     return torch.as_strided(flat, t.shape, t.stride())
 
 
-def _view_of_input(node, inputs: Sequence[torch.fx.Node]) -> InputView | None:
-    """`node` as view ops applied to one of `inputs`, or None when it computes."""
+def _view_of_input(
+    node: torch.fx.Node,
+    inputs: Sequence[torch.fx.Node],
+    held: Sequence[torch.Tensor],
+    written: dict[torch.fx.Node, int],
+) -> InputView | None:
+    """`node` as view ops applied to one of `inputs` (`held` as the caller holds
+    them), or to the new value of an input the function writes in place (`written`:
+    the value, the input's position), which is that input after the copy-back; None
+    when it computes, or when the view ops, traced on the new value (a contiguous
+    tensor), do not apply to the input as held."""
+    result = node.meta.get("val")
     views: list[tuple[Callable, tuple, dict]] = []
-    while node not in inputs:
+    while node not in inputs and node not in written:
         target = node.target if node.op == "call_function" else None
         if not isinstance(target, torch._ops.OpOverload) or not target.is_view:
             return None
@@ -251,7 +263,13 @@ def _view_of_input(node, inputs: Sequence[torch.fx.Node]) -> InputView | None:
             return None
         views.append((target, tuple(node.args[1:]), dict(node.kwargs)))
         node = node.args[0]
-    return InputView(list(inputs).index(node), tuple(reversed(views)))
+    i = written[node] if node in written else list(inputs).index(node)
+    view = InputView(i, tuple(reversed(views)))
+    try:
+        replayed = view.of(held)
+    except RuntimeError:  # a `view` the input's strides do not allow
+        return None
+    return view if replayed.shape == getattr(result, "shape", None) else None
 
 
 def torch_to_ta(
@@ -354,9 +372,6 @@ def torch_to_ta(
     written = {value: i for i, value in writes}
     results: list[Result] = []
     for r in returned:
-        if r in written:  # `return x.add_(1)`: the input itself, after the copy-back
-            results.append(InputView(written[r], ()))
-            continue
         if r is None or isinstance(r, int | float | bool):  # a backward's no-grad
             results.append(ConstantResult(r))
             continue
@@ -366,7 +381,14 @@ def torch_to_ta(
                 "the function must return tensors (a tensor or a tuple or list of "
                 f"them, or None), got {type(r).__name__}",
             )
-        view = _view_of_input(r, [*placeholders, *constants])
+        # `return x.add_(1)`, `x[0] = y; return x.t()`: views of the input itself,
+        # formed after the copy-back, alias it as in eager.
+        view = _view_of_input(
+            r,
+            [*placeholders, *constants],
+            [*example_inputs, *constant_values],
+            written,
+        )
         results.append(view if view is not None else store(r))
     copy_back = [(i, store(value)) for i, value in writes]
     checks = []
