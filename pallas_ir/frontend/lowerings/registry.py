@@ -39,7 +39,10 @@ MAX_FUSED_OPS = 256
 reach it; views count none): an op that would fuse more reads its largest operands
 from buffers, materialised for it (and for the ops after it that read them). A wide
 DAG of shallow chains (a sum of hundreds of terms) stays under MAX_FUSED_DEPTH but
-would otherwise be one kernel of all its ops (MEASURED)."""
+would otherwise be one kernel of all its ops. Measured (XLA:CPU interpret mode,
+f32[256, 256]): one kernel of 1200 ops still compiles and runs (0.83 GB peak, 3.5 s
+first call) and compile time is ~40 ms an op with or without the bound (tracing
+dominates), so 256 is Inductor's kind of size with room, not a cliff."""
 
 LOWERINGS: dict[Any, LoweringFn] = {}
 """ATen op overload (or the name of one registered on import of another package,
