@@ -312,6 +312,18 @@ Index = Sequence[AffineExpr]
 Emit = Callable[[Kernel, Index], SSAValue]
 
 
+@dataclass(frozen=True)
+class Fusion:
+    """What is fused into a value since data in memory (`lowerings.registry` bounds
+    both)."""
+
+    depth: int = 0
+    """The longest chain of ATen ops (views included)."""
+    ops: frozenset[object] = frozenset()
+    """The ops, each once however many paths of the value's DAG reach it (a token
+    per op lowered; views add none: they only index)."""
+
+
 @dataclass(eq=False)
 class Value:
     """A tensor of the graph: its shape, how to build its element at an index in a
@@ -322,10 +334,10 @@ class Value:
     """Builds the element at an index (affine expressions of the kernel's loop dims);
     `emit` calls it once per kernel and index."""
     element: str = "f32"
-    depth: int | None = None
-    """The longest chain of ATen ops fused into this value since data in memory (0
-    for stored data); `lowerings.registry.lower` fills it in and materialises a value
-    whose chain grows too long."""
+    fused: Fusion | None = None
+    """What is fused into this value since data in memory (nothing for stored data);
+    `lowerings.registry.lower` fills it in and materialises a value that fuses too
+    much."""
 
     def emit(self, k: Kernel, idx: Index) -> SSAValue:
         """The element at `idx` in kernel `k`: built at the first ask, then reused."""
@@ -362,10 +374,14 @@ def _canonical(e: AffineExpr) -> AffineExpr:
     return lhs.ceil_div(rhs)
 
 
-def chained(*operands: object) -> int:
-    """The `depth` of a value that fuses one op onto `operands` (Values; others, such
-    as Python scalars, count as data in memory)."""
-    return 1 + max((v.depth or 0 for v in operands if isinstance(v, Value)), default=0)
+def chained(*operands: object) -> Fusion:
+    """What a value that fuses one op onto `operands` fuses (Values; others, such as
+    Python scalars, count as data in memory)."""
+    fused = [v.fused for v in operands if isinstance(v, Value) and v.fused is not None]
+    return Fusion(
+        1 + max((f.depth for f in fused), default=0),
+        frozenset[object]().union(*(f.ops for f in fused)) | {object()},
+    )
 
 
 def const(n: int) -> AffineExpr:
@@ -388,7 +404,7 @@ def storage_value(buf: Buffer, shape, strides) -> Value:
     def emit(k: Kernel, idx: Index) -> SSAValue:
         return k.load(buf, linear([e * s for e, s in zip(idx, strides) if s]))
 
-    return Value(tuple(shape), emit, buf.value_element, depth=0)
+    return Value(tuple(shape), emit, buf.value_element, Fusion())
 
 
 def remap(v: Value, shape, index: Callable[[Index], list[AffineExpr]]) -> Value:
@@ -397,7 +413,7 @@ def remap(v: Value, shape, index: Callable[[Index], list[AffineExpr]]) -> Value:
         tuple(shape),
         lambda k, idx: v.emit(k, index(idx)),
         v.element,
-        None if v.depth is None else v.depth + 1,
+        None if v.fused is None else Fusion(v.fused.depth + 1, v.fused.ops),
     )
 
 
@@ -465,6 +481,9 @@ class Program:
     iotas: dict[int, Buffer] = field(default_factory=dict[int, Buffer])
     """Constant inputs 0 .. n-1 (i32): a position along a dim as a value, at any
     index expression (`cat`, `arange`), by a load."""
+    stored: dict[Value, Value] = field(default_factory=dict[Value, Value])
+    """Values materialised for an op that would fuse too much → their stored copy,
+    which later ops read too (`lowerings.registry.lower`)."""
     checking: bool = True
     """Whether `check` adds its kernels (run-time checks on: the default)."""
     checks: list[Check] = field(default_factory=list[Check])

@@ -31,7 +31,9 @@ read and write of what it touches.
 
 Each rewrite has a check that changes nothing (`load_outlines`, `rows_outline`,
 `store_outlines`) and says which ops it takes out of the loop (`outlined_ops`), so that
-the plan can decide every access of a kernel before the first one moves.
+the plan can decide every access of a kernel before the first one moves. The checks
+take the ops the outlinings planned before take out (`gone`): the plan asks them about
+the loop those outlinings leave, which is the loop the rewrite then finds.
 """
 
 from __future__ import annotations
@@ -222,26 +224,37 @@ def _split(
     return Outlined(main, clones)
 
 
-def _last_indexed_by(load: ta.LoadOp, loop: ta.LoopOp) -> ta.LoadOp:
+def _last_indexed_by(
+    load: ta.LoadOp, loop: ta.LoopOp, gone: AbstractSet[Operation] = frozenset()
+) -> ta.LoadOp:
     """The last load whose index computation reads `load`'s value (or `load`): a load
     that only indexes a later one (a double indirection) moves with it, as one XLA
-    step, not two chained ones."""
+    step, not two chained ones. `gone`: loads earlier outlinings replaced (by a read
+    of their XLA kernel's buffer or a row gather, which no longer read `load`)."""
     for later in loop.body.block.ops:
-        if isinstance(later, ta.LoadOp) and later is not load and later.symbols:
+        if (
+            isinstance(later, ta.LoadOp)
+            and later is not load
+            and later.symbols
+            and later not in gone
+        ):
             later_chain = _chain(later, loop)
             if later_chain is not None and load in later_chain:
                 load = later
     return load
 
 
-def _moved_chain(load: ta.LoadOp) -> tuple[ta.LoopOp, list[Operation]] | None:
+def _moved_chain(
+    load: ta.LoadOp, gone: AbstractSet[Operation] = frozenset()
+) -> tuple[ta.LoopOp, list[Operation]] | None:
     """The loop and the chain a gather-form outlining of `load` moves (ending in the
     load that actually moves, `_last_indexed_by`), or None when it cannot move: the
-    chain depends on a reduction, or reads a buffer the loop writes."""
+    chain depends on a reduction, or reads a buffer the loop writes. `gone`: as for
+    `_last_indexed_by`."""
     loop = _loop_of(load)
     if loop is None:
         return None
-    chain = _chain(_last_indexed_by(load, loop), loop)
+    chain = _chain(_last_indexed_by(load, loop, gone), loop)
     if chain is None:
         return None
     written = _written(loop)
@@ -252,9 +265,10 @@ def _moved_chain(load: ta.LoadOp) -> tuple[ta.LoopOp, list[Operation]] | None:
     return loop, chain
 
 
-def load_outlines(load: ta.LoadOp) -> bool:
-    """Whether `outline_load` applies to `load` (it changes nothing to ask)."""
-    return _moved_chain(load) is not None
+def load_outlines(load: ta.LoadOp, gone: AbstractSet[Operation] = frozenset()) -> bool:
+    """Whether `outline_load` applies to `load` (it changes nothing to ask), once the
+    outlinings that take `gone` out of the loop are done."""
+    return _moved_chain(load, gone) is not None
 
 
 def outlined_ops(
@@ -266,7 +280,7 @@ def outlined_ops(
     then dead and erased. `gone`: ops earlier outlinings already took out."""
     if isinstance(access, ta.StoreOp):
         return access, set()
-    moved = _moved_chain(access)
+    moved = _moved_chain(access, gone)
     assert moved is not None
     _, chain = moved
     replaced = chain[-1]
@@ -278,14 +292,17 @@ def outlined_ops(
     return replaced, dead
 
 
-def scratch_dims(access: ta.LoadOp | ta.StoreOp) -> list[int]:
+def scratch_dims(
+    access: ta.LoadOp | ta.StoreOp, gone: AbstractSet[Operation] = frozenset()
+) -> list[int]:
     """The loop dims of the buffer the gather or scatter form of outlining `access`
-    shares with the kernel left (which reads or writes it whole, in loop order)."""
+    shares with the kernel left (which reads or writes it whole, in loop order), once
+    the outlinings that take `gone` out of the loop are done."""
     if isinstance(access, ta.StoreOp):
         loop = _loop_of(access)
         assert loop is not None
         return _used_loop_dims([access], loop)
-    moved = _moved_chain(access)
+    moved = _moved_chain(access, gone)
     assert moved is not None
     return _used_loop_dims(moved[1], moved[0])
 
@@ -344,13 +361,18 @@ class _RowIndex:
     """The loop dims the row index depends on (parallel), row-major."""
 
 
-def rows_outline(load: ta.LoadOp, storage: dict[int, MemRefType]) -> _RowIndex | None:
+def rows_outline(
+    load: ta.LoadOp,
+    storage: dict[int, MemRefType],
+    gone: AbstractSet[Operation] = frozenset(),
+) -> _RowIndex | None:
     """Whether `outline_index` applies to `load`, and how (None: it does not; asking
-    changes nothing). `storage`: the N-D shape the host holds each kernel argument in."""
+    changes nothing), once the outlinings that take `gone` out of the loop are done.
+    `storage`: the N-D shape the host holds each kernel argument in."""
     loop = _loop_of(load)
     if loop is None:
         return None
-    load = _last_indexed_by(load, loop)
+    load = _last_indexed_by(load, loop, gone)
     if not load.symbols:
         return None
     chain = _chain(load, loop)

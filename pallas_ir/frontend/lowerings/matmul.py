@@ -54,4 +54,4 @@ def matmul(c: Lowering, args) -> Value:
             v = k.op("arith.addf", v, term)
         return v
 
-    return Value(tuple(shape), emit, depth=chained(out, bias))
+    return Value(tuple(shape), emit, fused=chained(out, bias))

@@ -31,7 +31,7 @@ def layer_norm(c: Lowering, args) -> list[Value]:
         v = k.op("arith.addf", var.emit(k, idx), k.constant(float(eps)))
         return k.op("math.rsqrt", v)
 
-    rstd = Value(stat_shape, rstd_at, depth=chained(var))
+    rstd = Value(stat_shape, rstd_at, fused=chained(var))
 
     def out(k, idx):
         v = k.op(

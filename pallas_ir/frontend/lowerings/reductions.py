@@ -72,7 +72,7 @@ def mean(c: Lowering, args) -> Value:
     return Value(
         c.shape,
         lambda k, idx: k.op("arith.mulf", total.emit(k, idx), k.constant(1.0 / n)),
-        depth=chained(total),
+        fused=chained(total),
     )
 
 
@@ -135,8 +135,8 @@ def variance(c: Lowering, args, kwargs, shape) -> tuple[Value, Value]:
         return k.op("arith.mulf", total.emit(k, idx), k.constant(scale))
 
     if keep:
-        return Value(shape, var, depth=chained(total)), mean
-    return Value(shape, var, depth=chained(total)), remap(
+        return Value(shape, var, fused=chained(total)), mean
+    return Value(shape, var, fused=chained(total)), remap(
         mean, shape, lambda idx: unreduced(idx, dims, len(a.shape))
     )
 
@@ -187,4 +187,4 @@ def vector_norm(c: Lowering, args) -> Value:
             return k.op("math.sqrt", v)
         return k.op("math.powf", v, k.constant(1.0 / order))
 
-    return Value(c.shape, root, depth=chained(total))
+    return Value(c.shape, root, fused=chained(total))

@@ -15,6 +15,7 @@ from pallas_ir.affine_analysis import row_major_strides
 from pallas_ir.frontend.kernel_builder import (
     DTYPES,
     Buffer,
+    Fusion,
     Program,
     UnsupportedError,
     Value,
@@ -32,6 +33,16 @@ through its chain (a few Python frames an op), so an unbounded chain of a thousa
 exceeds Python's recursion limit; the bound also keeps a kernel's body small (Inductor
 bounds its fused kernels alike, `max_fusion_size` = 64). The buffer holds the value's
 kernel type (f32 for bfloat16), so materialising rounds nothing."""
+
+MAX_FUSED_OPS = 256
+"""The most ATen ops fused into one value (each once, however many paths of its DAG
+reach it; views count none): an op that would fuse more reads its largest operands
+from buffers, materialised for it (and for the ops after it that read them). A wide
+DAG of shallow chains (a sum of hundreds of terms) stays under MAX_FUSED_DEPTH but
+would otherwise be one kernel of all its ops. Measured (XLA:CPU interpret mode,
+f32[256, 256]): one kernel of 1200 ops still compiles and runs (0.83 GB peak, 3.5 s
+first call) and compile time is ~40 ms an op with or without the bound (tracing
+dominates), so 256 is Inductor's kind of size with room, not a cliff."""
 
 LOWERINGS: dict[Any, LoweringFn] = {}
 """ATen op overload (or the name of one registered on import of another package,
@@ -162,24 +173,55 @@ def lower(
     wide = WIDE_CONSTANTS.get(target)
     if wide is not None and any(_wide(a) for a in args):
         return wide(ctx, args)
+    args = _within_op_bound(prog, args, buffers)
     result = fn(ctx, args)
     if prog.checking and isinstance(result, Value):
         for check in CHECKS.get(target, ()):
             check(ctx, args, result)
     operands = [b for a in args for b in (a if isinstance(a, list | tuple) else [a])]
-    depth = chained(*operands)
+    fused = chained(*operands)
     if isinstance(result, Value):
-        return _bounded(prog, result, depth, buffers)
-    return [_bounded(prog, v, depth, buffers) for v in result]
+        return _bounded(prog, result, fused, buffers)
+    return [_bounded(prog, v, fused, buffers) for v in result]
 
 
-def _bounded(prog: Program, value: Value, depth: int, buffers: list[Buffer]) -> Value:
-    """`value`, its fused chain's `depth` filled in where its lowering did not say,
-    or materialised into a buffer when that chain reaches MAX_FUSED_DEPTH."""
-    if value.depth is None:
-        value.depth = depth
-    if value.depth < MAX_FUSED_DEPTH:
+def _within_op_bound(prog: Program, args: list[Any], buffers: list[Buffer]) -> list[Any]:
+    """`args` with the operands materialised, largest first, that the op would
+    otherwise fuse into a value of more than MAX_FUSED_OPS ops (an operand stored
+    already for an earlier op is read from its buffer)."""
+
+    def stored(a: Any) -> Any:
+        if isinstance(a, list | tuple):
+            return type(a)(stored(b) for b in a)
+        return prog.stored.get(a, a) if isinstance(a, Value) else a
+
+    args = [stored(a) for a in args]
+    while True:
+        operands = [
+            b
+            for a in args
+            for b in (a if isinstance(a, list | tuple) else [a])
+            if isinstance(b, Value) and b.fused is not None and b.fused.ops
+        ]
+        if len(chained(*operands).ops) <= MAX_FUSED_OPS:
+            return args
+        largest = max(operands, key=lambda v: len(v.fused.ops))  # type: ignore[union-attr]
+        prog.stored[largest] = _materialised(prog, largest, buffers)
+        args = [stored(a) for a in args]
+
+
+def _bounded(prog: Program, value: Value, fused: Fusion, buffers: list[Buffer]) -> Value:
+    """`value`, what it fuses filled in where its lowering did not say, or
+    materialised into a buffer when its chain reaches MAX_FUSED_DEPTH."""
+    if value.fused is None:
+        value.fused = fused
+    if value.fused.depth < MAX_FUSED_DEPTH:
         return value
+    return _materialised(prog, value, buffers)
+
+
+def _materialised(prog: Program, value: Value, buffers: list[Buffer]) -> Value:
+    """`value` computed by a kernel of its own into a fresh buffer, and read from it."""
     buf = Buffer.holding(prog.fresh("t"), value.shape, value.element)
     buffers.append(buf)
     prog.kernel(value, buf)

@@ -25,6 +25,7 @@ double indirection is one XLA step).
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 
 from xdsl.dialects.builtin import MemRefType, ModuleOp
@@ -110,21 +111,24 @@ class OutlinePlan:
 
 
 def outline_form(
-    access: ta.LoadOp | ta.StoreOp, storage: dict[int, MemRefType]
+    access: ta.LoadOp | ta.StoreOp,
+    storage: dict[int, MemRefType],
+    gone: AbstractSet[Operation] = frozenset(),
 ) -> ta.XlaAccess | None:
-    """How an access no Pallas idiom covers moves to XLA, or None when no form applies
-    (the store's index depends on data, the load's on a reduction...). A load of whole
-    rows moves only its row index, when the rows can come by row DMA (not 8-bit rows,
-    nor rows packed across a sublane); any other load, the whole gather."""
+    """How an access no Pallas idiom covers moves to XLA once the outlinings that take
+    `gone` out of its loop are done, or None when no form applies (the store's index
+    depends on data, the load's on a reduction...). A load of whole rows moves only its
+    row index, when the rows can come by row DMA (not 8-bit rows, nor rows packed
+    across a sublane); any other load, the whole gather."""
     if isinstance(access, ta.StoreOp):
         return ta.XlaAccess.SCATTER if store_outlines(access) else None
     if (
         rows_by_dma(8 * numpy_dtype(access.result.type).itemsize)
         and rows_addressable(access)
-        and rows_outline(access, storage) is not None
+        and rows_outline(access, storage, gone) is not None
     ):
         return ta.XlaAccess.INDEX
-    return ta.XlaAccess.GATHER if load_outlines(access) else None
+    return ta.XlaAccess.GATHER if load_outlines(access, gone) else None
 
 
 def plan_outlining(module: ModuleOp, kernel: ta.KernelOp) -> OutlinePlan:
@@ -207,14 +211,15 @@ class _Planner:
         """Plan `access`, and note the kernel's access of the buffer it then shares
         with its XLA kernel (read or written at the loop dims the access used, whole and
         in order), if any."""
-        replaced, erased = outlined_ops(access.op, self.gone)
+        before = frozenset(self.gone)
+        replaced, erased = outlined_ops(access.op, before)
         self.accesses.append(access)
         self.gone |= {replaced, *erased}
         self.erased |= erased
         if access.form is ta.XlaAccess.INDEX:
             self.rows_by_dma = True
             return
-        dims = scratch_dims(access.op)
+        dims = scratch_dims(access.op, before)
         assert isinstance(replaced, ta.LoadOp | ta.StoreOp)
         value = replaced.result if isinstance(replaced, ta.LoadOp) else replaced.value
         extents = list(self.loop.extents)
@@ -238,7 +243,7 @@ class _Planner:
             return r
         if not self.rows_by_dma and fuses_on_xla(access, self.gone):
             return replace(r, kind=RejectionKind.XLA_FUSION)
-        form = outline_form(access, self.storage)
+        form = outline_form(access, self.storage, self.gone)
         if form is None:
             return r
         self.take(OutlinedAccess(access, r.message, form))
@@ -251,9 +256,11 @@ class _Planner:
         gathered; the relayout, the whole table). False: neither is planned."""
         gather = r.op
         assert isinstance(gather, ta.LoadOp)
-        if outline_form(gather, self.storage) is ta.XlaAccess.INDEX:
+        if outline_form(gather, self.storage, self.gone) is ta.XlaAccess.INDEX:
             form = ta.XlaAccess.INDEX
-        elif gathered_bytes(gather) < buffer_bytes(gather) and load_outlines(gather):
+        elif gathered_bytes(gather) < buffer_bytes(gather) and load_outlines(
+            gather, self.gone
+        ):
             form = ta.XlaAccess.GATHER
         else:
             return False

@@ -193,3 +193,41 @@ func.func @forward(%idx: memref<64xi32>, %perm: memref<64xi32>, %w: memref<500x1
   ta.launch @scatter_rows(%idx, %perm, %w, %dw) : memref<64xi32>, memref<64xi32>, memref<500x128xf32>, memref<1000x128xf32>
   func.return %dw : memref<1000x128xf32>
 }
+// -----
+
+// Two tables gathered at one computed index (x[s[q[p[i]]]] * w[s[q[p[i]]]], a double
+// indirection each): both index loads and both gathers are odd. The plan asks each of
+// its questions about the loop the outlinings planned before leave: the first moves the
+// chain ending in the gather of x, so the second (blamed on %d) moves the one ending in
+// the gather of w, not that of x again (it used to, and the rewrite then found nothing
+// left to move).
+// CHECK-LABEL: ta.kernel @shared_index_0(
+// CHECK-SAME:      xla_access = #ta<xla_access gather>
+// CHECK:           %a = ta.load %x
+// CHECK-LABEL: ta.kernel @shared_index_1_0(
+// CHECK-SAME:      xla_access = #ta<xla_access gather>
+// CHECK:           %b = ta.load %w
+// CHECK-LABEL: ta.kernel @shared_index_1_1(%out: memref<8x128xf32> {role = "out"}, %xla: memref<8x128xf32> {role = "in"}, %xla_1: memref<8x128xf32> {role = "in"})
+// CHECK-NEXT:    ta.loop [8, 128] (%i, %j) attributes {tile_sizes = array<i64: 8, 128>}
+// expected-remark@+1 {{xla-outline: @shared_index: to XLA: gather %c, gather %d; the rest to tile}}
+ta.kernel @shared_index(%p: memref<8xi32> {role = "in"}, %q: memref<8x128xi32> {role = "in"}, %s: memref<8x128xi32> {role = "in"}, %x: memref<8x128xf32> {role = "in"}, %w: memref<8x128xf32> {role = "in"}, %out: memref<8x128xf32> {role = "out"}) {
+  ta.loop [8, 128] (%i, %j) {
+    %r = ta.load %p[affine_map<(d0, d1) -> (d0)>](%i, %j) : memref<8xi32>
+    %ri = arith.index_cast %r : i32 to index
+    // expected-remark@+1 {{tile: the index depends on data and the load is not a gather (indirect-load-to-scalar-prefetch left it); done by an XLA gather before the Pallas kernel @shared_index}}
+    %c = ta.load %q[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%ri] : memref<8x128xi32>
+    %ci = arith.index_cast %c : i32 to index
+    // expected-remark@+1 {{tile: the index depends on data and the load is not a gather (indirect-load-to-scalar-prefetch left it); done by an XLA gather before the Pallas kernel @shared_index_1}}
+    %d = ta.load %s[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%ci] : memref<8x128xi32>
+    %di = arith.index_cast %d : i32 to index
+    %a = ta.load %x[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%di] : memref<8x128xf32>
+    %b = ta.load %w[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%di] : memref<8x128xf32>
+    %m = arith.mulf %a, %b : f32
+    ta.store %m, %out[affine_map<(d0, d1) -> (d0, d1)>](%i, %j) : memref<8x128xf32>
+  }
+}
+func.func @forward(%p: memref<8xi32>, %q: memref<8x128xi32>, %s: memref<8x128xi32>, %x: memref<8x128xf32>, %w: memref<8x128xf32>) -> memref<8x128xf32> {
+  %out = ta.alloc : memref<8x128xf32>
+  ta.launch @shared_index(%p, %q, %s, %x, %w, %out) : memref<8xi32>, memref<8x128xi32>, memref<8x128xi32>, memref<8x128xf32>, memref<8x128xf32>, memref<8x128xf32>
+  func.return %out : memref<8x128xf32>
+}
