@@ -333,19 +333,25 @@ def _hold(shape: Sequence[int], layout: Sequence[tuple], fill: Callable) -> torc
 
 
 def _near_multiples(shape, dtype: str, unit, kmax: int, g) -> torch.Tensor:
-    """k * unit for random k in [-kmax, kmax], some exactly, some one ulp off, some
-    half a unit off (floats), or off by -1, 0, 1 (integers)."""
+    """k * unit for random k in [-kmax, kmax], some exactly, some one ulp off (or the
+    smallest normal float off 0), some half a unit off (floats), or off by -1, 0, 1
+    (integers)."""
     k = torch.randint(-kmax, kmax + 1, tuple(shape), generator=g, dtype=torch.float64)
     pick = torch.randint(0, 4, tuple(shape), generator=g)
     if dtype in INTS:
         off = torch.tensor([0, 1, -1, 0], dtype=torch.float64)[pick]
         return (k * unit + off).to(DTYPES[dtype])
     exact = (k * unit).float()
+    # An ulp off 0 is subnormal, which XLA and the TPU flush to zero (docs/torch.md):
+    # the smallest normal float instead.
+    tiny = torch.finfo(torch.float32).tiny
+    up = torch.nextafter(exact, torch.tensor(float("inf")))
+    down = torch.nextafter(exact, torch.tensor(float("-inf")))
     values = torch.stack(
         [
             exact,
-            torch.nextafter(exact, torch.tensor(float("inf"))),
-            torch.nextafter(exact, torch.tensor(float("-inf"))),
+            torch.where(exact == 0, tiny, up),
+            torch.where(exact == 0, -tiny, down),
             exact + unit / 2,
         ]
     )

@@ -234,6 +234,7 @@ _ARITHMETIC = {
     aten.fmod.Scalar: lambda k, a, b, e, kw: _remainder(k, a, b, e, False),
     aten.remainder.Tensor: lambda k, a, b, e, kw: _remainder(k, a, b, e, True),
     aten.remainder.Scalar: lambda k, a, b, e, kw: _remainder(k, a, b, e, True),
+    aten.remainder.Scalar_Tensor: lambda k, a, b, e, kw: _remainder(k, a, b, e, True),
     aten.div.Tensor_mode: lambda k, a, b, e, kw: _divide(
         k, a, b, e, kw.get("rounding_mode")
     ),
