@@ -207,6 +207,7 @@ _BY_SCALAR = {
     "remainder_scalar": lambda a: torch.remainder(a, 0.7),
     "remainder_large_ratio": lambda a: torch.remainder(a * 1e30, 3.0),
     "floor_divide_scalar": lambda a: a // 0.7,
+    "div_trunc_scalar": lambda a: torch.div(a, 0.7, rounding_mode="trunc"),
 }
 
 
@@ -219,7 +220,7 @@ def test_fmod_remainder_and_floor_division_are_exact() -> None:
         sources.append((k.source, arg_specs(k.module)))
     for name, fn in _BY_SCALAR.items():
         x = a
-        if name == "floor_divide_scalar":
+        if name in ("floor_divide_scalar", "div_trunc_scalar"):
             # XLA divides by a constant as it multiplies by the constant's reciprocal,
             # one rounding more (`x / 0.7` differs from eager by an ulp at times, as
             # anywhere in a program): beyond 2^22 the quotient's rounding is the result,
@@ -262,11 +263,17 @@ def test_scalar_dividends_and_divisions_of_zero_and_infinite_quotients_are_exact
     # (Not 1.2e-38 as a divisor: remainders of it are subnormal.)
     x = torch.tensor([v for v in _DIVIDENDS if v != 1.2e-38] + _DIVISORS)
     ints = torch.tensor([1, -1, 3, -3, 7, -7, 2**30, 1 - 2**31])
+    # Near multiples of 0.7 by -0.35: XLA multiplies by the reciprocal, which rounds
+    # some quotients up to the next whole number where eager's division does not.
+    multiples = torch.arange(-20, 21) * torch.tensor(0.7)
+    near = [torch.nextafter(multiples, torch.tensor(s * math.inf)) for s in (1, -1)]
+    near = torch.cat([multiples, *near])
     sources = []
     for fn, inputs in [
         (_scalar_dividends, [x]),
         (_scalar_dividends, [ints]),
         (_through_zero_and_infinite_quotients, [a, b]),
+        (lambda t: (torch.div(t, -0.35, rounding_mode="trunc"),), [near]),
     ]:
         k = pallas_ir.compile(fn, inputs)
         for got, want in zip(k(*inputs), _each_at_a_time(fn, *inputs), strict=True):
