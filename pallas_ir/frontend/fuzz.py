@@ -333,9 +333,8 @@ def _hold(shape: Sequence[int], layout: Sequence[tuple], fill: Callable) -> torc
 
 
 def _near_multiples(shape, dtype: str, unit, kmax: int, g) -> torch.Tensor:
-    """k * unit for random k in [-kmax, kmax], some exactly, some one ulp off (or the
-    smallest normal float off 0), some half a unit off (floats), or off by -1, 0, 1
-    (integers)."""
+    """k * unit for random k in [-kmax, kmax], some exactly, some one ulp off (2^-100
+    off 0), some half a unit off (floats), or off by -1, 0, 1 (integers)."""
     k = torch.randint(-kmax, kmax + 1, tuple(shape), generator=g, dtype=torch.float64)
     pick = torch.randint(0, 4, tuple(shape), generator=g)
     if dtype in INTS:
@@ -343,8 +342,9 @@ def _near_multiples(shape, dtype: str, unit, kmax: int, g) -> torch.Tensor:
         return (k * unit + off).to(DTYPES[dtype])
     exact = (k * unit).float()
     # An ulp off 0 is subnormal, which XLA and the TPU flush to zero (docs/torch.md):
-    # the smallest normal float instead.
-    tiny = torch.finfo(torch.float32).tiny
+    # 2^-100 instead, whose remainders are normal (a divisor below 2^-102 leaves
+    # subnormal ones) and by which eager's vectorized fmod does not overflow to NaN.
+    tiny = 2.0**-100
     up = torch.nextafter(exact, torch.tensor(float("inf")))
     down = torch.nextafter(exact, torch.tensor(float("-inf")))
     values = torch.stack(
