@@ -5,7 +5,8 @@
 - chains of a thousand ops: a chain is materialised every MAX_FUSED_DEPTH ops; a wide
   DAG, in kernels of at most MAX_FUSED_OPS ops;
 - float fmod, remainder and floor division at boundary values, exact as torch's CPU
-  kernels compute them (C's fmod and c10's `div_floor_floating`), and their kernels
+  kernels compute them (C's fmod and c10's `div_floor_floating`), of scalar dividends
+  (`1.4 % x`) and of quotients of 0 and of 0.0 divided again, and their kernels
   AOT-compile for v5e;
 - sign of NaN and of -0 (+0, as eager), var/std/mean over dims of length 1 (NaN
   where the divisor N - correction is not positive, as eager).
@@ -20,6 +21,7 @@ import math
 import warnings
 
 import numpy as np
+import pytest
 import torch
 
 import pallas_ir
@@ -233,6 +235,7 @@ _BY_SCALAR = {
     "remainder_scalar": lambda a: torch.remainder(a, 0.7),
     "remainder_large_ratio": lambda a: torch.remainder(a * 1e30, 3.0),
     "floor_divide_scalar": lambda a: a // 0.7,
+    "div_trunc_scalar": lambda a: torch.div(a, 0.7, rounding_mode="trunc"),
 }
 
 
@@ -245,7 +248,7 @@ def test_fmod_remainder_and_floor_division_are_exact() -> None:
         sources.append((k.source, arg_specs(k.module)))
     for name, fn in _BY_SCALAR.items():
         x = a
-        if name == "floor_divide_scalar":
+        if name in ("floor_divide_scalar", "div_trunc_scalar"):
             # XLA divides by a constant as it multiplies by the constant's reciprocal,
             # one rounding more (`x / 0.7` differs from eager by an ulp at times, as
             # anywhere in a program): beyond 2^22 the quotient's rounding is the result,
@@ -261,9 +264,61 @@ def test_fmod_remainder_and_floor_division_are_exact() -> None:
     assert all(r.ok for r in results), [r.message for r in results if not r.ok]
 
 
+def _each_at_a_time(fn, *tensors: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """`_one_at_a_time` for a function of several results."""
+    parts = [fn(*(t[i : i + 1] for t in tensors)) for i in range(len(tensors[0]))]
+    return tuple(torch.cat(results) for results in zip(*parts, strict=True))
+
+
+def _scalar_dividends(x):
+    # aten.remainder.Scalar_Tensor, and div.Tensor_mode of a scalar dividend.
+    return 1.4 % x, 0.0 % x, -0.0 % x, -1 % x, -0.1 // x, 5 // x
+
+
+def _through_zero_and_infinite_quotients(a, b):
+    # The fuzzer's findings: quotients of 0 and of 0.0 divided again (+-0, +-inf, NaN).
+    q = torch.div(a, b, rounding_mode="floor")
+    by_zero = torch.tanh(torch.div(a, 0.0, rounding_mode="floor"))
+    return -0.1 // q, torch.div(by_zero, b, rounding_mode="trunc"), 0.7 % q
+
+
+def test_scalar_dividends_and_divisions_of_zero_and_infinite_quotients_are_exact() -> (
+    None
+):
+    pairs = list(itertools.product(_DIVIDENDS, _DIVISORS))
+    a = torch.tensor([p[0] for p in pairs])
+    b = torch.tensor([p[1] for p in pairs])
+    # (Not 1.2e-38 as a divisor: remainders of it are subnormal.)
+    x = torch.tensor([v for v in _DIVIDENDS if v != 1.2e-38] + _DIVISORS)
+    ints = torch.tensor([1, -1, 3, -3, 7, -7, 2**30, 1 - 2**31])
+    # Near multiples of 0.7 by -0.35: XLA multiplies by the reciprocal, which rounds
+    # some quotients up to the next whole number where eager's division does not.
+    multiples = torch.arange(-20, 21) * torch.tensor(0.7)
+    near = [torch.nextafter(multiples, torch.tensor(s * math.inf)) for s in (1, -1)]
+    near = torch.cat([multiples, *near])
+    sources = []
+    for fn, inputs in [
+        (_scalar_dividends, [x]),
+        (_scalar_dividends, [ints]),
+        (_through_zero_and_infinite_quotients, [a, b]),
+        (lambda t: (torch.div(t, -0.35, rounding_mode="trunc"),), [near]),
+    ]:
+        k = pallas_ir.compile(fn, inputs)
+        for got, want in zip(k(*inputs), _each_at_a_time(fn, *inputs), strict=True):
+            _assert_identical(got, want)
+        sources.append((k.source, arg_specs(k.module)))
+    # An integer divisor of 0 raises, as eager.
+    k = pallas_ir.compile(lambda t: -1 % t, [ints])
+    with pytest.raises(ZeroDivisionError, match="remainder.Scalar_Tensor: integer"):
+        k(torch.tensor([3, 0] * 4))
+    results = aot_compile_many(sources, chip="v5e")
+    assert all(r.ok for r in results), [r.message for r in results if not r.ok]
+
+
 def test_the_reference_interpreter_computes_fmod_as_the_kernels() -> None:
     a, b = _operands()
-    for fn in (torch.fmod, torch.remainder, torch.floor_divide):
+    scalar_dividends = (lambda a, b: -1 % b, lambda a, b: -0.1 // b)
+    for fn in (torch.fmod, torch.remainder, torch.floor_divide, *scalar_dividends):
         k = pallas_ir.compile(fn, [a, b])
         (got,) = run_forward(pallas_ir.parse(k.ir["ta"]), a.numpy(), b.numpy())
         with warnings.catch_warnings():  # numpy's warnings on 0 / 0 and inf % b

@@ -333,19 +333,25 @@ def _hold(shape: Sequence[int], layout: Sequence[tuple], fill: Callable) -> torc
 
 
 def _near_multiples(shape, dtype: str, unit, kmax: int, g) -> torch.Tensor:
-    """k * unit for random k in [-kmax, kmax], some exactly, some one ulp off, some
-    half a unit off (floats), or off by -1, 0, 1 (integers)."""
+    """k * unit for random k in [-kmax, kmax], some exactly, some one ulp off (2^-100
+    off 0), some half a unit off (floats), or off by -1, 0, 1 (integers)."""
     k = torch.randint(-kmax, kmax + 1, tuple(shape), generator=g, dtype=torch.float64)
     pick = torch.randint(0, 4, tuple(shape), generator=g)
     if dtype in INTS:
         off = torch.tensor([0, 1, -1, 0], dtype=torch.float64)[pick]
         return (k * unit + off).to(DTYPES[dtype])
     exact = (k * unit).float()
+    # An ulp off 0 is subnormal, which XLA and the TPU flush to zero (docs/torch.md):
+    # 2^-100 instead, whose remainders are normal (a divisor below 2^-102 leaves
+    # subnormal ones) and by which eager's vectorized fmod does not overflow to NaN.
+    tiny = 2.0**-100
+    up = torch.nextafter(exact, torch.tensor(float("inf")))
+    down = torch.nextafter(exact, torch.tensor(float("-inf")))
     values = torch.stack(
         [
             exact,
-            torch.nextafter(exact, torch.tensor(float("inf"))),
-            torch.nextafter(exact, torch.tensor(float("-inf"))),
+            torch.where(exact == 0, tiny, up),
+            torch.where(exact == 0, -tiny, down),
             exact + unit / 2,
         ]
     )
@@ -874,7 +880,9 @@ def _dividing(draw, max_steps: int) -> _Draft:
     unit = draw(
         st.sampled_from([1, 2, 3, 7, 10] if integer else [3.0, 0.1, 1.0, 0.7, 2.5])
     )
-    kmax = draw(st.sampled_from([20, 10**6]))
+    # Integers stay small enough for a product of two (`v * v`) to fit int32, the
+    # range int64 data is computed in (docs/torch.md); larger is an UnsupportedError.
+    kmax = draw(st.sampled_from([20, 1000] if integer else [20, 10**6]))
     layout = _draw_layout(draw, shape) if draw(st.integers(0, 2)) == 0 else ()
     d = _Draft(Arg(shape, dtype, layout, ("multiples", unit, kmax)), "divmod")
     _extend(draw, d, VIEW_STEPS, draw(st.integers(0, 1)))

@@ -322,6 +322,7 @@ def float_to_int64_in_range(c: Lowering, args, value: Value) -> None:
     aten.div.Scalar_mode,
     aten.remainder.Tensor,
     aten.remainder.Scalar,
+    aten.remainder.Scalar_Tensor,
     aten.fmod.Tensor,
     aten.fmod.Scalar,
 )
@@ -384,6 +385,7 @@ def compare_with_wide_constant(c: Lowering, args) -> Value:
     aten.div.Tensor_mode,
     aten.div.Scalar_mode,
     aten.remainder.Scalar,
+    aten.remainder.Scalar_Tensor,
     aten.fmod.Scalar,
     aten.full.default,
     aten.fill.Scalar,

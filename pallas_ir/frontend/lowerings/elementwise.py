@@ -168,11 +168,53 @@ def _divide(k: Kernel, a, b, element: str, mode: str | None) -> SSAValue:
     q = k.op("arith.divf", a, b)
     if mode is None:
         return q
-    if mode == "trunc":  # torch: trunc(a / b)
-        rounded = _unary(aten.trunc.default, k, q, "f32")
-        assert rounded is not None
-        return rounded
+    if mode == "trunc":
+        return _truncating_divide(k, a, b, q)
     return _floor_divide(k, a, b, q)
+
+
+def _truncating_divide(k: Kernel, a, b, q: SSAValue) -> SSAValue:
+    """torch's trunc(a / b) of the correctly rounded a / b, where `q` (a / b as
+    computed: XLA divides by a constant as it multiplies by its reciprocal, an ulp off
+    at times) may round to the next whole number where a / b does not, or not where it
+    does. From the exact remainder: |a / b| is n + |mod / b| (n whole), and a / b rounds
+    up to m = n + 1 where |b| - |mod| <= |b| * u / 2, u the float spacing below m
+    (half-way: m, an even significand below 2^23). Beyond 2^22, for q not finite and
+    for an infinite b, trunc(q)."""
+    one, half = k.constant(1.0), k.constant(0.5)
+    mod = k.op("arith.remf", a, b)
+    abs_b = k.op("math.absf", b)
+    # (a - mod) / b is whole but for the division's ulp: rounded to the whole number.
+    n = k.op(
+        "math.absf",
+        k.op("math.roundeven", k.op("arith.divf", k.op("arith.subf", a, mod), b)),
+    )
+    m = k.op("arith.addf", n, one)
+    below_m = k.op("arith.subf", m, k.op("arith.mulf", m, k.constant(2.0**-24)))
+    spacing = k.op("arith.subf", m, below_m)
+    gap = k.op("arith.subf", abs_b, k.op("math.absf", mod))
+    rounds_up = k.cmp(
+        "ole", gap, k.op("arith.mulf", abs_b, k.op("arith.mulf", spacing, half))
+    )
+    magnitude = k.op("arith.select", rounds_up, m, n)
+    signed = k.op(
+        "arith.select",
+        k.cmp("olt", q, k.constant(0.0)),
+        k.op("arith.negf", magnitude),
+        magnitude,
+    )
+    # A zero takes the sign of a / b (q is finite here: 0 * q is a zero of its sign).
+    signed = k.op(
+        "arith.select",
+        k.cmp("oeq", magnitude, k.constant(0.0)),
+        k.op("arith.mulf", q, k.constant(0.0)),
+        signed,
+    )
+    truncated = _unary(aten.trunc.default, k, q, "f32")
+    assert truncated is not None
+    near = k.cmp("olt", k.op("math.absf", q), k.constant(2.0**22))
+    finite = k.cmp("olt", abs_b, k.constant(math.inf))  # (a gap of inf is no tie)
+    return k.op("arith.select", k.op("arith.andi", near, finite), signed, truncated)
 
 
 def _floor_divide(k: Kernel, a, b, q: SSAValue) -> SSAValue:
@@ -234,6 +276,7 @@ _ARITHMETIC = {
     aten.fmod.Scalar: lambda k, a, b, e, kw: _remainder(k, a, b, e, False),
     aten.remainder.Tensor: lambda k, a, b, e, kw: _remainder(k, a, b, e, True),
     aten.remainder.Scalar: lambda k, a, b, e, kw: _remainder(k, a, b, e, True),
+    aten.remainder.Scalar_Tensor: lambda k, a, b, e, kw: _remainder(k, a, b, e, True),
     aten.div.Tensor_mode: lambda k, a, b, e, kw: _divide(
         k, a, b, e, kw.get("rounding_mode")
     ),
