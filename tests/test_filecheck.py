@@ -1,14 +1,12 @@
-"""Run the lit + filecheck suite (tests/filecheck) from pytest: one pytest test per file."""
+"""The lit + filecheck suite (tests/filecheck) from pytest: one pytest test per file.
+conftest.py starts lit in the background once the tests are collected; these run last."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from conftest import BACKGROUND_LIT
 
 ROOT = Path(__file__).parent / "filecheck"
 TESTS = sorted(
@@ -19,36 +17,9 @@ TESTS = sorted(
 
 
 @pytest.fixture(scope="session")
-def lit_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """Run lit once over the whole folder; map each test file to its failure output
-    (empty when it passed)."""
-    report = tmp_path_factory.mktemp("lit") / "results.xml"
-    lit = Path(sys.executable).parent / "lit"
-    cmd = [str(lit)] if lit.exists() else [sys.executable, "-m", "lit.main"]
-    proc = subprocess.run(
-        [
-            *cmd,
-            "-q",
-            f"-j{os.cpu_count() or 2}",
-            f"--xunit-xml-output={report}",
-            str(ROOT),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if not report.exists():
-        pytest.fail(f"lit did not run:\n{proc.stdout}\n{proc.stderr}")
-    results: dict[str, str] = {}
-    for case in ET.parse(report).getroot().iter("testcase"):
-        name = case.get("name", "")
-        classname = case.get("classname", "")
-        # classname is "<suite>.<dir.parts>", name is the file name
-        parts = classname.split(".", 1)[1].split(".") if "." in classname else []
-        path = "/".join([*parts, name]) if parts and parts != [""] else name
-        failure = case.find("failure")
-        results[path] = "" if failure is None else (failure.text or "failed")
-    return results
+def lit_results(request: pytest.FixtureRequest) -> dict[str, str]:
+    """lit's result for each file, from the run conftest started after collection."""
+    return request.config.stash[BACKGROUND_LIT].results()
 
 
 def test_every_file_was_run(lit_results: dict[str, str]) -> None:
