@@ -7,7 +7,7 @@ verifier rejects blocks that Mosaic would reject; the tiler picks blocks that pa
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 LANES = 128
@@ -96,6 +96,28 @@ def vmem_block_bytes(shape: Sequence[int], bitwidth: int) -> int:
         rows = SUBLANES * rows_per_sublane(bitwidth)
         sizes[-2] = -(-sizes[-2] // rows) * rows
     return math.prod(sizes) * bitwidth // 8
+
+
+LIVE_BODY_VALUES = 6
+"""Whole values of a kernel body that VMEM must hold at once, beside its blocks (see
+`vmem_body_bytes`)."""
+
+
+def vmem_body_bytes(values: Iterable[tuple[Sequence[int], int]]) -> int:
+    """THE VMEM a kernel body's values take beside its blocks (the tiler's budget and the
+    cost model's VMEM count use it, with `vmem_block_bytes`): `values` are the (shape,
+    bits) of the body's vector values. Mosaic spills what its vregs cannot hold to a VMEM
+    stack, and ops that move data across vregs (transposes, reductions, integer
+    division's emulation) keep whole values live: a (16, 128, 128) int32 block transposed
+    to (128, 128, 16), floor-divided and summed over its last dim (8 MiB a value in VMEM
+    tiles) took a 15 MiB stack on v5e and 47 MiB on v6e (measured: deviceless compile),
+    while element-wise chains take none. So `LIVE_BODY_VALUES` times the largest value,
+    padded to VMEM tiles like a block."""
+    largest = max(
+        (vmem_block_bytes(shape, bits) for shape, bits in values if len(shape) > 0),
+        default=0,
+    )
+    return LIVE_BODY_VALUES * largest
 
 
 def vmem_limit(footprint: int, chip: Chip) -> int | None:

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from xdsl.ir.affine import AffineMap
 
 import pallas_ir
+from pallas_ir.tpu_rules import LIVE_BODY_VALUES
 from pallas_ir.dialects import pallas
 
 EXAMPLES = Path(__file__).parent.parent / "examples" / "pallas"
@@ -25,8 +26,9 @@ def test_add_moves_each_element_once() -> None:
     n = 512 * 1024 * 4
     assert (call.read, call.written, call.minimum) == (2 * n, n, 3 * n)
     assert call.ratio == 1.0 and not call.bound
-    # Two inputs and one output, (128, 512) f32 blocks, double-buffered.
-    assert call.vmem_bytes == 3 * 2 * 128 * 512 * 4
+    # Two inputs and one output, (128, 512) f32 blocks, double-buffered, and the body's
+    # values: LIVE_BODY_VALUES (128, 512) f32 tiles.
+    assert call.vmem_bytes == 3 * 2 * 128 * 512 * 4 + LIVE_BODY_VALUES * 128 * 512 * 4
 
 
 def test_transpose_moves_each_element_once() -> None:

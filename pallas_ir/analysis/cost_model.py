@@ -26,7 +26,7 @@ so an irregular or strided lane-dim access shows the lane floor.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -39,7 +39,7 @@ from pallas_ir.dialects import tiled_loop as tl
 from pallas_ir.dialects.common import find_forward
 from pallas_ir.dtypes import numpy_dtype
 from pallas_ir.reference.ops import eval_affine
-from pallas_ir.tpu_rules import PIPELINE_BUFFERS, vmem_block_bytes
+from pallas_ir.tpu_rules import PIPELINE_BUFFERS, vmem_block_bytes, vmem_body_bytes
 
 
 @dataclass(frozen=True)
@@ -237,7 +237,7 @@ class CostReport:
                 f"minimum {c.minimum} B, ratio {c.ratio:.3f}"
             )
             lines.append(
-                f"  VMEM {c.vmem_bytes} B (double-buffered blocks + scratch, in whole tiles), "
+                f"  VMEM {c.vmem_bytes} B (double-buffered blocks + scratch + body values, in whole tiles), "
                 f"SMEM {c.smem_bytes} B"
             )
             for o in c.operands:
@@ -542,6 +542,17 @@ def tile_compute(ops: Sequence[Operation]) -> tuple[int, int]:
     return flops, transcendentals
 
 
+def body_vmem_bytes(ops: Iterable[Operation]) -> int:
+    """VMEM the vector values of a kernel body (a `tl.grid` or `pallas.call` body) take
+    beside its blocks (`tpu_rules.vmem_body_bytes`)."""
+    return vmem_body_bytes(
+        (r.type.get_shape(), 8 * _itemsize(r.type))
+        for op in ops
+        for r in op.results
+        if isinstance(r.type, TensorType)
+    )
+
+
 def call_cost(
     call: pallas.CallOp, prefetch_data: Sequence[np.ndarray | None] | None = None
 ) -> CallCost:
@@ -588,6 +599,7 @@ def call_cost(
             smem += math.prod(s.get_shape()) * _itemsize(s)
         else:
             vmem += vmem_block_bytes(s.get_shape(), 8 * _itemsize(s))
+    vmem += body_vmem_bytes(call.body.walk())
     return CallCost(call.kernel_name.data, grid, operands, vmem, smem)
 
 
