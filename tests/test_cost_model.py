@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from xdsl.ir.affine import AffineMap
 
 import pallas_ir
-from pallas_ir.tpu_rules import LIVE_BODY_VALUES
 from pallas_ir.dialects import pallas
+from pallas_ir.tpu_rules import LIVE_BODY_VALUES
 
 EXAMPLES = Path(__file__).parent.parent / "examples" / "pallas"
 
