@@ -36,10 +36,14 @@ from xdsl.ir import Operation, SSAValue
 
 from pallas_ir.dialects import pallas, xla
 from pallas_ir.dialects import tiled_loop as tl
-from pallas_ir.dialects.common import find_forward
+from pallas_ir.dialects.common import TransposeOpBase, find_forward
 from pallas_ir.dtypes import numpy_dtype
 from pallas_ir.reference.ops import eval_affine
-from pallas_ir.tpu_rules import PIPELINE_BUFFERS, vmem_block_bytes, vmem_body_bytes
+from pallas_ir.tpu_rules import (
+    PIPELINE_BUFFERS,
+    vmem_block_bytes,
+    vmem_relayout_bytes,
+)
 
 
 @dataclass(frozen=True)
@@ -237,7 +241,7 @@ class CostReport:
                 f"minimum {c.minimum} B, ratio {c.ratio:.3f}"
             )
             lines.append(
-                f"  VMEM {c.vmem_bytes} B (double-buffered blocks + scratch + body values, in whole tiles), "
+                f"  VMEM {c.vmem_bytes} B (double-buffered blocks + scratch, in whole tiles), "
                 f"SMEM {c.smem_bytes} B"
             )
             for o in c.operands:
@@ -542,15 +546,43 @@ def tile_compute(ops: Sequence[Operation]) -> tuple[int, int]:
     return flops, transcendentals
 
 
-def body_vmem_bytes(ops: Iterable[Operation]) -> int:
-    """VMEM the vector values of a kernel body (a `tl.grid` or `pallas.call` body) take
-    beside its blocks (`tpu_rules.vmem_body_bytes`)."""
-    return vmem_body_bytes(
-        (r.type.get_shape(), 8 * _itemsize(r.type))
-        for op in ops
-        for r in op.results
-        if isinstance(r.type, TensorType)
+_INTEGER_DIVISIONS = (
+    arith.DivSIOp,
+    arith.DivUIOp,
+    arith.FloorDivSIOp,
+    arith.CeilDivSIOp,
+    arith.CeilDivUIOp,
+    arith.RemSIOp,
+    arith.RemUIOp,
+)
+
+
+def relayout_vmem_bytes(ops: Iterable[Operation]) -> int:
+    """VMEM the values of a kernel body (a `tl.grid`'s or a `pallas.call`'s, which
+    convert op for op) take beside its blocks (`tpu_rules.vmem_relayout_bytes`): the
+    values a transpose makes larger in VMEM tiles than its source, and the same-shaped
+    values computed from them, of which some by an integer division."""
+    held: set[SSAValue] = set()
+    divides = False
+    for op in ops:
+        grown = isinstance(op, TransposeOpBase) and _padded(op.result) > _padded(
+            op.source
+        )
+        from_held = any(
+            o in held and o.type == r.type for o in op.operands for r in op.results
+        )
+        if grown or from_held:
+            held.update(op.results)
+            divides |= from_held and isinstance(op, _INTEGER_DIVISIONS)
+    return vmem_relayout_bytes(
+        ((v.type.get_shape(), 8 * _itemsize(v.type)) for v in held), divides
     )
+
+
+def _padded(value: SSAValue) -> int:
+    t = value.type
+    assert isinstance(t, TensorType)
+    return vmem_block_bytes(t.get_shape(), 8 * _itemsize(t))
 
 
 def call_cost(
@@ -599,7 +631,7 @@ def call_cost(
             smem += math.prod(s.get_shape()) * _itemsize(s)
         else:
             vmem += vmem_block_bytes(s.get_shape(), 8 * _itemsize(s))
-    vmem += body_vmem_bytes(call.body.walk())
+    vmem += relayout_vmem_bytes(call.body.walk())
     return CallCost(call.kernel_name.data, grid, operands, vmem, smem)
 
 

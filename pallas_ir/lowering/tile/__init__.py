@@ -111,10 +111,10 @@ def plan_tiling(
     tiles: Sequence[int] | None = None,
 ) -> TilePlan | Rejection:
     """The policy's plan for a kernel, when it also builds (every body op has a tile
-    form) and its blocks and the values of its body (`body_vmem_bytes`) fit the budget
-    together, or why not. While they do not, the blocks are planned again in what the
-    values leave (smaller blocks, smaller values). See `plan_kernel` for the
-    arguments."""
+    form) and its blocks and the body values a relayout grows (`relayout_vmem_bytes`,
+    0 for most bodies) fit the budget together, or why not. While they do not, the
+    blocks are planned again in what the values leave (smaller blocks, smaller values).
+    See `plan_kernel` for the arguments."""
     loop = the_loop(kernel)
     blocks_budget = budget
     last = None  # the last plan, its blocks and values (bytes), when over the budget
