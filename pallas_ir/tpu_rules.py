@@ -7,7 +7,7 @@ verifier rejects blocks that Mosaic would reject; the tiler picks blocks that pa
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 LANES = 128
@@ -96,6 +96,34 @@ def vmem_block_bytes(shape: Sequence[int], bitwidth: int) -> int:
         rows = SUBLANES * rows_per_sublane(bitwidth)
         sizes[-2] = -(-sizes[-2] // rows) * rows
     return math.prod(sizes) * bitwidth // 8
+
+
+RELAYOUT_LIVE_VALUES = 1
+"""Whole copies VMEM holds of a body value that a relayout made larger than its block
+(see `vmem_relayout_bytes`)."""
+RELAYOUT_DIVISION_LIVE_VALUES = 6
+"""The same when the body also divides such a value by integers (`vmem_relayout_bytes`)."""
+
+
+def vmem_relayout_bytes(held: Iterable[tuple[Sequence[int], int]], divides: bool) -> int:
+    """THE VMEM a kernel body takes beside its blocks (`vmem_block_bytes` each), which
+    the tiler's budget and the cost model's VMEM count both add. `held` are the (shape,
+    bits) of the body's values that a relayout makes larger, padded to VMEM tiles, than
+    the block they come from (a transpose putting a short dim on the lanes), and the
+    same-shaped element-wise values computed from them; `divides`: an integer division
+    or remainder computes one. Such a value does not fit the vregs and Mosaic keeps it
+    whole in VMEM: the largest of them counts `RELAYOUT_LIVE_VALUES` times, or
+    `RELAYOUT_DIVISION_LIVE_VALUES` times when divided (the division's emulation keeps
+    several temporaries of it). Measured (deviceless compile, the scoped VMEM Mosaic
+    asks for, grid (1,)): a (16, 128, 128) int32 block transposed to (128, 128, 16) (8 MiB
+    in VMEM tiles), floor-divided by a broadcast (128, 1, 1) and summed over its last
+    dim: 16.46 MiB on v5e, 49.03 MiB on v6e; without the division 9.47 / 8.92 MiB; with
+    the (128, 128, 16) block loaded as is (no relayout, the block already 8 MiB) 15.41 /
+    15.57 MiB; a (256, 512) int32 floor-divide or add or an f32 softmax 1.3-1.5 MiB, no
+    more than their blocks. So element-wise, reduction and matmul bodies count 0."""
+    largest = max((vmem_block_bytes(s, bits) for s, bits in held), default=0)
+    live = RELAYOUT_DIVISION_LIVE_VALUES if divides else RELAYOUT_LIVE_VALUES
+    return live * largest
 
 
 def vmem_limit(footprint: int, chip: Chip) -> int | None:

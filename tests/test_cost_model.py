@@ -8,10 +8,15 @@ from pathlib import Path
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import TensorType, i32
+from xdsl.ir import Block
 from xdsl.ir.affine import AffineMap
 
 import pallas_ir
+from pallas_ir.analysis.cost_model import relayout_vmem_bytes
 from pallas_ir.dialects import pallas
+from pallas_ir.dialects import tiled_loop as tl
 
 EXAMPLES = Path(__file__).parent.parent / "examples" / "pallas"
 
@@ -180,3 +185,25 @@ def test_touched_elements_count_the_union_of_the_windows(data) -> None:
             if all(p < shape):
                 seen[tuple(p)] = True
     assert _touched_elements(blocks, spec, shape, within) == int(seen.sum())
+
+
+def _divided_body(order: list[int], divide: bool) -> list:
+    """A tl body: an int32 (16, 128, 128) block transposed by `order`, floor-divided by
+    (or added to) a value of the result's type, summed over its last dim."""
+    block = Block(arg_types=[TensorType(i32, [16, 128, 128])])
+    moved = tl.TransposeOp(block.args[0], order)
+    other = Block(arg_types=[moved.result.type])
+    combined = (arith.FloorDivSIOp if divide else arith.AddiOp)(
+        moved.result, other.args[0]
+    )
+    return [moved, combined]
+
+
+def test_only_values_a_relayout_grows_take_vmem_beside_the_blocks() -> None:
+    """`relayout_vmem_bytes`: a transpose putting the 16-wide dim on the lanes grows
+    a 1 MiB block to an 8 MiB value (in VMEM tiles), counted once, six times when
+    floor-divided; a transpose that keeps the lanes full counts nothing."""
+    grown = 128 * 128 * 128 * 4
+    assert relayout_vmem_bytes(_divided_body([2, 1, 0], False)) == grown
+    assert relayout_vmem_bytes(_divided_body([2, 1, 0], True)) == 6 * grown
+    assert relayout_vmem_bytes(_divided_body([1, 0, 2], True)) == 0

@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -401,6 +402,28 @@ def test_check_kernels_aot_compile_for_v5e() -> None:
     results = aot_compile_many(
         [(m.source, arg_specs(m.module)) for m in modules], chip="v5e"
     )
+    assert all(r.ok for r in results), [r.message for r in results if not r.ok]
+
+
+def test_a_divided_transposed_block_stays_in_scoped_vmem_on_v5e_and_v6e() -> None:
+    """An int32 (16, 128, 128) block transposed in the kernel to put its 16-wide dim on
+    the lanes, floor-divided and summed: the transposed value is 8x its block in VMEM
+    tiles and the division keeps several of it live, over the scoped VMEM of both
+    chips (`tpu_rules.vmem_relayout_bytes`): smaller tiles or XLA, and it compiles."""
+    x = torch.randint(-1000, 1000, (16, 128, 128), dtype=torch.int32).permute(2, 1, 0)
+    d = torch.randint(1, 50, (128, 1, 1), dtype=torch.int32)
+
+    def program(a, b):
+        return (a // b).sum(2, keepdim=True)
+
+    items = {}
+    for chip in ("v5e", "v6e"):
+        compiled = pallas_ir.compile(program, [x, d], chip=chip)
+        torch.testing.assert_close(compiled(x, d), program(x, d))
+        items[chip] = [(compiled.source, arg_specs(compiled.module))]
+    with ThreadPoolExecutor(2) as pool:  # a compiler child process each, at once
+        runs = pool.map(lambda chip: aot_compile_many(items[chip], chip), items)
+        results = [r for rs in runs for r in rs]
     assert all(r.ok for r in results), [r.message for r in results if not r.ok]
 
 

@@ -166,6 +166,12 @@ is rejected (`tile: the smallest legal tiles need N bytes of VMEM, over the budg
 B`). The budget is `vmem-budget`, or the chip's default scoped VMEM: 16 MiB on v5e,
 32 MiB on v6e. A block's size counts the whole dim where a tile is the whole extent, the
 whole dim for a constant index on one of the last two dims, and `t·k` rows for a step `k`.
+Beside the blocks the budget also holds the body values a relayout makes larger in VMEM
+tiles than their block (a transpose putting a short dim on the lanes), which Mosaic keeps
+whole in VMEM, six times over when an integer division computes from them
+(`tpu_rules.vmem_relayout_bytes`, also in the cost model's VMEM count; 0 for other
+bodies): while blocks and values exceed the budget the blocks are planned again in what
+the values leave, and the kernel goes to XLA if nothing fits.
 
 **Reductions and the grid.** A reduction dim is kept whole (one tile, reduced in the
 kernel) unless it must shrink to fit the budget. It may only when the loop is

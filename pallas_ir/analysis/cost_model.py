@@ -26,7 +26,7 @@ so an irregular or strided lane-dim access shows the lane floor.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,10 +36,14 @@ from xdsl.ir import Operation, SSAValue
 
 from pallas_ir.dialects import pallas, xla
 from pallas_ir.dialects import tiled_loop as tl
-from pallas_ir.dialects.common import find_forward
+from pallas_ir.dialects.common import TransposeOpBase, find_forward
 from pallas_ir.dtypes import numpy_dtype
 from pallas_ir.reference.ops import eval_affine
-from pallas_ir.tpu_rules import PIPELINE_BUFFERS, vmem_block_bytes
+from pallas_ir.tpu_rules import (
+    PIPELINE_BUFFERS,
+    vmem_block_bytes,
+    vmem_relayout_bytes,
+)
 
 
 @dataclass(frozen=True)
@@ -542,6 +546,45 @@ def tile_compute(ops: Sequence[Operation]) -> tuple[int, int]:
     return flops, transcendentals
 
 
+_INTEGER_DIVISIONS = (
+    arith.DivSIOp,
+    arith.DivUIOp,
+    arith.FloorDivSIOp,
+    arith.CeilDivSIOp,
+    arith.CeilDivUIOp,
+    arith.RemSIOp,
+    arith.RemUIOp,
+)
+
+
+def relayout_vmem_bytes(ops: Iterable[Operation]) -> int:
+    """VMEM the values of a kernel body (a `tl.grid`'s or a `pallas.call`'s, which
+    convert op for op) take beside its blocks (`tpu_rules.vmem_relayout_bytes`): the
+    values a transpose makes larger in VMEM tiles than its source, and the same-shaped
+    values computed from them, of which some by an integer division."""
+    held: set[SSAValue] = set()
+    divides = False
+    for op in ops:
+        grown = isinstance(op, TransposeOpBase) and _padded(op.result) > _padded(
+            op.source
+        )
+        from_held = any(
+            o in held and o.type == r.type for o in op.operands for r in op.results
+        )
+        if grown or from_held:
+            held.update(op.results)
+            divides |= from_held and isinstance(op, _INTEGER_DIVISIONS)
+    return vmem_relayout_bytes(
+        ((v.type.get_shape(), 8 * _itemsize(v.type)) for v in held), divides
+    )
+
+
+def _padded(value: SSAValue) -> int:
+    t = value.type
+    assert isinstance(t, TensorType)
+    return vmem_block_bytes(t.get_shape(), 8 * _itemsize(t))
+
+
 def call_cost(
     call: pallas.CallOp, prefetch_data: Sequence[np.ndarray | None] | None = None
 ) -> CallCost:
@@ -588,6 +631,7 @@ def call_cost(
             smem += math.prod(s.get_shape()) * _itemsize(s)
         else:
             vmem += vmem_block_bytes(s.get_shape(), 8 * _itemsize(s))
+    vmem += relayout_vmem_bytes(call.body.walk())
     return CallCost(call.kernel_name.data, grid, operands, vmem, smem)
 
 

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
@@ -55,7 +55,8 @@ from xdsl.ir import Operation
 
 from pallas_ir.diagnostics import PassError
 from pallas_ir.dialects import tensor_access as ta
-from pallas_ir.lowering.tile.build import build_kernel, emit_error
+from pallas_ir.lowering.tile.build import body_bytes, build_kernel
+from pallas_ir.lowering.tile.legality import block_vmem_bytes
 from pallas_ir.lowering.tile.policy import (
     Rejection,
     RejectionKind,
@@ -110,11 +111,39 @@ def plan_tiling(
     tiles: Sequence[int] | None = None,
 ) -> TilePlan | Rejection:
     """The policy's plan for a kernel, when it also builds (every body op has a tile
-    form), or why not. See `plan_kernel` for the arguments."""
-    plan = plan_kernel(module, kernel, budget, relayout_ok, tiles)
-    if isinstance(plan, Rejection):
-        return plan
-    return emit_error(kernel, plan) or plan
+    form) and its blocks and the body values a relayout grows (`relayout_vmem_bytes`,
+    0 for most bodies) fit the budget together, or why not. While they do not, the
+    blocks are planned again in what the values leave (smaller blocks, smaller values).
+    See `plan_kernel` for the arguments."""
+    loop = the_loop(kernel)
+    blocks_budget = budget
+    last = None  # the last plan, its blocks and values (bytes), when over the budget
+    while True:
+        plan = plan_kernel(module, kernel, blocks_budget, relayout_ok, tiles)
+        if isinstance(plan, Rejection) and last is not None:
+            tried, blocks, values = last
+            return Rejection(
+                loop if isinstance(loop, ta.LoopOp) else kernel,
+                f"tile: the body's values need {values} bytes of VMEM beside {blocks} "
+                f"bytes of blocks (tiles {tried}), over the budget of {budget}, and no "
+                "smaller tiles fit",
+            )
+        if isinstance(plan, Rejection):
+            return plan
+        values = body_bytes(kernel, plan)
+        if isinstance(values, Rejection):
+            return values
+        assert isinstance(loop, ta.LoopOp)
+        extents = list(loop.extents)
+        blocks = sum(plan.resident.values()) + sum(
+            block_vmem_bytes(a, plan.tiles, extents) for a in plan.accesses.values()
+        )
+        if blocks + values <= budget:
+            return replace(plan, budget=budget)
+        last = (plan.tiles, blocks, values)
+        blocks_budget = min(budget - values, blocks - 1)
+        if tiles is not None or blocks_budget <= 0:
+            blocks_budget = 0  # given tiles, or values alone over the budget: rejected
 
 
 def untiled_kernels(

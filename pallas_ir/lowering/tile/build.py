@@ -34,6 +34,7 @@ from xdsl.ir.affine import (
 )
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
 
+from pallas_ir.analysis.cost_model import relayout_vmem_bytes
 from pallas_ir.diagnostics import PassError, emit_remark
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects import tiled_loop as tl
@@ -661,15 +662,17 @@ def emit_kernel(
     return new_kernel, views, stored, kept
 
 
-def emit_error(kernel: ta.KernelOp, plan: TilePlan) -> Rejection | None:
-    """Why `plan` does not build (an op with no tile form), or None: a dry run of
-    `emit_kernel` that leaves the module as it was."""
+def body_bytes(kernel: ta.KernelOp, plan: TilePlan) -> int | Rejection:
+    """The VMEM the values of the body that `plan` builds take beside its blocks
+    (`relayout_vmem_bytes`), or why it does not build (an op with no tile form): a dry run
+    of `emit_kernel` that leaves the module as it was."""
     try:
         new_kernel, _, _, _ = emit_kernel(kernel, plan)
     except PassError as e:
         return Rejection.of(e)
+    found = relayout_vmem_bytes(new_kernel.walk())
     new_kernel.erase()
-    return None
+    return found
 
 
 def build_kernel(module: ModuleOp, kernel: ta.KernelOp, plan: TilePlan) -> None:

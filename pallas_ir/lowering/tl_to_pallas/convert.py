@@ -472,7 +472,7 @@ class TlToPallasPass(CheckedOptionsPass):
             raise PassError(
                 launch,
                 f"tl-to-pallas: @{kernel.sym_name.data} needs {cost.vmem_bytes} B of VMEM "
-                f"(double-buffered blocks and scratch, in whole tiles), over the "
+                f"(double-buffered blocks, scratch and relayout values, in whole tiles), over the "
                 f"{chip.vmem_bytes} B of a {chip.name}: tile it smaller",
             )
         if (limit := vmem_limit(cost.vmem_bytes, chip)) is not None:

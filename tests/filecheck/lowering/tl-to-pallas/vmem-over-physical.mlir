@@ -11,7 +11,7 @@ tl.kernel @copy(%x: memref<256x512x2xf32> {role = "in"}, %out: memref<256x512x2x
 }
 func.func @forward(%x: memref<256x512x2xf32>) -> memref<256x512x2xf32> {
   %out = ta.alloc : memref<256x512x2xf32>
-  // expected-error@+1 {{tl-to-pallas: @copy needs 268435456 B of VMEM (double-buffered blocks and scratch, in whole tiles), over the 134217728 B of a v5e: tile it smaller}}
+  // expected-error@+1 {{tl-to-pallas: @copy needs 268435456 B of VMEM (double-buffered blocks, scratch and relayout values, in whole tiles), over the 134217728 B of a v5e: tile it smaller}}
   ta.launch @copy(%x, %out) : memref<256x512x2xf32>, memref<256x512x2xf32>
   func.return %out : memref<256x512x2xf32>
 }
