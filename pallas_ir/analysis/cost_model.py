@@ -38,7 +38,7 @@ from pallas_ir.dialects import pallas, xla
 from pallas_ir.dialects import tiled_loop as tl
 from pallas_ir.dialects.common import TransposeOpBase, find_forward
 from pallas_ir.dtypes import numpy_dtype
-from pallas_ir.reference.ops import eval_affine
+from pallas_ir.reference.ops import INTEGER_DIVISIONS, eval_affine
 from pallas_ir.tpu_rules import (
     PIPELINE_BUFFERS,
     vmem_block_bytes,
@@ -546,17 +546,6 @@ def tile_compute(ops: Sequence[Operation]) -> tuple[int, int]:
     return flops, transcendentals
 
 
-_INTEGER_DIVISIONS = (
-    arith.DivSIOp,
-    arith.DivUIOp,
-    arith.FloorDivSIOp,
-    arith.CeilDivSIOp,
-    arith.CeilDivUIOp,
-    arith.RemSIOp,
-    arith.RemUIOp,
-)
-
-
 def relayout_vmem_bytes(ops: Iterable[Operation]) -> int:
     """VMEM the values of a kernel body (a `tl.grid`'s or a `pallas.call`'s, which
     convert op for op) take beside its blocks (`tpu_rules.vmem_relayout_bytes`): the
@@ -573,7 +562,7 @@ def relayout_vmem_bytes(ops: Iterable[Operation]) -> int:
         )
         if grown or from_held:
             held.update(op.results)
-            divides |= from_held and isinstance(op, _INTEGER_DIVISIONS)
+            divides |= from_held and isinstance(op, INTEGER_DIVISIONS)
     return vmem_relayout_bytes(
         ((v.type.get_shape(), 8 * _itemsize(v.type)) for v in held), divides
     )
