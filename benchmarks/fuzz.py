@@ -11,8 +11,8 @@ kind follows: drawn, passed, failed (a wrong answer or exception), crashed (pall
 raised where eager did not), hung (no result in --program-timeout seconds), invalid
 (eager rejects the program: a fuzzer bug); then each distinct failure once, with the
 smallest program that showed it. With `--aot`, every distinct module the programs
-emitted is also AOT-compiled for v5e by libtpu (in batches, in child processes, after
-the time is up), and a module the TPU compiler rejects fails its program. Exits 1 if
+emitted is also AOT-compiled for v5e by libtpu (in child processes, AOT_BATCH modules
+at a time as the run goes, the rest when the time is up), and a module the TPU compiler rejects fails its program. Exits 1 if
 any program did not pass.
 """
 
@@ -64,6 +64,10 @@ def _signature(kind: str, status: str, message: str) -> str:
 
 def _size(p: Program) -> tuple[int, int]:
     return (len(p.steps), sum(a.shape.__len__() for a in p.args()))
+
+
+AOT_BATCH = 50
+"""Distinct modules AOT-compiled together (one compiler process) while the run goes."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -120,6 +124,21 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGALRM, hang)
     emitted: dict[str, tuple[Program, int, list]] = {}
+    pending: list[str] = []  # emitted, not AOT-compiled yet
+
+    def aot_compile_pending() -> None:
+        # In batches as the run goes, so that a run cut short has compiled most.
+        results = aot_compile_many([(src, emitted[src][2]) for src in pending])
+        for src, r in zip(pending, results):
+            if not r.ok:
+                p, seed, _ = emitted[src]
+                counts[p.kind]["passed"] -= 1
+                record(p, seed, "failed", f"AOT: {r.message[:300]}")
+        pending.clear()
+        print(
+            f"\n{len(emitted)} distinct modules AOT-compiled for v5e so far", flush=True
+        )
+
     started = time.time()
     runs = 0
     while time.time() < end:
@@ -132,9 +151,10 @@ def main(argv: list[str] | None = None) -> int:
             made = check_program(p, pallas_ir.compile, seed, EAGER_NOTICE)
             signal.alarm(0)
             for compiled in made:
-                if compiled.computes:
+                if compiled.computes and compiled.source not in emitted:
                     specs = arg_specs(compiled.module)
-                    emitted.setdefault(compiled.source, (p, seed, specs))
+                    emitted[compiled.source] = (p, seed, specs)
+                    pending.append(compiled.source)
             record(p, seed, "passed", "")
         except Hang as e:
             record(p, seed, "hung", str(e))
@@ -147,15 +167,11 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as e:  # noqa: BLE001 - every failure is a finding
             signal.alarm(0)
             record(p, seed, "crashed", f"{type(e).__name__}: {e}")
+        if args.aot and len(pending) >= AOT_BATCH:
+            aot_compile_pending()
+    if args.aot and pending:
+        aot_compile_pending()
     elapsed = time.time() - started
-    if args.aot:
-        items = list(emitted.items())
-        results = aot_compile_many([(src, specs) for src, (_, _, specs) in items])
-        for (_, (p, seed, _)), r in zip(items, results):
-            if not r.ok:
-                counts[p.kind]["passed"] -= 1
-                record(p, seed, "failed", f"AOT: {r.message[:300]}")
-        print(f"\n{len(items)} distinct modules AOT-compiled for v5e")
     print(f"\n{'kind':10} {'drawn':>6} " + " ".join(f"{s:>8}" for s in STATUSES))
     for kind in kinds:
         c = counts[kind]
