@@ -106,7 +106,7 @@ RELAYOUT_DIVISION_LIVE_VALUES = 6
 
 
 def vmem_relayout_bytes(held: Iterable[tuple[Sequence[int], int]], divides: bool) -> int:
-    """THE VMEM a kernel body takes beside its blocks (`vmem_block_bytes` each), which
+    """The VMEM a kernel body takes beside its blocks (`vmem_block_bytes` each), which
     the tiler's budget and the cost model's VMEM count both add. `held` are the (shape,
     bits) of the body's values that a relayout makes larger, padded to VMEM tiles, than
     the block they come from (a transpose putting a short dim on the lanes), and the
