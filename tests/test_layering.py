@@ -23,6 +23,7 @@ LEVELS: dict[str, int] = {
     "pallas_ir.interval_bounds": 0,
     "pallas_ir.dtypes": 0,
     "pallas_ir.diagnostics": 0,
+    "pallas_ir.library": 0,
     # 1 dialects (their canonicalization patterns with them).
     "pallas_ir.dialects": 1,
     # 2 analyses and the reference interpreters of the dialects.

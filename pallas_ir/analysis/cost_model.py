@@ -166,6 +166,16 @@ def xla_cost(call: pallas.XlaCallOp) -> XlaCost:
     needed = 0
     touched: dict[tuple[SSAValue, bool], list[np.ndarray]] = {}
     for op in function.body.block.ops:
+        if isinstance(op, xla.LibraryCallOp):
+            # A library function reads its operands and writes its results whole.
+            for values, is_load in ((op.inputs, True), (op.outputs, False)):
+                for v in values:
+                    t = v.type
+                    assert isinstance(t, TensorType)
+                    size = t.element_count() * numpy_dtype(t.element_type).itemsize
+                    moved[is_load] += size
+                    needed += size
+            continue
         if not isinstance(op, xla.TakeOp | xla.ScatterOp):
             continue
         at = op.index.owner

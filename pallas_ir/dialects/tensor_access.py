@@ -15,13 +15,15 @@ be an N-D contiguous `memref<AxBxT>` and maps give one index per dim.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     I64,
     AffineMapAttr,
+    ArrayAttr,
     DenseArrayBase,
+    DictionaryAttr,
     IndexType,
     MemRefType,
     SymbolRefAttr,
@@ -84,6 +86,13 @@ from pallas_ir.dialects.common import (
     verify_same_elements,
 )
 from pallas_ir.dialects.enums import TaArgRoleAttr, TaReductionKindAttr
+from pallas_ir.dialects.library_call import (
+    LibraryCallOpBase,
+    Param,
+    params_attr,
+    shapes_attr,
+)
+from pallas_ir.library import LibraryFn
 
 
 class KernelTarget(StrEnum):
@@ -194,6 +203,87 @@ class KernelOp(KernelOpBase):
                 "'xla_access' must be a #ta<xla_access ...> on a kernel with "
                 f"target = #ta<target xla>, got {access}"
             )
+
+
+@irdl_attr_definition
+class LibraryFnAttr(EnumAttribute[LibraryFn], SpacedOpaqueSyntaxAttribute):
+    """The function of a `ta.library_call`: `#ta<library_fn sort>`."""
+
+    name = "ta.library_fn"
+
+
+@irdl_op_definition
+class LibraryCallOp(LibraryCallOpBase):
+    """A library function (`pallas_ir.library`) on whole buffers: the body of a kernel
+    with `target = #ta<target xla>`, which runs it as XLA.
+
+    ```mlir
+    ta.kernel @sort(%x: memref<64xf32> {role = "in"}, %v: memref<64xf32> {role = "out"},
+                    %i: memref<64xi32> {role = "out"}) attributes {target = #ta<target xla>} {
+      ta.library_call #ta<library_fn sort> (%x) -> (%v, %i)
+          shapes [array<i64: 4, 16>, array<i64: 4, 16>, array<i64: 4, 16>]
+          params {descending = false, dim = 1 : i64, stable = false}
+          : (memref<64xf32>) -> (memref<64xf32>, memref<64xi32>)
+    }
+    ```
+
+    It reads `inputs` and writes all of `outputs` (kernel arguments), each in the shape
+    `shapes` gives (inputs first): there is no loop, so nothing here tiles.
+    """
+
+    name = "ta.library_call"
+
+    fn = prop_def(LibraryFnAttr)
+    shapes = prop_def(ArrayAttr[DenseArrayBase])
+    params = prop_def(DictionaryAttr)
+    inputs = var_operand_def(MemRefType)
+    outputs = var_operand_def(MemRefType)
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(HasParent(KernelOp), MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = (
+        "$fn `(` $inputs `)` `->` `(` $outputs `)` `shapes` $shapes `params` $params "
+        "attr-dict `:` `(` type($inputs) `)` `->` `(` type($outputs) `)`"
+    )
+
+    def __init__(
+        self,
+        fn: LibraryFn,
+        inputs: Sequence[SSAValue],
+        outputs: Sequence[SSAValue],
+        shapes: Sequence[Sequence[int]],
+        params: Mapping[str, Param],
+    ):
+        super().__init__(
+            operands=[inputs, outputs],
+            properties={
+                "fn": LibraryFnAttr(fn),
+                "shapes": shapes_attr(shapes),
+                "params": params_attr(params),
+            },
+        )
+
+    def typed_values(self) -> list[SSAValue]:
+        return [*self.inputs, *self.outputs]
+
+    def verify_(self) -> None:
+        super().verify_()
+        kernel = self.parent_op()
+        assert isinstance(kernel, KernelOp)
+        if not kernel.on_xla:
+            raise VerifyException(
+                "ta.library_call runs on XLA: its kernel needs target = #ta<target xla>"
+            )
+        for value in [*self.inputs, *self.outputs]:
+            if not (
+                isinstance(value, BlockArgument) and value.owner is kernel.body.block
+            ):
+                raise VerifyException("ta.library_call takes its kernel's arguments")
+        for value in self.outputs:
+            if kernel.role_of(value) not in WRITABLE_ROLES:
+                raise VerifyException(
+                    "ta.library_call writes arguments the kernel writes"
+                )
 
 
 @irdl_op_definition
@@ -684,9 +774,20 @@ class LaunchOp(IRDLOperation):
 
 TensorAccess = Dialect(
     "ta",
-    [KernelOp, LoopOp, LoadOp, StoreOp, ReduceOp, ReshapeOp, AllocOp, LaunchOp],
+    [
+        KernelOp,
+        LoopOp,
+        LoadOp,
+        StoreOp,
+        ReduceOp,
+        ReshapeOp,
+        AllocOp,
+        LaunchOp,
+        LibraryCallOp,
+    ],
     [
         TaArgRoleAttr,
+        LibraryFnAttr,
         TaReductionKindAttr,
         GatherStrategyAttr,
         KernelTargetAttr,

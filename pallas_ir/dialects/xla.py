@@ -40,13 +40,15 @@ same values as the tensors here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     I64,
     AffineMapAttr,
+    ArrayAttr,
     DenseArrayBase,
+    DictionaryAttr,
     FloatAttr,
     FunctionType,
     IndexType,
@@ -85,6 +87,7 @@ from xdsl.irdl import (
     result_def,
     traits_def,
     var_operand_def,
+    var_result_def,
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -108,6 +111,13 @@ from pallas_ir.dialects.common import (
     reduction_result_type,
 )
 from pallas_ir.dialects.enums import XlaComparePredicateAttr, XlaReductionKindAttr
+from pallas_ir.dialects.library_call import (
+    LibraryCallOpBase,
+    Param,
+    params_attr,
+    shapes_attr,
+)
+from pallas_ir.library import LibraryFn
 
 
 class XlaPart(StrEnum):
@@ -658,6 +668,63 @@ class SelectOp(SelectOpBase):
     name = "xla.select"
 
 
+@irdl_attr_definition
+class LibraryFnAttr(EnumAttribute[LibraryFn], SpacedOpaqueSyntaxAttribute):
+    """The function of an `xla.library_call`: `#xla<library_fn sort>`."""
+
+    name = "xla.library_fn"
+
+
+@irdl_op_definition
+class LibraryCallOp(LibraryCallOpBase):
+    """A library function (`pallas_ir.library`) on whole tensors: a `ta.library_call`
+    at the jnp level. Operands and results are flat, in the kernel's buffers' types;
+    `shapes` gives the shape each has for the function (operands first).
+
+    ```mlir
+    %v, %i = xla.library_call #xla<library_fn sort> (%x)
+        shapes [array<i64: 4, 16>, array<i64: 4, 16>, array<i64: 4, 16>]
+        params {descending = false, dim = 1 : i64, stable = false}
+        : (tensor<64xf32>) -> (tensor<64xf32>, tensor<64xi32>)
+    ```
+    """
+
+    name = "xla.library_call"
+
+    fn = prop_def(LibraryFnAttr)
+    shapes = prop_def(ArrayAttr[DenseArrayBase])
+    params = prop_def(DictionaryAttr)
+    inputs = var_operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$fn `(` $inputs `)` `shapes` $shapes `params` $params "
+        "attr-dict `:` `(` type($inputs) `)` `->` `(` type($outputs) `)`"
+    )
+
+    def __init__(
+        self,
+        fn: LibraryFn,
+        inputs: Sequence[SSAValue],
+        output_types: Sequence[TensorType],
+        shapes: Sequence[Sequence[int]],
+        params: Mapping[str, Param],
+    ):
+        super().__init__(
+            operands=[inputs],
+            result_types=[output_types],
+            properties={
+                "fn": LibraryFnAttr(fn),
+                "shapes": shapes_attr(shapes),
+                "params": params_attr(params),
+            },
+        )
+
+    def typed_values(self) -> list[SSAValue]:
+        return [*self.inputs, *self.outputs]
+
+
 Xla = Dialect(
     "xla",
     [
@@ -674,6 +741,7 @@ Xla = Dialect(
         ConvertOp,
         CompareOp,
         SelectOp,
+        LibraryCallOp,
     ],
-    [XlaPartAttr, XlaReductionKindAttr, XlaComparePredicateAttr],
+    [XlaPartAttr, XlaReductionKindAttr, XlaComparePredicateAttr, LibraryFnAttr],
 )

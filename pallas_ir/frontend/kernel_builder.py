@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,16 +46,20 @@ from xdsl.rewriter import InsertPoint
 from pallas_ir.affine_analysis import row_major_strides
 from pallas_ir.dialects.arith_ext import ARITH_EXTRA_OPS
 from pallas_ir.dialects.common import ArgRole
+from pallas_ir.dialects.library_call import Param
 from pallas_ir.dialects.tensor_access import (
+    XLA_TARGET,
     AllocOp,
     KernelOp,
     LaunchOp,
+    LibraryCallOp,
     LoadOp,
     LoopOp,
     ReduceOp,
     ReshapeOp,
     StoreOp,
 )
+from pallas_ir.library import LibraryFn
 
 DTYPES = {
     torch.float32: "f32",
@@ -338,6 +342,9 @@ class Value:
     """What is fused into this value since data in memory (nothing for stored data);
     `lowerings.registry.lower` fills it in and materialises a value that fuses too
     much."""
+    stored: Buffer | None = None
+    """The buffer that holds this value contiguous (row-major from its start), if one
+    does: a library call reads it as it is."""
 
     def emit(self, k: Kernel, idx: Index) -> SSAValue:
         """The element at `idx` in kernel `k`: built at the first ask, then reused."""
@@ -404,7 +411,14 @@ def storage_value(buf: Buffer, shape, strides) -> Value:
     def emit(k: Kernel, idx: Index) -> SSAValue:
         return k.load(buf, linear([e * s for e, s in zip(idx, strides) if s]))
 
-    return Value(tuple(shape), emit, buf.value_element, Fusion())
+    shape = tuple(shape)
+    whole = math.prod(shape) == buf.numel or (math.prod(shape) == 1 == buf.numel)
+    dense = all(
+        s == r for n, s, r in zip(shape, strides, row_major_strides(shape)) if n != 1
+    )
+    return Value(
+        shape, emit, buf.value_element, Fusion(), buf if whole and dense else None
+    )
 
 
 def remap(v: Value, shape, index: Callable[[Index], list[AffineExpr]]) -> Value:
@@ -584,6 +598,32 @@ class Program:
         roles = [ArgRole.IN] * len(k.reads) + [ArgRole.INOUT]
         self.kernels.append(KernelOp(k.name, [], roles, Region(k.block)))
         self.launches.append((k.name, [*k.reads, out]))
+
+    def library_call(
+        self,
+        fn: LibraryFn,
+        inputs: Sequence[tuple[Buffer, Sequence[int]]],
+        outputs: Sequence[tuple[Buffer, Sequence[int]]],
+        params: Mapping[str, Param],
+    ) -> None:
+        """A kernel on XLA that calls library function `fn` on the contiguous buffers
+        `inputs` and writes its results to `outputs`, each viewed in the shape beside
+        it (`ta.library_call`)."""
+        name = self.fresh("k")
+        block = Block()
+        args = []
+        for buf, _ in [*inputs, *outputs]:
+            arg = block.insert_arg(buf.flat, len(block.args))
+            arg.name_hint = buf.name
+            args.append(arg)
+        shapes = [tuple(shape) for _, shape in [*inputs, *outputs]]
+        n = len(inputs)
+        block.add_op(LibraryCallOp(fn, args[:n], args[n:], shapes, params))
+        roles = [ArgRole.IN] * n + [ArgRole.OUT] * len(outputs)
+        kernel = KernelOp(name, [], roles, Region(block))
+        kernel.attributes["target"] = XLA_TARGET
+        self.kernels.append(kernel)
+        self.launches.append((name, [b for b, _ in [*inputs, *outputs]]))
 
     def module(
         self, inputs: Sequence[Buffer], temps: Sequence[Buffer], outputs: Sequence[Buffer]

@@ -30,6 +30,7 @@ from xdsl.utils.target import Target
 
 from pallas_ir.dialects import pallas, xla
 from pallas_ir.dialects.common import ARITH_CASTS, ReductionKind
+from pallas_ir.library import functions as library
 from pallas_ir.lowering import emit_xla
 from pallas_ir.lowering.jnp_spelling import (
     BINARY,
@@ -480,6 +481,15 @@ def emit_python(module: ModuleOp) -> str:
         host.emit(op)
     kernels, body = host.kernels, host.lines
     parts = [HEADER]
+    called = [
+        op.function
+        for function in xla_functions.values()
+        for op in function.body.block.ops
+        if isinstance(op, xla.LibraryCallOp)
+    ]
+    if called:  # the library functions' own source, so the module stays self-contained
+        parts.append("from jax import lax\n")
+        parts += ["\n\n" + text for text in library.source(called)]
     for k in kernels:
         parts.append("\n\n" + "\n".join(k) + "\n")
     signature = ", ".join([*params, "interpret=False"])

@@ -17,6 +17,7 @@ from xdsl.ir import Operation, SSAValue
 
 from pallas_ir.dialects import xla
 from pallas_ir.dialects.common import ReductionKind
+from pallas_ir.library import functions as library
 from pallas_ir.lowering import jnp_spelling as py
 
 _SCATTER_METHODS = {
@@ -170,6 +171,25 @@ class XlaFunctionPrinter:
     def _(self, op: xla.SelectOp) -> None:
         args = ", ".join(self.name(o) for o in op.operands)
         self.assign(op.result, f"jnp.where({args})")
+
+    @print_op.register
+    def _(self, op: xla.LibraryCallOp) -> None:
+        shapes = op.call_shapes
+        args = [
+            f"jnp.reshape({self.name(v)}, {py.tuple_text(shape)})"
+            for v, shape in zip(op.inputs, shapes)
+        ]
+        args += [f"{key}={value!r}" for key, value in sorted(op.arguments.items())]
+        results = [self.namer.define(r, "r") for r in op.outputs]
+        self.lines.append(
+            f"{', '.join(results)}, = {library.name(op.function)}({', '.join(args)})"
+        )
+        for r in op.outputs:
+            elt = r.type.element_type  # type: ignore[attr-defined]
+            name = self.namer[r]
+            self.lines.append(
+                f"{name} = jnp.ravel({name}).astype({py.dtype_name(elt, op)})"
+            )
 
     @print_op.register
     def _(self, op: xla.ReturnOp) -> None:

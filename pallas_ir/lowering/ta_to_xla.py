@@ -129,6 +129,22 @@ class _Converter:
                 result.name_hint = old.name_hint
                 values[old] = result
 
+    def library_call(self, op: ta.LibraryCallOp) -> None:
+        """The call on the buffers' tensors; its results are the outputs from then on."""
+        outputs = list(op.outputs)
+        call = xla.LibraryCallOp(
+            op.function,
+            [self.buffers[ta.root_buffer(v)] for v in op.inputs],
+            [_buffer_type(v) for v in outputs],
+            op.call_shapes,
+            op.arguments,
+        )
+        self.add(call, op)
+        for out, result in zip(outputs, call.outputs, strict=True):
+            root = ta.root_buffer(out)
+            result.name_hint = self.buffers[root].name_hint
+            self.buffers[root] = result
+
     def access(
         self,
         op: ta.LoadOp | ta.StoreOp,
@@ -173,6 +189,8 @@ def xla_function(
     for op in kernel.body.block.ops:
         if isinstance(op, ta.LoopOp):
             conv.loop(op)
+        elif isinstance(op, ta.LibraryCallOp):
+            conv.library_call(op)
         elif not isinstance(op, ta.ReshapeOp):  # a view: accesses reach its root
             raise PassError(op, f"ta-to-xla: no XLA form of '{op.name}'")
     written = [

@@ -48,7 +48,9 @@ from pallas_ir.dialects.common import (
     SelectOpBase,
     TransposeOpBase,
 )
+from pallas_ir.dialects.library_call import LibraryCallOpBase
 from pallas_ir.dtypes import numpy_dtype
+from pallas_ir.library import functions as library
 
 
 class ReferenceError(Exception):
@@ -468,3 +470,24 @@ def divisor_arguments(
         if isinstance(value, BlockArgument):
             found.add(value)
     return found
+
+
+def run_library_call(op: LibraryCallOpBase, arrays: Sequence[Any]) -> list[np.ndarray]:
+    """A `ta.library_call` or `xla.library_call` on its operands' (flat) arrays: the
+    library function on them in the call's shapes, each result cast to its output's
+    element type and flat."""
+    shapes = op.call_shapes
+    operands = [np.asarray(a).reshape(s) for a, s in zip(arrays, shapes)]
+    results = library.run(op.function, operands, op.arguments)
+    outputs = op.typed_values()[len(operands) :]
+    if len(results) != len(outputs):
+        raise ReferenceError(
+            f"{op.name}: {op.function} gave {len(results)} results for {len(outputs)}"
+        )
+    flat = []
+    for r, out in zip(results, outputs):
+        dtype = numpy_dtype(out.type.element_type)  # type: ignore[attr-defined]
+        count = out.type.element_count()  # type: ignore[attr-defined]
+        values = np.asarray(r).astype(dtype).reshape(-1)
+        flat.append(np.resize(values, count) if values.size != count else values)
+    return flat

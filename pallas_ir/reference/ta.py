@@ -47,6 +47,7 @@ from pallas_ir.reference.ops import (
     numpy_dtype,
     random_array,
     reduce_array,
+    run_library_call,
 )
 
 
@@ -154,6 +155,10 @@ def run_kernel(kernel: ta.KernelOp, buffers: Sequence[np.ndarray]) -> None:
             _run_loop(op, env)
         elif isinstance(op, ta.ReshapeOp):
             env[op.result] = _view(env[op.source], op)
+        elif isinstance(op, ta.LibraryCallOp):
+            results = run_library_call(op, [env[v] for v in op.inputs])
+            for out, values in zip(op.outputs, results):
+                env[out].reshape(-1)[...] = values
         else:
             raise ReferenceError(f"the reference interpreter does not model '{op.name}'")
 

@@ -28,6 +28,7 @@ from pallas_ir.reference.ops import (
     evaluate_tile,
     numpy_dtype,
     reduce_array,
+    run_library_call,
 )
 from pallas_ir.reference.ta import symbol_limits
 
@@ -136,6 +137,9 @@ def run_function(function: xla.FuncOp, args: Sequence[np.ndarray]) -> list[np.nd
                 np.asarray(v).reshape(t.get_shape())  # type: ignore[attr-defined]
                 for v, t in zip(values, outputs, strict=True)
             ]
+        if isinstance(op, xla.LibraryCallOp):
+            env.update(zip(op.outputs, run_library_call(op, values)))
+            continue
         env[op.results[0]] = _run(op, values)
     raise ReferenceError(f"@{function.sym_name.data} has no xla.return")
 

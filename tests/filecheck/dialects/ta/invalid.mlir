@@ -360,3 +360,27 @@ ta.kernel @k(%x: memref<8x128xf32> {role = "in"}, %o: memref<8x128xf32> {role = 
     ta.store %v, %o[affine_map<(d0, d1) -> (d0, d1)>](%i, %j) accumulate <argmax> : memref<8x128xf32>
   }
 }
+
+// -----
+
+// A library call runs on XLA: its kernel must say so.
+ta.kernel @k(%x: memref<64xf32> {role = "in"}, %o: memref<64xf32> {role = "out"}, %i: memref<64xi32> {role = "out"}) {
+  // expected-error@+1 {{ta.library_call runs on XLA: its kernel needs target = #ta<target xla>}}
+  ta.library_call sort(%x) -> (%o, %i) shapes [array<i64: 64>, array<i64: 64>, array<i64: 64>] params {descending = false, dim = 0 : i64, stable = false} : (memref<64xf32>) -> (memref<64xf32>, memref<64xi32>)
+}
+
+// -----
+
+// Each operand's shape must hold its buffer's elements.
+ta.kernel @k(%x: memref<64xf32> {role = "in"}, %o: memref<64xf32> {role = "out"}, %i: memref<64xi32> {role = "out"}) attributes {target = #ta<target xla>} {
+  // expected-error@+1 {{ta.library_call: shape [4, 8] does not fit memref<64xf32>}}
+  ta.library_call sort(%x) -> (%o, %i) shapes [array<i64: 4, 8>, array<i64: 64>, array<i64: 64>] params {descending = false, dim = 0 : i64, stable = false} : (memref<64xf32>) -> (memref<64xf32>, memref<64xi32>)
+}
+
+// -----
+
+// A library call writes arguments its kernel writes.
+ta.kernel @k(%x: memref<64xf32> {role = "in"}, %o: memref<64xf32> {role = "in"}, %i: memref<64xi32> {role = "out"}) attributes {target = #ta<target xla>} {
+  // expected-error@+1 {{ta.library_call writes arguments the kernel writes}}
+  ta.library_call sort(%x) -> (%o, %i) shapes [array<i64: 64>, array<i64: 64>, array<i64: 64>] params {descending = false, dim = 0 : i64, stable = false} : (memref<64xf32>) -> (memref<64xf32>, memref<64xi32>)
+}

@@ -1,0 +1,56 @@
+"""The jax function of each `LibraryFn`, and its source for an emitted module."""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from collections.abc import Callable
+from types import FunctionType
+
+import jax.numpy as jnp
+import numpy as np
+
+from pallas_ir.library import LibraryFn, sorting
+
+FUNCTIONS: dict[LibraryFn, Callable[..., tuple]] = {
+    LibraryFn.SORT: sorting.lib_sort,
+    LibraryFn.TOPK: sorting.lib_topk,
+}
+"""What each library function computes: a jax function of whole arrays (in the call's
+shapes) and keyword parameters, giving a tuple of arrays."""
+
+IMPORTS = ("jax", "jnp", "lax")
+"""The names a library function may use besides its module's own functions: what an
+emitted module imports (`import jax`, `jax.numpy as jnp`, `from jax import lax`)."""
+
+
+def _definitions(fn: FunctionType, seen: dict[str, str]) -> None:
+    """The source of `fn` and of each function of its module it calls, callees first."""
+    module = sys.modules[fn.__module__]
+    for name in fn.__code__.co_names:
+        callee = getattr(module, name, None)
+        local = isinstance(callee, FunctionType) and callee.__module__ == fn.__module__
+        if local and callee.__name__ not in seen:
+            _definitions(callee, seen)
+    seen.setdefault(fn.__name__, inspect.getsource(fn))
+
+
+def source(fns: list[LibraryFn]) -> list[str]:
+    """The definitions (Python source) of the functions `fns` call, each once, in an
+    order where every function is defined before a function that uses it."""
+    seen: dict[str, str] = {}
+    for fn in fns:
+        _definitions(FUNCTIONS[fn], seen)  # type: ignore[arg-type]
+    return list(seen.values())
+
+
+def name(fn: LibraryFn) -> str:
+    """The name an emitted module calls `fn` by."""
+    return FUNCTIONS[fn].__name__
+
+
+def run(fn: LibraryFn, operands: list[np.ndarray], params: dict) -> list[np.ndarray]:
+    """`fn` on numpy arrays (in the call's shapes), its results as numpy arrays: what
+    the reference interpreters compute for a library call."""
+    results = FUNCTIONS[fn](*(jnp.asarray(a) for a in operands), **params)
+    return [np.asarray(r) for r in results]
