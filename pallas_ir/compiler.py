@@ -28,6 +28,7 @@ from torch._functorch.partitioners import min_cut_rematerialization_partition
 import pallas_ir
 from pallas_ir.diagnostics import PassError
 from pallas_ir.frontend import UnsupportedError, torch_to_ta
+from pallas_ir.frontend.kernel_builder import WIDENED
 from pallas_ir.frontend.torch_to_ta import (
     ConstantResult,
     InputPlan,
@@ -82,6 +83,9 @@ def _word_input(plan: InputPlan) -> Callable[[jax.Array], jax.Array]:
         return lambda words: words.reshape(*shape, 2)[..., 0]
     if plan.dtype == torch.bool:
         return lambda x: x.astype(jnp.int32)
+    if plan.dtype in WIDENED:  # int8, uint8, int16 to int32; float16 to float32
+        wide = jnp.float32 if WIDENED[plan.dtype] == torch.float32 else jnp.int32
+        return lambda x: x.astype(wide)
     return lambda x: x
 
 

@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     bf16,
+    f16,
     f32,
     i1,
     i32,
@@ -64,16 +65,40 @@ from pallas_ir.library import LibraryFn
 DTYPES = {
     torch.float32: "f32",
     torch.bfloat16: "f32",
+    torch.float16: "f32",
     torch.int32: "i32",
     torch.int64: "i32",
+    torch.int16: "i32",
+    torch.int8: "i32",
+    torch.uint8: "i32",
     torch.bool: "i1",
 }
 """Element types in kernels. int64 is narrowed to i32 (TPU kernels have no 64-bit types;
 the host converts at the boundary), bool is i1 in registers, stored as i32, and
 bfloat16 is stored as bf16 and computed in f32 (as Inductor does: rounded where the
-program casts to bfloat16 and where a result is stored)."""
+program casts to bfloat16 and where a result is stored). int8, uint8 and int16 are
+widened to i32 at the boundary (the program converts its inputs, the host narrows its
+results) and each op's result wraps to its type's range (`NARROW_INTS`), as eager's
+does; float16 is widened to f32 the same way, computed in f32 and rounded where the
+program casts to it and where a result leaves the program (as bfloat16)."""
 
-_TYPES: dict[str, Attribute] = {"f32": f32, "bf16": bf16, "i32": i32, "i1": i1}
+NARROW_INTS: dict[torch.dtype, tuple[int, bool]] = {
+    torch.int8: (8, True),
+    torch.uint8: (8, False),
+    torch.int16: (16, True),
+}
+"""Integer dtypes held in i32: their width and whether they are signed."""
+
+WIDENED = {torch.float16: torch.float32} | dict.fromkeys(NARROW_INTS, torch.int32)
+"""Input dtypes the program widens (in the jitted program, before any kernel)."""
+
+_TYPES: dict[str, Attribute] = {
+    "f32": f32,
+    "bf16": bf16,
+    "f16": f16,
+    "i32": i32,
+    "i1": i1,
+}
 
 _SCALAR_OPS: dict[str, type[Operation]] = {
     op.name: op
@@ -308,6 +333,8 @@ class Kernel:
             ("f32", "i32"): "arith.fptosi",
             ("f32", "bf16"): "arith.truncf",
             ("bf16", "f32"): "arith.extf",
+            ("f32", "f16"): "arith.truncf",
+            ("f16", "f32"): "arith.extf",
         }
         return self.op(ops[source, target], v, _TYPES[target])
 
@@ -403,6 +430,21 @@ def linear(terms: Sequence[AffineExpr], start: AffineExpr | None = None) -> Affi
     for t in terms:
         total = t if total is None else total + t
     return const(0) if total is None else total
+
+
+def wrapped(value: Value, dtype: torch.dtype) -> Value:
+    """`value` (i32) wrapped to the range of the narrow integer `dtype`, as eager's
+    int8/uint8/int16 arithmetic wraps: a sign-extending shift pair, or a mask."""
+    bits, signed = NARROW_INTS[dtype]
+
+    def emit(k: Kernel, idx: Index) -> SSAValue:
+        v = value.emit(k, idx)
+        if not signed:
+            return k.op("arith.andi", v, k.constant(2**bits - 1, "i32"))
+        shift = k.constant(32 - bits, "i32")
+        return k.op("arith.shrsi", k.op("arith.shli", v, shift), shift)
+
+    return Value(value.shape, emit, "i32", value.fused)
 
 
 def storage_value(buf: Buffer, shape, strides) -> Value:

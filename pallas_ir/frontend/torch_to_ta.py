@@ -45,6 +45,7 @@ from xdsl.dialects.builtin import ModuleOp
 from pallas_ir.affine_analysis import row_major_strides
 from pallas_ir.frontend.kernel_builder import (
     DTYPES,
+    NARROW_INTS,
     Buffer,
     Check,
     Failure,
@@ -54,6 +55,7 @@ from pallas_ir.frontend.kernel_builder import (
     storage_value,
     stored_as,
     where,
+    wrapped,
 )
 from pallas_ir.frontend.lowerings import lower
 from pallas_ir.frontend.lowerings.creation import EMPTY
@@ -488,6 +490,12 @@ def _convert_node(prog, node, args, buffers) -> Value | list[Value]:
         )
     value = lower(prog, node, node.target, args, node.kwargs, shape, buffers)
     assert isinstance(value, Value)
+    if (
+        isinstance(val, torch.Tensor)
+        and val.dtype in NARROW_INTS
+        and value.stored is None
+    ):
+        return wrapped(value, val.dtype)  # stored data is in range already
     return value
 
 

@@ -13,7 +13,6 @@ from pallas_ir.frontend.kernel_builder import (
     Value,
     broadcast_index,
     scalar_element,
-    stored_as,
 )
 from pallas_ir.frontend.lowerings.registry import Lowering, lowers
 
@@ -456,20 +455,25 @@ def copy(c: Lowering, args) -> Value:  # dst's shape and type, src's values
     )
 
 
+_NARROW_FLOATS = {torch.bfloat16: "bf16", torch.float16: "f16"}
+"""Float dtypes computed in f32: a cast to one rounds to its precision."""
+
+
 @lowers(aten._to_copy.default, prims.convert_element_type.default)
 def convert(c: Lowering, args) -> Value:
     a, node, element = args[0], c.node, c.element
     val = node.meta.get("val")
-    bf16 = isinstance(val, torch.Tensor) and stored_as(val.dtype) == "bf16"
+    dtype = val.dtype if isinstance(val, torch.Tensor) else None
+    narrow = _NARROW_FLOATS.get(dtype)  # type: ignore[arg-type]
     source = (
         node.args[0].meta.get("val") if isinstance(node.args[0], torch.fx.Node) else None
     )
-    rounds = bf16 and getattr(source, "dtype", None) != torch.bfloat16
+    rounds = narrow is not None and getattr(source, "dtype", None) != dtype
 
     def emit(k, idx):
         v = k.cast(a.emit(k, idx), a.element, element)
-        if rounds:  # to bfloat16's precision, and on in f32
-            v = k.cast(k.cast(v, "f32", "bf16"), "bf16", "f32")
+        if rounds:  # to bfloat16's or float16's precision, and on in f32
+            v = k.cast(k.cast(v, "f32", narrow), narrow, "f32")
         return v
 
     return Value(c.shape, emit, element)
