@@ -367,7 +367,7 @@ def test_the_compiled_object_keeps_every_stage(compiled) -> None:
         (lambda x: torch.nonzero(x), [_randn(8, 128)], r"aten\.nonzero"),
         (lambda x: {"y": x}, [_randn(8, 128)], r"must return tensors"),
         (lambda x, n: x * n, [_randn(8, 128), 3], r"inputs are float32"),
-        (lambda x: x * 2, [torch.ones(8, 128, dtype=torch.float16)], r"float16"),
+        (lambda x: x * 2, [torch.ones(8, 128, dtype=torch.float64)], r"float64"),
     ],
 )
 def test_what_cannot_compile_is_an_unsupported_error(fn, inputs, message) -> None:

@@ -284,7 +284,8 @@ def torch_to_ta(
             got = t.dtype if isinstance(t, torch.Tensor) else type(t).__name__
             raise UnsupportedError(
                 f"input {i}",
-                f"inputs are float32, bfloat16, int32, int64 or bool tensors, got {got}",
+                "inputs are float32, bfloat16, float16, int32, int64, int16, int8, uint8 "
+                f"or bool tensors, got {got}",
             )
         if t.layout != torch.strided or t.device.type != "cpu":
             raise UnsupportedError(
