@@ -310,6 +310,13 @@ class KernelEmitter:
     del _op_class
 
     @expression.register
+    def _(self, op: arith.BitcastOp) -> str:
+        t = op.result.type
+        elt = t.element_type if isinstance(t, TensorType) else t
+        name = self.operand_names(op)[0]
+        return f"jax.lax.bitcast_convert_type({name}, {dtype_name(elt, op)})"
+
+    @expression.register
     def _(self, op: arith.CmpfOp | arith.CmpiOp) -> str:
         table = CMPF if isinstance(op, arith.CmpfOp) else CMPI
         pred = op.predicate.value.data

@@ -13,6 +13,9 @@ rejects some of it. Each pattern here rewrites one such form into explicit palla
   lane, `pallas.slice` the ones used.
 - `ExpandExpM1`: no expm1. `2t / (1 - t)` with `t = tanh(x / 2)` near 0, else
   `exp(x) - 1`.
+- `ExpandIntegerArgReduce`: argmax/argmin of float32 only. Of integers: the extreme,
+  then the first position holding it.
+- `ExpandF16Rounding`: no conversion to float16 (v5e). Rounded on float32's bits.
 - `WidenI8Arith`: no 8-bit integer vector arithmetic. On i32, then narrowed.
 - `WidenNarrowCompare`: compares only 32-bit integers. Both sides widened to i32.
 - `WidenBeforeNarrowReshape`: no shape cast of packed (8- or 16-bit) data across the
@@ -33,9 +36,12 @@ from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     IntAttr,
+    IntegerAttr,
     IntegerType,
     ModuleOp,
     TensorType,
+    f16,
+    f32,
     i32,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -50,6 +56,7 @@ from xdsl.rewriter import InsertPoint
 
 from pallas_ir.diagnostics import PassError
 from pallas_ir.dialects import pallas
+from pallas_ir.dialects.common import ReductionKind
 from pallas_ir.passes.options import CheckedOptionsPass
 from pallas_ir.tpu_rules import strided_lanes_readable
 
@@ -342,10 +349,151 @@ class WidenBeforeNarrowReshape(RewritePattern):
         rewriter.erase(op)
 
 
+@dataclass(frozen=True)
+class ExpandIntegerArgReduce(RewritePattern):
+    """Mosaic's argmax and argmin take float32 only. Of integers: the max (or min)
+    along the axis, then the smallest position holding it (the first, as jnp's and
+    torch's argmax give).
+
+    ```mlir
+    %i = pallas.reduce <argmax> %v [1] : tensor<8x128xi32> -> tensor<8x1xi32>
+    // becomes: m = max(v, 1); min(where(v == m, iota(1), 128), 1)
+    ```
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: pallas.ReduceOp, rewriter: PatternRewriter) -> None:
+        kind = op.kind.data
+        src = op.source.type
+        if not (kind.returns_index and _int_width(src) and _in_kernel(op)):
+            return
+        assert isinstance(src, TensorType)
+        (axis,) = op.dims.get_values()
+        extreme = ReductionKind.MAX if kind == ReductionKind.ARGMAX else ReductionKind.MIN
+        best = pallas.ReduceOp(extreme, op.source, [axis])
+        spread = pallas.BroadcastOp(best.result, src)
+        holds = arith.CmpiOp(op.source, spread.result, "eq")
+        zero = arith.ConstantOp(IntegerAttr(0, i32))
+        position_type = TensorType(i32, src.get_shape())
+        position = pallas.IotaOp(zero.result, axis, position_type)
+        beyond = _splat(src.get_shape()[axis], position_type)
+        candidate = arith.SelectOp(holds.result, position.result, beyond.result)
+        first = pallas.ReduceOp(ReductionKind.MIN, candidate.result, [axis])
+        new_ops: list[Operation] = [
+            best,
+            spread,
+            holds,
+            zero,
+            position,
+            beyond,
+            candidate,
+        ]
+        hint = op.result.name_hint or kind.value
+        names = ["best", "best_b", "holds", "zero", "pos", "beyond", "candidate"]
+        for new, suffix in zip(new_ops, names, strict=True):
+            _hinted(new.results[0], hint, suffix)
+        _replace(rewriter, op, [*new_ops, first], first.result)
+
+
+_F16_MAX_BITS = 0x477FE000
+"""The float32 bits of 65504, float16's largest finite value."""
+_F16_NORMAL_BITS = 0x38800000
+"""The float32 bits of 2**-14, float16's smallest normal value."""
+
+
+@dataclass(frozen=True)
+class ExpandF16Rounding(RewritePattern):
+    """Mosaic (v5e) cannot convert to float16: a value rounded to float16's precision
+    and widened back (`extf(truncf(x : f32) : f16)`, how the frontend casts to float16)
+    is computed on float32's bits. Normal values round their mantissa to 10 bits, to
+    nearest even (`(a + 0xFFF + lsb) & ~0x1FFF`), and past 65504 become inf; below
+    2**-14 the quantum is 2**-24: the mantissa is shifted to that unit and rounded to
+    nearest even on the bits shifted out, x's sign kept; NaN stays NaN. Integer ops
+    only, but for the last product by 2**-24 (exact): XLA may fold `(x + c) - c`.
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.ExtFOp, rewriter: PatternRewriter) -> None:
+        narrow = op.input.owner
+        t = op.result.type
+        if not (
+            isinstance(narrow, arith.TruncFOp)
+            and isinstance(t, TensorType)
+            and t.element_type == f32
+            and narrow.result.type.element_type == f16  # type: ignore[attr-defined]
+            and _in_kernel(op)
+        ):
+            return
+        x = narrow.input
+        bits_type = TensorType(i32, t.get_shape())
+
+        def bits(v: int) -> arith.ConstantOp:
+            return _splat(v - (1 << 32) if v >= 1 << 31 else v, bits_type)
+
+        ops: list[Operation] = []
+
+        def add(new: Operation) -> SSAValue:
+            ops.append(new)
+            return new.results[0]
+
+        b = add(arith.BitcastOp(x, bits_type))
+        magnitude = add(arith.AndIOp(b, add(bits(0x7FFFFFFF))))
+        sign = add(arith.AndIOp(b, add(bits(0x80000000))))
+        lsb = add(
+            arith.AndIOp(add(arith.ShRSIOp(magnitude, add(bits(13)))), add(bits(1)))
+        )
+        bias = add(arith.AddiOp(add(bits(0xFFF)), lsb))
+        rounded = add(
+            arith.AndIOp(add(arith.AddiOp(magnitude, bias)), add(bits(~0x1FFF)))
+        )
+        too_big = add(arith.CmpiOp(rounded, add(bits(_F16_MAX_BITS)), "sgt"))
+        rounded = add(arith.SelectOp(too_big, add(bits(0x7F800000)), rounded))
+        nan = add(arith.CmpiOp(magnitude, add(bits(0x7F800000)), "sgt"))
+        rounded = add(arith.SelectOp(nan, magnitude, rounded))
+        # Below 2**-14: the mantissa (with its implicit bit) shifted to units of
+        # 2**-24, rounded to nearest even on the bits shifted out.
+        exponent = add(arith.ShRSIOp(magnitude, add(bits(23))))
+        shift = add(
+            arith.MinSIOp(add(arith.SubiOp(add(bits(126)), exponent)), add(bits(30)))
+        )
+        mantissa = add(
+            arith.OrIOp(
+                add(arith.AndIOp(magnitude, add(bits(0x7FFFFF)))), add(bits(1 << 23))
+            )
+        )
+        units = add(arith.ShRSIOp(mantissa, shift))
+        rest = add(arith.SubiOp(mantissa, add(arith.ShLIOp(units, shift))))
+        half = add(arith.ShRSIOp(add(arith.ShLIOp(add(bits(1)), shift)), add(bits(1))))
+        above = add(arith.CmpiOp(rest, half, "sgt"))
+        tie = add(arith.CmpiOp(rest, half, "eq"))
+        odd = add(
+            arith.CmpiOp(add(arith.AndIOp(units, add(bits(1)))), add(bits(1)), "eq")
+        )
+        up = add(arith.OrIOp(above, add(arith.AndIOp(tie, odd))))
+        units = add(
+            arith.AddiOp(units, add(arith.SelectOp(up, add(bits(1)), add(bits(0)))))
+        )
+        quantum = add(_splat(2.0**-24, t))
+        tiny = add(arith.MulfOp(add(pallas.ConvertOp(units, t)), quantum))
+        tiny_bits = add(arith.BitcastOp(tiny, bits_type))
+        is_tiny = add(arith.CmpiOp(magnitude, add(bits(_F16_NORMAL_BITS)), "slt"))
+        chosen = add(arith.SelectOp(is_tiny, tiny_bits, rounded))
+        signed = add(arith.OrIOp(chosen, sign))
+        result = arith.BitcastOp(signed, t)
+        hint = op.result.name_hint or "f16"
+        for k, new in enumerate(ops):
+            _hinted(new.results[0], hint, f"r{k}")
+        _replace(rewriter, op, [*ops, result], result.result)
+        if not narrow.result.uses:
+            rewriter.erase_op(narrow)
+
+
 MOSAIC_PATTERNS: tuple[RewritePattern, ...] = (
     CompactStridedLanes(),
     SliceLanesOfStridedLoad(),
     ExpandExpM1(),
+    ExpandIntegerArgReduce(),
+    ExpandF16Rounding(),
     WidenI8Arith(),
     WidenNarrowCompare(),
     WidenBeforeNarrowReshape(),
