@@ -56,7 +56,12 @@ PROGRAMS = {
         lambda: [_float16_boundaries()],
     ),
     "casts_to_narrow_types": (
-        lambda x: (x.half(), x.to(torch.int8), (x * 3).to(torch.uint8), x.to(torch.int16)),
+        lambda x: (
+            x.half(),
+            x.to(torch.int8),
+            (x * 3).to(torch.uint8),
+            x.to(torch.int16),
+        ),
         lambda: [torch.randn(8, 128) * 40],
     ),
 }
