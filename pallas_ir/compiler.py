@@ -125,6 +125,7 @@ class CompiledFunction:
         self._copy_back = traced.copy_back
         self._returns_sequence = traced.returns_sequence
         self._checks = traced.checks
+        self._random_seed = traced.random_seed
         self.computes = bool(traced.copy_back or traced.checks) or any(
             isinstance(r, KernelOutput) for r in traced.results
         )
@@ -231,7 +232,11 @@ class CompiledFunction:
     def _run(self, tensors: Sequence[torch.Tensor]):
         computed: list[torch.Tensor] = []
         if self.computes:  # else every result is a view of an input
-            everything = (*tensors, *self._constants)
+            everything = [*tensors, *self._constants]
+            if self._random_seed is not None:  # torch's generator: manual_seed repeats
+                everything[self._random_seed] = torch.randint(
+                    -(2**31), 2**31 - 1, (2,), dtype=torch.int32
+                )
             args = [
                 self._host(t, p) for t, p in zip(everything, self._plans, strict=True)
             ]

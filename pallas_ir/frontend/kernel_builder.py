@@ -540,6 +540,11 @@ class Program:
     stored: dict[Value, Value] = field(default_factory=dict[Value, Value])
     """Values materialised for an op that would fuse too much → their stored copy,
     which later ops read too (`lowerings.registry.lower`)."""
+    seed: Buffer | None = None
+    """The call's random seed (two int32 words the host draws from torch's generator
+    at every call), once a random op needs it (`random_op`)."""
+    random_ops: int = 0
+    """Random ops so far: each draws from the seed's key folded with its number."""
     checking: bool = True
     """Whether `check` adds its kernels (run-time checks on: the default)."""
     checks: list[Check] = field(default_factory=list[Check])
@@ -580,6 +585,13 @@ class Program:
         failure = Failure(error, op, reason, where)
         self.checks.append(Check(flag, largest, failure))
         return failure
+
+    def random_op(self) -> tuple[Buffer, int]:
+        """The seed buffer and the number of a new random op."""
+        if self.seed is None:
+            self.seed = Buffer.holding("seed", (2,), "i32")
+        self.random_ops += 1
+        return self.seed, self.random_ops
 
     def fresh(self, stem: str) -> str:
         self.count += 1

@@ -70,6 +70,7 @@ _DECOMPOSE = [
     aten._native_batch_norm_legit,
     aten._native_batch_norm_legit_functional,
     aten.native_group_norm,
+    aten.native_dropout,
 ]
 
 
@@ -211,6 +212,9 @@ class TracedProgram:
     """The function returns a tuple or list (of any length), not one tensor."""
     checks: list[RuntimeCheck]
     """What the host checks after each call, before anything is copied back."""
+    random_seed: int | None = None
+    """The input that takes the call's random seed (two int32 words the host draws
+    from torch's default generator at every call), if a random op needs one."""
 
 
 @dataclass(frozen=True)
@@ -407,9 +411,23 @@ def torch_to_ta(
         host_inputs.append(buf)
         inputs.append(InputPlan((n,), (1,), torch.int32, None))
         constant_values.append(torch.arange(n, dtype=torch.int32))
-    module = prog.module(host_inputs, buffers[len(inputs) - len(prog.iotas) :], outputs)
+    random_seed = None
+    if prog.seed is not None:  # drawn anew at every call (the value here is a stand-in)
+        random_seed = len(inputs)
+        host_inputs.append(prog.seed)
+        inputs.append(InputPlan((2,), (1,), torch.int32, None))
+        constant_values.append(torch.zeros(2, dtype=torch.int32))
+    appended = len(prog.iotas) + (prog.seed is not None)
+    module = prog.module(host_inputs, buffers[len(inputs) - appended :], outputs)
     return TracedProgram(
-        module, inputs, constant_values, results, copy_back, returns_sequence, checks
+        module,
+        inputs,
+        constant_values,
+        results,
+        copy_back,
+        returns_sequence,
+        checks,
+        random_seed,
     )
 
 

@@ -25,3 +25,10 @@ class LibraryFn(StrEnum):
     # sorting and selection
     SORT = "sort"
     TOPK = "topk"
+
+    # random numbers
+    UNIFORM = "uniform"
+    NORMAL = "normal"
+    RANDINT = "randint"
+    RANDPERM = "randperm"
+    MULTINOMIAL = "multinomial"

@@ -10,11 +10,16 @@ from types import FunctionType
 import jax.numpy as jnp
 import numpy as np
 
-from pallas_ir.library import LibraryFn, sorting
+from pallas_ir.library import LibraryFn, random, sorting
 
 FUNCTIONS: dict[LibraryFn, Callable[..., tuple]] = {
     LibraryFn.SORT: sorting.lib_sort,
     LibraryFn.TOPK: sorting.lib_topk,
+    LibraryFn.UNIFORM: random.lib_uniform,
+    LibraryFn.NORMAL: random.lib_normal,
+    LibraryFn.RANDINT: random.lib_randint,
+    LibraryFn.RANDPERM: random.lib_randperm,
+    LibraryFn.MULTINOMIAL: random.lib_multinomial,
 }
 """What each library function computes: a jax function of whole arrays (in the call's
 shapes) and keyword parameters, giving a tuple of arrays."""

@@ -8,6 +8,7 @@ from pallas_ir.frontend.lowerings import (  # noqa: F401  (registers the lowerin
     indexing,
     matmul,
     norms,
+    random,
     reductions,
     scatter,
     sorting,
