@@ -71,6 +71,17 @@ _DECOMPOSE = [
     aten._native_batch_norm_legit_functional,
     aten.native_group_norm,
     aten.native_dropout,
+    # ops made of others the frontend lowers (torch's own decompositions)
+    aten.addmv,
+    aten.any.default,
+    aten.as_strided_copy,
+    aten.dist,
+    aten.narrow_copy,
+    aten.new_empty_strided,
+    aten.permute_copy,
+    aten.unbind_copy,
+    aten.view_copy,
+    aten._batch_norm_with_update_functional,
 ]
 
 

@@ -55,3 +55,27 @@ def matmul(c: Lowering, args) -> Value:
         return v
 
     return Value(tuple(shape), emit, fused=chained(out, bias))
+
+
+@lowers(aten.addbmm.default)
+def addbmm(c: Lowering, args) -> Value:
+    """beta * self + alpha * the sum over the batch of `b1[i] @ b2[i]`: the batched
+    product, summed over its batch dim by the kernel that reads it."""
+    bias, a, b = args[0], args[1], args[2]
+    beta, alpha = c.kwargs.get("beta", 1), c.kwargs.get("alpha", 1)
+    batch, shape = a.shape[0], c.shape
+    products = c.lower(aten.bmm.default, [a, b], shape=(batch, *shape))
+    total = c.lower(aten.sum.dim_IntList, [products, [0]])
+
+    def emit(k, idx):
+        v = total.emit(k, idx)
+        if alpha != 1:
+            v = k.op("arith.mulf", v, k.constant(alpha))
+        if beta == 0:  # eager ignores self (NaN included) when beta is 0
+            return v
+        term = bias.emit(k, broadcast_index(bias, shape, idx))
+        if beta != 1:
+            term = k.op("arith.mulf", term, k.constant(beta))
+        return k.op("arith.addf", v, term)
+
+    return Value(tuple(shape), emit, fused=chained(total, bias))

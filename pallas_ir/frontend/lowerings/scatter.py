@@ -316,3 +316,38 @@ def slice_scatter(c: Lowering, args) -> Value:
         return k.op("arith.select", hit, w, v)
 
     return Value(base.shape, emit, element)
+
+
+# diagonal_scatter: out.diagonal(offset, dim1, dim2) = src
+
+
+@lowers(aten.diagonal_scatter.default)
+def diagonal_scatter(c: Lowering, args) -> Value:
+    base, src = args[0], args[1]
+    offset = int(args[2]) if len(args) > 2 else int(c.kwargs.get("offset", 0))
+    rank = len(base.shape)
+    dim1 = (int(args[3]) if len(args) > 3 else int(c.kwargs.get("dim1", 0))) % rank
+    dim2 = (int(args[4]) if len(args) > 4 else int(c.kwargs.get("dim2", 1))) % rank
+    length = src.shape[-1] if src.shape else 0
+    if length == 0 or math.prod(base.shape) == 0:
+        return base
+    element, prog = c.element, c.prog
+    n1, n2 = base.shape[dim1], base.shape[dim2]
+    along = (
+        dim1 if offset >= 0 else dim2
+    )  # the diagonal's k-th element is at [k, k + offset]
+
+    def emit(k: Kernel, idx: Index) -> SSAValue:
+        v = k.cast(base.emit(k, idx), base.element, element)
+        # src is read in bounds at every position (k mod its length); whether the
+        # position is on the diagonal selects it.
+        local = [e for d, e in enumerate(idx) if d not in (dim1, dim2)]
+        local.append(idx[along] % length)
+        w = k.cast(src.emit(k, local), src.element, element)
+        apart = k.op(
+            "arith.subi", prog.position(k, idx[dim2], n2), prog.position(k, idx[dim1], n1)
+        )
+        hit = k.cmp("eq", apart, k.constant(offset, "i32"))
+        return k.op("arith.select", hit, w, v)
+
+    return Value(base.shape, emit, element)
