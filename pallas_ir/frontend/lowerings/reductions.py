@@ -166,8 +166,15 @@ def vector_norm(c: Lowering, args) -> Value:
     if order in (math.inf, -math.inf):
         kind = aten.amax.default if order > 0 else aten.amin.default
         return c.lower(kind, [Value(a.shape, magnitude), dims, keep])
-    if order == 0 or not isinstance(order, int | float):
+    if not isinstance(order, int | float):
         raise c.unsupported(f"ord={order} is not supported")
+    if order == 0:  # the count of non-zero elements, as a float
+
+        def nonzero(k, idx):
+            x = a.emit(k, idx)
+            return k.cast(k.cmp("une", x, k.constant(0.0)), "i1", "f32")
+
+        return c.lower(aten.sum.dim_IntList, [Value(a.shape, nonzero), dims, keep])
 
     def powered(k, idx):
         if order == 1:
