@@ -17,6 +17,7 @@ Pallas kernels too.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Sequence
 
 import jax
@@ -31,6 +32,7 @@ from pallas_ir.frontend import UnsupportedError, torch_to_ta
 from pallas_ir.frontend.kernel_builder import WIDENED
 from pallas_ir.frontend.torch_to_ta import (
     ConstantResult,
+    EmptyResult,
     InputPlan,
     InputView,
     KernelOutput,
@@ -152,7 +154,7 @@ class CompiledFunction:
         wide = [
             i
             for i, p in enumerate(self._plans)
-            if p.dtype == torch.int64 and runtime_checks
+            if p.dtype == torch.int64 and runtime_checks and math.prod(p.shape)
         ]
         self._wide_inputs = wide
 
@@ -204,6 +206,13 @@ class CompiledFunction:
                 raise UnsupportedError(
                     what,
                     f"compiled for shape {list(plan.shape)}, called with {list(t.shape)}",
+                )
+            if plan.storage_offset not in (None, t.storage_offset()):
+                raise UnsupportedError(
+                    what,
+                    f"compiled for storage offset {plan.storage_offset}, called with "
+                    f"{t.storage_offset()} (an as_strided reads the storage from its "
+                    "start: compile again for it)",
                 )
             if _effective_strides(t.shape, t.stride()) != _effective_strides(
                 plan.shape, plan.stride
@@ -269,6 +278,8 @@ class CompiledFunction:
                 results.append(value(r))
             elif isinstance(r, InputView):
                 results.append(r.of(tensors))
+            elif isinstance(r, EmptyResult):
+                results.append(r.make())
             else:
                 assert isinstance(r, ConstantResult)
                 results.append(r.value)
@@ -335,6 +346,9 @@ class CompiledGraph:
         self.runtime_checks = runtime_checks
         self.on_unsupported = on_unsupported
         self.compiled: dict[tuple, Callable] = {}
+        self.offset_inputs: set[int] = set()
+        """Tensor inputs a compiled program is specialised on the storage offset of
+        (`InputPlan.storage_offset`): another offset compiles again."""
 
     def _compile(self, args: Sequence[object]) -> Callable:
         graph = specialised(self.gm, args)
@@ -347,6 +361,11 @@ class CompiledGraph:
             if self.on_unsupported is None:
                 raise
             return self.on_unsupported(graph, tensors, e)
+        self.offset_inputs |= {
+            i
+            for i, plan in enumerate(compiled._plans[: len(tensors)])
+            if plan.storage_offset is not None
+        }
 
         def run(*tensors: torch.Tensor):
             with torch.no_grad():  # AOTAutograd's graphs hold no autograd state
@@ -354,14 +373,25 @@ class CompiledGraph:
 
         return run
 
-    def __call__(self, args: list) -> tuple:
-        key = tuple(
-            (tuple(a.shape), a.stride(), a.dtype) if isinstance(a, torch.Tensor) else a
-            for a in args
+    def _key(self, args: list) -> tuple:
+        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        return (
+            *(
+                (tuple(a.shape), a.stride(), a.dtype)
+                if isinstance(a, torch.Tensor)
+                else a
+                for a in args
+            ),
+            *(tensors[i].storage_offset() for i in sorted(self.offset_inputs)),
         )
-        if key not in self.compiled:
-            self.compiled[key] = self._compile(args)
-        out = self.compiled[key](*[a for a in args if isinstance(a, torch.Tensor)])
+
+    def __call__(self, args: list) -> tuple:
+        if self._key(args) not in self.compiled:
+            run = self._compile(args)
+            self.compiled[self._key(args)] = run  # (with the offsets it depends on)
+        out = self.compiled[self._key(args)](
+            *[a for a in args if isinstance(a, torch.Tensor)]
+        )
         return tuple(out) if isinstance(out, tuple | list) else (out,)
 
 

@@ -550,6 +550,14 @@ class Program:
     checks: list[Check] = field(default_factory=list[Check])
     bounded_indices: list[BoundedIndex] = field(default_factory=list[BoundedIndex])
     """The index values ops check against their dims (`check_in_range`)."""
+    values: dict[object, object] = field(default_factory=dict[object, object])
+    """The value of each graph node converted so far: `as_strided` reads the storage
+    its operand views, from the node that owns it."""
+    storage_offsets: dict[object, int] = field(default_factory=dict[object, int])
+    """Each input node's storage offset in the caller's tensor, at compile time."""
+    specialised_offsets: set[object] = field(default_factory=set[object])
+    """The inputs whose storage offset the program depends on (an as_strided with an
+    offset in the caller's storage reads them): a call must pass the same."""
 
     def check(
         self,
@@ -565,7 +573,7 @@ class Program:
         the same shape) where one is; the host raises `error` ("op: reason (at
         where)", `{value}` in `reason` the largest bad one) when one was. Returns
         that failure (None with the checks off)."""
-        if not self.checking:
+        if not self.checking or math.prod(bad.shape) == 0:  # nothing to check
             return None
         element = shown.element
         lowest = -(2**31) if element == "i32" else -math.inf
@@ -607,25 +615,33 @@ class Program:
         self, value: Value, out: Buffer, reduce: Sequence[int] = (), kind: str = ""
     ) -> None:
         """A kernel that computes `value` (reduced over its dims `reduce` by `kind`)
-        into the contiguous buffer `out`."""
+        into the contiguous buffer `out`. An empty result is no kernel (there is
+        nothing to store); a reduction over an empty dim stores `kind`'s identity."""
         kept = [d for d in range(len(value.shape)) if d not in reduce]
         order = kept + list(reduce)
         # A 0-d result (a full reduction) still loops: over one unit dim in front.
         unit = 0 if kept else 1
         kept_shape = [value.shape[d] for d in kept] or [1]
-        k = Kernel(self.fresh("k"), kept_shape, [value.shape[d] for d in reduce])
+        if 0 in kept_shape:  # an empty result
+            return
+        reduced = [value.shape[d] for d in reduce]
+        k = Kernel(self.fresh("k"), kept_shape, [] if 0 in reduced else reduced)
         # Loop dim j walks value dim order[j]: kept dims first, reductions last.
         idx: list[AffineExpr] = [const(0)] * len(value.shape)
         for j, d in enumerate(order):
             idx[d] = AffineExpr.dimension(j + unit)
-        v = value.emit(k, idx)
         element = value.element
-        if reduce:
-            if element == "i1":  # any / all: max / min of 0 and 1
-                v, element = k.cast(v, "i1", "i32"), "i32"
-            v = k.reduce(kind, v)
-            if kind in ("argmax", "argmin"):
-                element = "i32"
+        if 0 in reduced:  # a reduction of no elements: its identity
+            identity, element = _identity(kind, element)
+            v = k.constant(identity, element)
+        else:
+            v = value.emit(k, idx)
+            if reduce:
+                if element == "i1":  # any / all: max / min of 0 and 1
+                    v, element = k.cast(v, "i1", "i32"), "i32"
+                v = k.reduce(kind, v)
+                if kind in ("argmax", "argmin"):
+                    element = "i32"
         v = k.cast(v, element, out.element)  # bool is stored as i32
         k.store(v, out, kept_shape)
         k.arg(out)
@@ -645,6 +661,8 @@ class Program:
         position both given by `emit` (the position may depend on data, a map
         symbol), combining it with what is there by `accumulate` if given. `out` is
         `inout`: what the kernel does not write keeps what earlier kernels wrote."""
+        if 0 in shape:  # no point to write
+            return
         k = Kernel(self.fresh("k"), list(shape) or [1], [])
         idx = [AffineExpr.dimension(j) for j in range(len(shape))]
         value, index = emit(k, idx)
@@ -695,7 +713,10 @@ class Program:
             arg.name_hint = b.name
             values[id(b)] = arg
         launched = {id(b) for _, operands in self.launches for b in operands}
+        returned = {id(b) for b in outputs}
         for b in [*inputs, *temps]:
+            if id(b) not in values.keys() | launched | returned:
+                continue  # an empty intermediate: no kernel writes or reads it
             if id(b) not in values:
                 values[id(b)] = host.insert(AllocOp(b.host)).result
                 values[id(b)].name_hint = b.name
@@ -706,6 +727,21 @@ class Program:
             host.insert(LaunchOp(name, [flats[id(b)] for b in operands]))
         host.insert(func.ReturnOp(*[values[id(b)] for b in outputs]))
         return ModuleOp([*self.kernels, forward])
+
+
+def _identity(kind: str, element: str) -> tuple[float | int, str]:
+    """The value of a `kind` reduction of no elements of `element` (torch's: a sum
+    is 0, a product 1, `any` false, `all` true), and its element type there (bool is
+    reduced as i32). Eager raises for an amax of an empty dim, but max and min have
+    their identities all the same (the lowest and highest value)."""
+    lowest, highest = {"i1": (0, 1), "i32": (-(2**31), 2**31 - 1)}.get(
+        element, (-math.inf, math.inf)
+    )
+    element = "i32" if element == "i1" else element  # any / all: max / min of 0, 1
+    identities = {"sum": 0, "prod": 1, "max": lowest, "min": highest}
+    if kind not in identities:  # argmax / argmin of nothing: eager raises
+        raise ValueError(f"a {kind} reduction of no elements has no value")
+    return identities[kind], element
 
 
 def where(node: torch.fx.Node) -> str:

@@ -167,6 +167,10 @@ class InputPlan:
     """What an int64 input holding a value outside int32 raises, where every use of
     it is an index an op checks (no dim is that large: the op's IndexError); None:
     an UnsupportedError (the kernels compute int64 data in int32)."""
+    storage_offset: int | None = None
+    """The storage offset the program is specialised on, where it reads the storage
+    at a place given from the storage's start (`as_strided` with an offset); None:
+    any offset (the program reads the span the input views)."""
 
 
 @dataclass(frozen=True)
@@ -202,7 +206,20 @@ class ConstantResult:
     value: object
 
 
-Result = KernelOutput | InputView | ConstantResult
+@dataclass(frozen=True)
+class EmptyResult:
+    """A result with no elements: no kernel computes it, the host makes a new empty
+    tensor of eager's shape, strides and dtype at each call."""
+
+    shape: tuple[int, ...]
+    stride: tuple[int, ...]
+    dtype: torch.dtype
+
+    def make(self) -> torch.Tensor:
+        return torch.empty_strided(self.shape, self.stride, dtype=self.dtype)
+
+
+Result = KernelOutput | InputView | ConstantResult | EmptyResult
 
 
 @dataclass(frozen=True)
@@ -311,7 +328,7 @@ def torch_to_ta(
     # norm's running statistics) change only when the compiled program is called.
     graph = trace_to_aten(fn, [_copy(t) for t in example_inputs])
     prog = Program(checking=runtime_checks)
-    env: dict[object, Value | float | int] = {}
+    env = prog.values
     inputs: list[InputPlan] = []
     buffers: list[Buffer] = []
     placeholders = [n for n in graph.graph.nodes if n.op == "placeholder"]
@@ -328,7 +345,7 @@ def torch_to_ta(
         name = f"in{len(buffers)}"
         element, stored = DTYPES[t.dtype], stored_as(t.dtype)
         shape, stride = tuple(t.shape), tuple(t.stride())
-        if t.is_contiguous():
+        if t.is_contiguous() or t.numel() == 0:
             buf = Buffer.holding(name, t.shape, element, stored=stored)
             inputs.append(InputPlan(shape, stride, t.dtype, None))
         else:
@@ -338,6 +355,7 @@ def torch_to_ta(
             inputs.append(InputPlan(shape, stride, t.dtype, span))
         buffers.append(buf)
         env[node] = storage_value(buf, t.shape, t.stride())
+        prog.storage_offsets[node] = t.storage_offset()
 
     def arg(a):
         return env[a] if isinstance(a, torch.fx.Node) else a
@@ -362,6 +380,9 @@ def torch_to_ta(
         if inputs[i].dtype == torch.int64:
             failure = _index_failure(node, env, prog)
             inputs[i] = replace(inputs[i], outside_int32=failure)
+        if node in prog.specialised_offsets:
+            offset = prog.storage_offsets[node]
+            inputs[i] = replace(inputs[i], storage_offset=offset)
     (out_node,) = [n for n in graph.graph.nodes if n.op == "output"]
     returned = out_node.args[0]
     returns_sequence = isinstance(returned, list | tuple)
@@ -407,8 +428,14 @@ def torch_to_ta(
             [*example_inputs, *constant_values],
             written,
         )
-        results.append(view if view is not None else store(r))
-    copy_back = [(i, store(value)) for i, value in writes]
+        if view is not None:
+            results.append(view)
+        elif _is_empty(r):
+            val = r.meta["val"]
+            results.append(EmptyResult(tuple(val.shape), val.stride(), val.dtype))
+        else:
+            results.append(store(r))
+    copy_back = [(i, store(value)) for i, value in writes if not _is_empty(value)]
     checks = []
     for check in prog.checks:
         for b in (check.failed, check.worst):
@@ -440,6 +467,12 @@ def torch_to_ta(
         checks,
         random_seed,
     )
+
+
+def _is_empty(node: torch.fx.Node) -> bool:
+    """`node` is a tensor with no elements (nothing to compute or copy back)."""
+    val = node.meta.get("val")
+    return isinstance(val, torch.Tensor) and val.numel() == 0
 
 
 _WHOLE_VIEWS = {

@@ -24,9 +24,12 @@ def empty(c: Lowering, args) -> Value:  # contents undefined: zeros are as good 
     return Value(c.shape, lambda k, idx: k.constant(0, element), element)
 
 
-@lowers(aten.full.default, aten.scalar_tensor.default, aten.full_like.default)
+_SCALAR_TENSOR = {aten.scalar_tensor.default, torch.ops.prims.scalar_tensor.default}
+
+
+@lowers(aten.full.default, aten.full_like.default, *_SCALAR_TENSOR)
 def full(c: Lowering, args) -> Value:
-    value = args[1] if c.target is not aten.scalar_tensor.default else args[0]
+    value = args[0] if c.target in _SCALAR_TENSOR else args[1]
     element = c.element
     return Value(c.shape, lambda k, idx: k.constant(value, element), element)
 

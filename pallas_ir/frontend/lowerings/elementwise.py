@@ -116,8 +116,10 @@ def _unary(target, k: Kernel, a: SSAValue, element: str) -> SSAValue | None:
 )
 def unary(c: Lowering, args) -> Value:
     a, target, element = args[0], c.target, c.element
-    # exp of an int tensor is float: the operand takes the result's type first.
+    # exp of an int tensor is float: the operand takes the result's type first (and
+    # logical_not's is bool: non-zero is true).
     source = element if target in _FLOAT_UNARY or target in _FLOAT_COMPOSED else a.element
+    source = "i1" if target is aten.logical_not.default else source
 
     def emit(k, idx):
         v = k.cast(a.emit(k, idx), a.element, source)

@@ -86,7 +86,10 @@ def embedding(c: Lowering, args) -> Value:
 
 @lowers(aten.index_select.default)
 def index_select(c: Lowering, args) -> Value:
-    x, dim, index = args[0], int(args[1]) % len(args[0].shape), args[2]
+    x, dim, index = args[0], int(args[1]) % max(len(args[0].shape), 1), args[2]
+    if not x.shape:  # of a 0-d tensor: index 0 (or -1) picks its one element
+        check_in_range(c, index, 1, False, dim)
+        return Value(c.shape, lambda k, idx: x.emit(k, []), x.element)
     check_in_range(c, index, x.shape[dim], False, dim)
 
     def emit(k, idx):
@@ -98,7 +101,10 @@ def index_select(c: Lowering, args) -> Value:
 
 @lowers(aten.gather.default)
 def gather(c: Lowering, args) -> Value:
-    x, dim, index = args[0], int(args[1]) % len(args[0].shape), args[2]
+    x, dim, index = args[0], int(args[1]) % max(len(args[0].shape), 1), args[2]
+    if not x.shape:  # of a 0-d tensor: index 0 picks its one element
+        check_in_range(c, index, 1, False, dim)
+        return Value(c.shape, lambda k, idx: x.emit(k, []), x.element)
     check_in_range(c, index, x.shape[dim], False, dim)
 
     def emit(k, idx):

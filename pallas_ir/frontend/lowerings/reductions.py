@@ -33,27 +33,38 @@ _REDUCE = {
     aten.prod.default: "prod",
     aten.argmax.default: "argmax",
     aten.argmin.default: "argmin",
+    aten.any.default: "max",
     aten.any.dim: "max",
     aten.any.dims: "max",
+    aten.all.default: "min",
     aten.all.dim: "min",
+    aten.all.dims: "min",
 }
 
 
 def reduced_dims(a: Value, given) -> list[int]:
-    """The dims `given` (all of them when None or []) as sorted non-negative dims."""
+    """The dims `given` (all of them when None or []) as sorted non-negative dims. A
+    0-d tensor takes dim 0 or -1, as torch, and has no dim to reduce."""
     dims = list(range(len(a.shape))) if given is None or given == [] else ints(given)
-    return sorted({d % len(a.shape) for d in dims})
+    return sorted({d % len(a.shape) for d in dims}) if a.shape else []
 
 
 @lowers(*_REDUCE)
 def reduce(c: Lowering, args) -> Value:
     a = args[0]
+    kind = _REDUCE[c.target]
     dims = reduced_dims(a, args[1] if len(args) > 1 else None)
     keep = bool(args[2]) if len(args) > 2 else False
+    if kind in ("argmax", "argmin") and not dims:  # of one element (a 0-d tensor)
+        return Value(c.shape, lambda k, idx: k.constant(0, "i32"), "i32")
+    if any(a.shape[d] == 0 for d in dims) and kind in ("argmax", "argmin"):
+        raise c.unsupported("a reduction over an empty dim has no index")
+    if c.element == "i1" and a.element != "i1":  # any / all: non-zero is true
+        a = c.lower(aten.ne.Scalar, [a, 0], shape=a.shape, element="i1")
     kept = [n for d, n in enumerate(a.shape) if d not in dims]
     buf = Buffer.holding(c.prog.fresh("t"), kept, c.element)
     c.buffers.append(buf)
-    c.prog.kernel(a, buf, dims, _REDUCE[c.target])
+    c.prog.kernel(a, buf, dims, kind)
     stored = storage_value(buf, kept, row_major_strides(kept))
     if not keep:
         return stored
@@ -65,13 +76,13 @@ def reduce(c: Lowering, args) -> Value:
 @lowers(aten.mean.dim, aten.mean.default)
 def mean(c: Lowering, args) -> Value:
     a = args[0]
-    given = args[1] if len(args) > 1 else None
-    dims = list(range(len(a.shape))) if given is None or given == [] else ints(given)
-    n = math.prod(a.shape[d % len(a.shape)] for d in dims)
+    dims = reduced_dims(a, args[1] if len(args) > 1 else None)
+    n = math.prod(a.shape[d] for d in dims)
     total = c.lower(aten.sum.dim_IntList, [a, dims, *args[2:3]])
+    scale = 1.0 / n if n else math.nan  # the mean of no elements is NaN, as eager
     return Value(
         c.shape,
-        lambda k, idx: k.op("arith.mulf", total.emit(k, idx), k.constant(1.0 / n)),
+        lambda k, idx: k.op("arith.mulf", total.emit(k, idx), k.constant(scale)),
         fused=chained(total),
     )
 

@@ -5,6 +5,8 @@ unravels through `floordiv`/`mod`, which canonicalize-permutation splits."""
 
 from __future__ import annotations
 
+import operator
+
 import torch
 
 from pallas_ir.affine_analysis import row_major_strides
@@ -28,7 +30,7 @@ def alias(c: Lowering, args) -> Value:
 
 @lowers(aten.permute.default)
 def permute(c: Lowering, args) -> Value:
-    a, perm = args[0], ints(args[1])
+    a, perm = args[0], [d % max(len(args[0].shape), 1) for d in ints(args[1])]
     inverse = [perm.index(d) for d in range(len(perm))]
     return remap(a, c.shape, lambda idx: [idx[inverse[d]] for d in range(len(perm))])
 
@@ -101,7 +103,8 @@ def view(c: Lowering, args) -> Value:
 
 @lowers(aten.flip.default)
 def flip(c: Lowering, args) -> Value:
-    a, dims = args[0], {d % len(args[0].shape) for d in ints(args[1])}
+    a = args[0]
+    dims = {d % len(a.shape) for d in ints(args[1])} if a.shape else set()
     return remap(
         a,
         c.shape,
@@ -147,23 +150,81 @@ def diagonal(c: Lowering, args) -> Value:
 
 @lowers(aten.as_strided.default)
 def as_strided(c: Lowering, args) -> Value:
-    a, size, stride = args[0], ints(args[1]), ints(args[2])
-    source = c.node.args[0].meta["val"]
-    offset = (args[3] if len(args) > 3 and args[3] is not None else 0) - (
-        source.storage_offset()
-    )
-    reach = offset + sum((n - 1) * st for n, st in zip(size, stride))
-    if not source.is_contiguous() or offset < 0 or reach >= max(source.numel(), 1):
+    """Elements of the storage its operand views, at `storage_offset + sum(i_k *
+    stride_k)`: the offset is the storage's (by default the operand's own), so the
+    operand's views are followed back to the tensor that owns the storage (an input,
+    or a computed value laid out as eager lays it out) and the position is read from
+    there."""
+    size, stride = ints(args[1]), ints(args[2])
+    offset = args[3] if len(args) > 3 else c.kwargs.get("storage_offset")
+    base, views = _storage_owner(c, c.node.args[0])
+    whole = c.prog.values[base] if views else args[0]
+    assert isinstance(whole, Value)
+    meta = base.meta["val"]
+    source = torch.empty_strided(meta.shape, meta.stride(), device="meta")
+    for view in views:  # the operand's place in the owner's storage
+        source = _replayed(view, source)
+    if offset is None:
+        start = source.storage_offset()
+    else:  # an offset in the caller's storage: specialised on where an input starts
+        start = offset - c.prog.storage_offsets.get(base, 0)
+        if base in c.prog.storage_offsets:
+            c.prog.specialised_offsets.add(base)
+    # The dims that place the owner's elements in its storage, densely.
+    held = [(n, st) for n, st in zip(meta.shape, meta.stride()) if n > 1 and st > 0]
+    extent = 1 if meta.numel() else 0
+    for n, st in sorted(held, key=lambda d: d[1]):
+        if st != extent:
+            raise c.unsupported(
+                "as_strided of a tensor whose storage has gaps or overlaps is not "
+                "supported"
+            )
+        extent *= n
+    reach = start + sum((n - 1) * st for n, st in zip(size, stride))
+    if 0 not in size and (start < 0 or reach >= extent):
         raise c.unsupported(
-            "as_strided is supported on contiguous data, within its elements"
+            "as_strided reads outside the storage of the tensor it views: "
+            f"[{start}, {reach}] of {extent} elements"
         )
-    in_strides = row_major_strides(a.shape)
 
     def index(idx):
-        flat = linear([i * st for i, st in zip(idx, stride) if st], const(offset))
-        return [(flat // st) % n for st, n in zip(in_strides, a.shape)]
+        flat = linear([i * st for i, st in zip(idx, stride) if st], const(start))
+        return [
+            (flat // st) % n if n > 1 and st > 0 else const(0)
+            for n, st in zip(meta.shape, meta.stride())
+        ]
 
-    return remap(a, c.shape, index)
+    return remap(whole, c.shape, index)
+
+
+def _storage_owner(c: Lowering, node: torch.fx.Node) -> tuple[torch.fx.Node, list]:
+    """The graph node whose tensor owns the storage `node` views (an input or a
+    computed value), and the view nodes from it to `node`, in order. A node the
+    program has no value for (`check_node` converts one node alone) is its own
+    owner."""
+    views: list[torch.fx.Node] = []
+    while node in c.prog.values and node.op == "call_function":
+        op = node.args[0] if node.target is operator.getitem else node
+        if not isinstance(op, torch.fx.Node) or not _is_view(op.target):
+            return node, views[::-1]  # a computed value owns its storage
+        operands = [*op.args[1:], *op.kwargs.values(), *node.args[1:]]
+        if any(isinstance(a, torch.fx.Node) for a in operands):
+            raise c.unsupported("as_strided of a view whose size is data")
+        views.append(node)
+        node = op.args[0]
+    return node, views[::-1]
+
+
+def _is_view(target) -> bool:
+    return isinstance(target, torch._ops.OpOverload) and target.is_view
+
+
+def _replayed(view: torch.fx.Node, t: torch.Tensor) -> torch.Tensor:
+    """View node `view` applied to `t` (one result of a multi-result view: `split`)."""
+    if view.target is operator.getitem:
+        op = view.args[0]
+        return op.target(t, *op.args[1:], **op.kwargs)[view.args[1]]
+    return view.target(t, *view.args[1:], **view.kwargs)
 
 
 @lowers(aten.split_with_sizes.default, aten.split.Tensor)
