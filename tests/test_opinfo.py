@@ -1,0 +1,186 @@
+"""A bounded slice of PyTorch's OpInfo database (`op_db`) through `pallas_ir.compile`,
+against eager PyTorch (`pallas_ir.frontend.opinfo_sweep`; the whole database runs in
+`benchmarks/opinfo.py`). Each op's first SAMPLES samples, drawn seeded, must pass:
+results (values, dtypes, shapes) and written inputs as eager's. An op of a family
+that is a Pallas idiom must launch a `pallas_call` on every sample.
+
+To add an op, put its `(name, variant)` in FLOAT32 (or with a dtype in
+OTHER_DTYPES) once `python benchmarks/opinfo.py --ops NAME` shows it passing."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch.testing._internal.opinfo.core import SampleInput
+
+import pallas_ir
+from pallas_ir.frontend.opinfo_sweep import (
+    DTYPES,
+    check_op,
+    check_sample,
+    find_op,
+    op_id,
+    samples,
+    sweep,
+)
+
+SAMPLES = 3
+
+FLOAT32: tuple[tuple[str, str], ...] = (
+    # elementwise unary
+    ("abs", ""),
+    ("sin", ""),
+    ("tanh", ""),
+    ("sqrt", ""),
+    ("floor", ""),
+    ("nn.functional.relu", ""),
+    ("nn.functional.hardtanh", ""),
+    # elementwise binary and ternary
+    ("add", ""),
+    ("div", "floor_rounding"),
+    ("atan2", ""),
+    ("maximum", ""),
+    ("pow", ""),
+    ("where", ""),
+    ("addcmul", ""),
+    ("logical_and", ""),
+    # reductions
+    ("var_mean", ""),
+    ("trace", ""),
+    ("norm", "fro"),
+    # matmul
+    ("addmm", ""),
+    ("baddbmm", ""),
+    ("matmul", ""),
+    ("einsum", ""),
+    # nn functional
+    ("softmax", ""),
+    ("native_layer_norm", ""),
+    ("nn.functional.cross_entropy", ""),
+    ("nn.functional.gelu", ""),
+    # views and shapes
+    ("view", ""),
+    ("transpose", ""),
+    ("cat", ""),
+    ("flip", ""),
+    ("tril", ""),
+    # index reads and writes
+    ("gather", ""),
+    ("index_add", ""),
+    ("select_scatter", ""),
+    # creation
+    ("zeros", ""),
+    ("scalar_tensor", ""),
+)
+
+OTHER_DTYPES: tuple[tuple[str, str, str], ...] = (
+    ("add", "", "bfloat16"),
+    ("softmax", "", "bfloat16"),
+    ("matmul", "", "bfloat16"),
+    ("add", "", "int32"),
+    ("floor_divide", "", "int32"),
+    ("abs", "", "int32"),
+)
+
+PALLAS_IDIOMS = frozenset(
+    {"elementwise unary", "elementwise binary", "reduction", "matmul", "nn functional"}
+)
+"""Families docs/torch.md lowers to Pallas kernels: their ops must launch one."""
+
+
+def _check(name: str, variant: str, dtype: str) -> None:
+    op = find_op(name, variant)
+    result = check_op(op_id(op), dtype, SAMPLES, pallas_ir.compile)
+    counted = [s for s in result.samples if s.status != "eager_error"]
+    assert counted, f"{op_id(op)}: eager rejects every sample"
+    failed = [
+        f"{s.status}: {s.description}: {s.message}" for s in counted if s.status != "pass"
+    ]
+    assert not failed, f"{op_id(op)} {dtype}:\n" + "\n".join(failed)
+    if result.family in PALLAS_IDIOMS:
+        assert all(s.pallas for s in counted), (
+            f"{op_id(op)} ({result.family}) launches no pallas_call on "
+            + ", ".join(s.description for s in counted if not s.pallas)
+        )
+
+
+@pytest.mark.parametrize(("name", "variant"), FLOAT32, ids=lambda v: v or "-")
+def test_float32_op_matches_eager(name: str, variant: str) -> None:
+    _check(name, variant, "float32")
+
+
+@pytest.mark.parametrize(
+    ("name", "variant", "dtype"), OTHER_DTYPES, ids=lambda v: v or "-"
+)
+def test_op_matches_eager_in_dtype(name: str, variant: str, dtype: str) -> None:
+    _check(name, variant, dtype)
+
+
+# The classifier itself, with stand-ins for pallas_ir.compile.
+
+
+def _first_add_sample():
+    op = find_op("add")
+    return op, samples(op, torch.float32, 2)[1]
+
+
+def test_a_result_off_by_one_is_wrong() -> None:
+    op, sample = _first_add_sample()
+
+    def off(fn, inputs):
+        return lambda *t: fn(*t) + 1
+
+    r = check_sample(op, sample, DTYPES["float32"], off)
+    assert r.status == "wrong" and "result" in r.message and not r.pallas
+
+
+def test_a_written_input_unlike_eager_is_wrong() -> None:
+    op, sample = _first_add_sample()
+
+    def writes(fn, inputs):
+        def run(*t):
+            out = fn(*t)
+            t[0].add_(1)
+            return out
+
+        return run
+
+    r = check_sample(op, sample, DTYPES["float32"], writes)
+    assert r.status == "wrong" and r.message.startswith("input 0")
+
+
+def test_another_dtype_is_wrong() -> None:
+    op, sample = _first_add_sample()
+    r = check_sample(
+        op, sample, DTYPES["float32"], lambda fn, i: lambda *t: fn(*t).double()
+    )
+    assert r.status == "wrong" and "dtype" in r.message
+
+
+def test_unsupported_and_other_exceptions_are_told_apart() -> None:
+    op, sample = _first_add_sample()
+
+    def refuses(fn, inputs):
+        raise pallas_ir.UnsupportedError("aten.add.Tensor", "no lowering to ta yet")
+
+    def crashes(fn, inputs):
+        raise ZeroDivisionError("integer modulo by zero")
+
+    r = check_sample(op, sample, DTYPES["float32"], refuses)
+    assert (r.status, r.missing) == ("unsupported", "aten.add.Tensor")
+    r = check_sample(op, sample, DTYPES["float32"], crashes)
+    assert r.status == "error" and r.key.startswith("ZeroDivisionError")
+
+
+def test_eager_errors_are_not_counted() -> None:
+    op = find_op("add")
+    sample = SampleInput(torch.ones(2, 3), args=(torch.ones(7),))  # no broadcast
+    r = check_sample(op, sample, DTYPES["float32"], pallas_ir.compile)
+    assert r.status == "eager_error"
+
+
+def test_the_sweep_runs_ops_in_a_worker() -> None:
+    results = list(sweep([("abs", "float32")], pallas_ir.compile, n=1, jobs=1))
+    assert [(r.op, r.dtype, r.status, r.pallas) for r in results] == [
+        ("abs", "float32", "pass", True)
+    ]
