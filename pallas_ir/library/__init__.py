@@ -25,3 +25,15 @@ class LibraryFn(StrEnum):
     # sorting and selection
     SORT = "sort"
     TOPK = "topk"
+    # convolution, pooling and resampling
+    CONVOLUTION = "convolution"
+    CONVOLUTION_BACKWARD = "convolution_backward"
+    MAX_POOL = "max_pool"
+    ADAPTIVE_MAX_POOL = "adaptive_max_pool"
+    MAX_POOL_BACKWARD = "max_pool_backward"
+    AVG_POOL = "avg_pool"
+    AVG_POOL_BACKWARD = "avg_pool_backward"
+    ADAPTIVE_AVG_POOL = "adaptive_avg_pool"
+    ADAPTIVE_AVG_POOL_BACKWARD = "adaptive_avg_pool_backward"
+    UPSAMPLE_LINEAR = "upsample_linear"
+    UPSAMPLE_BICUBIC = "upsample_bicubic"
