@@ -2,6 +2,7 @@
 `@lowers` (see `registry`). Importing the package registers them all."""
 
 from pallas_ir.frontend.lowerings import (  # noqa: F401  (registers the lowerings)
+    convolution,
     creation,
     data_checks,
     elementwise,
