@@ -21,7 +21,7 @@ import torch
 
 from pallas_ir.frontend.kernel_builder import Value, ints
 from pallas_ir.frontend.lowerings.library import library_call
-from pallas_ir.frontend.lowerings.registry import Lowering, lowers
+from pallas_ir.frontend.lowerings.registry import Lowering, RunsOn, lowers
 from pallas_ir.library import LibraryFn
 
 aten = torch.ops.aten
@@ -53,7 +53,7 @@ def _floats(c: Lowering, values: Sequence[Value], integers: bool = False) -> Non
             raise c.unsupported(f"takes {kinds} tensors")
 
 
-@lowers(aten.convolution.default)
+@lowers(aten.convolution.default, runs_on=RunsOn.XLA)
 def convolution(c: Lowering, args) -> Value:
     x, w, bias = args[0], args[1], args[2]
     operands = [x, w] if bias is None else [x, w, bias]
@@ -79,7 +79,7 @@ def _unused(shape: Sequence[int]) -> Value:
     return Value(tuple(shape), lambda k, idx: k.constant(0, "f32"))
 
 
-@lowers(aten.convolution_backward.default)
+@lowers(aten.convolution_backward.default, runs_on=RunsOn.XLA)
 def convolution_backward(c: Lowering, args) -> list[Value]:
     grad, x, w = args[0], args[1], args[2]
     _floats(c, [grad, x, w])
@@ -111,7 +111,7 @@ _MAX_POOLS = {
 }
 
 
-@lowers(*_MAX_POOLS)
+@lowers(*_MAX_POOLS, runs_on=RunsOn.XLA)
 def max_pool_with_indices(c: Lowering, args) -> list[Value]:
     x, nd = args[0], _MAX_POOLS[c.target]
     _floats(c, [x], integers=True)
@@ -136,7 +136,7 @@ _ADAPTIVE_MAX_POOLS = {
 }
 
 
-@lowers(*_ADAPTIVE_MAX_POOLS)
+@lowers(*_ADAPTIVE_MAX_POOLS, runs_on=RunsOn.XLA)
 def adaptive_max_pool(c: Lowering, args) -> list[Value]:
     x, nd = args[0], _ADAPTIVE_MAX_POOLS[c.target]
     _floats(c, [x])
@@ -159,7 +159,7 @@ _MAX_POOL_BACKWARDS = {
 """Each op: its spatial dims, and the position of its `indices` argument."""
 
 
-@lowers(*_MAX_POOL_BACKWARDS)
+@lowers(*_MAX_POOL_BACKWARDS, runs_on=RunsOn.XLA)
 def max_pool_backward(c: Lowering, args) -> Value:
     nd, at = _MAX_POOL_BACKWARDS[c.target]
     grad, x, indices = args[0], args[1], args[at]
@@ -194,7 +194,7 @@ def _avg_pool_params(c: Lowering, args, nd: int) -> dict:
     }
 
 
-@lowers(*_AVG_POOLS)
+@lowers(*_AVG_POOLS, runs_on=RunsOn.XLA)
 def avg_pool(c: Lowering, args) -> Value:
     x, nd = args[0], _AVG_POOLS[c.target]
     _floats(c, [x], integers=True)
@@ -209,7 +209,7 @@ def avg_pool(c: Lowering, args) -> Value:
     return out
 
 
-@lowers(*_AVG_POOL_BACKWARDS)
+@lowers(*_AVG_POOL_BACKWARDS, runs_on=RunsOn.XLA)
 def avg_pool_backward(c: Lowering, args) -> Value:
     grad, x, nd = args[0], args[1], _AVG_POOL_BACKWARDS[c.target]
     _floats(c, [grad])
@@ -234,7 +234,7 @@ _ADAPTIVE_AVG_POOL_BACKWARDS = {
 }
 
 
-@lowers(*_ADAPTIVE_AVG_POOLS)
+@lowers(*_ADAPTIVE_AVG_POOLS, runs_on=RunsOn.XLA)
 def adaptive_avg_pool(c: Lowering, args) -> Value:
     x, nd = args[0], _ADAPTIVE_AVG_POOLS[c.target]
     _floats(c, [x])
@@ -248,7 +248,7 @@ def adaptive_avg_pool(c: Lowering, args) -> Value:
     return out
 
 
-@lowers(*_ADAPTIVE_AVG_POOL_BACKWARDS)
+@lowers(*_ADAPTIVE_AVG_POOL_BACKWARDS, runs_on=RunsOn.XLA)
 def adaptive_avg_pool_backward(c: Lowering, args) -> Value:
     grad, x, nd = args[0], args[1], _ADAPTIVE_AVG_POOL_BACKWARDS[c.target]
     _floats(c, [grad])
@@ -276,7 +276,7 @@ _UPSAMPLES_VEC = {
 }
 
 
-@lowers(*_UPSAMPLES, *_UPSAMPLES_VEC)
+@lowers(*_UPSAMPLES, *_UPSAMPLES_VEC, runs_on=RunsOn.XLA)
 def upsample(c: Lowering, args) -> Value:
     """Linear, bilinear, trilinear and bicubic resampling (`align_corners` either
     way; the user's scale factors, where given, set the source positions as in

@@ -20,7 +20,7 @@ from pallas_ir.frontend.kernel_builder import (
     storage_value,
 )
 from pallas_ir.frontend.lowerings.library import library_call
-from pallas_ir.frontend.lowerings.registry import Lowering, lowers
+from pallas_ir.frontend.lowerings.registry import Lowering, RunsOn, lowers
 from pallas_ir.library import LibraryFn
 
 aten = torch.ops.aten
@@ -68,17 +68,17 @@ def _affine(k: Kernel, x: SSAValue, shift: SSAValue, scale: SSAValue) -> SSAValu
     return k.op("arith.addf", shift, k.op("arith.mulf", scale, x))
 
 
-@lowers(aten.rand.default, aten.rand_like.default)
+@lowers(aten.rand.default, aten.rand_like.default, runs_on=RunsOn.BOTH)
 def rand(c: Lowering, args) -> Value:
     return _transformed(c, _draw(c, LibraryFn.UNIFORM), [], lambda k, u: u)
 
 
-@lowers(aten.randn.default, aten.randn_like.default)
+@lowers(aten.randn.default, aten.randn_like.default, runs_on=RunsOn.BOTH)
 def randn(c: Lowering, args) -> Value:
     return _transformed(c, _draw(c, LibraryFn.NORMAL), [], lambda k, n: n)
 
 
-@lowers(aten.uniform.default)
+@lowers(aten.uniform.default, runs_on=RunsOn.BOTH)
 def uniform(c: Lowering, args) -> Value:
     low = args[1] if len(args) > 1 else c.kwargs.get("from", 0.0)
     high = args[2] if len(args) > 2 else c.kwargs.get("to", 1.0)
@@ -97,6 +97,7 @@ def uniform(c: Lowering, args) -> Value:
     aten.normal.Tensor_Tensor,
     aten.normal.float_float,
     aten.normal_functional.default,
+    runs_on=RunsOn.BOTH,
 )
 def normal(c: Lowering, args) -> Value:
     if c.target == aten.normal_functional.default:
@@ -110,7 +111,7 @@ def normal(c: Lowering, args) -> Value:
     )
 
 
-@lowers(aten.bernoulli.p, aten.bernoulli.default)
+@lowers(aten.bernoulli.p, aten.bernoulli.default, runs_on=RunsOn.BOTH)
 def bernoulli(c: Lowering, args) -> Value:
     p = args[0] if c.target == aten.bernoulli.default else args[1]
     return _transformed(
@@ -118,7 +119,7 @@ def bernoulli(c: Lowering, args) -> Value:
     )
 
 
-@lowers(aten.exponential.default)
+@lowers(aten.exponential.default, runs_on=RunsOn.BOTH)
 def exponential(c: Lowering, args) -> Value:
     rate = args[1] if len(args) > 1 else c.kwargs.get("lambd", 1.0)
 
@@ -129,7 +130,7 @@ def exponential(c: Lowering, args) -> Value:
     return _transformed(c, _draw(c, LibraryFn.UNIFORM), [rate], fn)
 
 
-@lowers(aten.geometric.default)
+@lowers(aten.geometric.default, runs_on=RunsOn.BOTH)
 def geometric(c: Lowering, args) -> Value:
     p = float(args[1])
 
@@ -143,7 +144,7 @@ def geometric(c: Lowering, args) -> Value:
     return _transformed(c, _draw(c, LibraryFn.UNIFORM), [math.log1p(-p)], fn)
 
 
-@lowers(aten.log_normal.default)
+@lowers(aten.log_normal.default, runs_on=RunsOn.BOTH)
 def log_normal(c: Lowering, args) -> Value:
     mean = args[1] if len(args) > 1 else c.kwargs.get("mean", 1.0)
     std = args[2] if len(args) > 2 else c.kwargs.get("std", 2.0)
@@ -155,7 +156,7 @@ def log_normal(c: Lowering, args) -> Value:
     )
 
 
-@lowers(aten.cauchy.default)
+@lowers(aten.cauchy.default, runs_on=RunsOn.BOTH)
 def cauchy(c: Lowering, args) -> Value:
     median = args[1] if len(args) > 1 else c.kwargs.get("median", 0.0)
     sigma = args[2] if len(args) > 2 else c.kwargs.get("sigma", 1.0)
@@ -180,6 +181,7 @@ def _integers(c: Lowering, fn: LibraryFn, results_shape, **params) -> Value:
     aten.randint.default,
     aten.randint_like.default,
     aten.randint_like.low_dtype,
+    runs_on=RunsOn.XLA,
 )
 def randint(c: Lowering, args) -> Value:
     bounds = {
@@ -202,13 +204,13 @@ def randint(c: Lowering, args) -> Value:
     )
 
 
-@lowers(aten.randperm.default)
+@lowers(aten.randperm.default, runs_on=RunsOn.XLA)
 def randperm(c: Lowering, args) -> Value:
     n = int(args[0])
     return _integers(c, LibraryFn.RANDPERM, (n,), n=n)
 
 
-@lowers(aten.multinomial.default)
+@lowers(aten.multinomial.default, runs_on=RunsOn.XLA)
 def multinomial(c: Lowering, args) -> Value:
     weights, samples = args[0], int(args[1])
     replacement = bool(args[2] if len(args) > 2 else c.kwargs.get("replacement", False))

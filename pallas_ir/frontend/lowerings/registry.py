@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 import torch
@@ -49,14 +50,35 @@ LOWERINGS: dict[Any, LoweringFn] = {}
 such as Inductor's `prims.fma.default`) → its lowering."""
 
 
-def lowers(*targets) -> Callable[[LoweringFn], LoweringFn]:
+class RunsOn(StrEnum):
+    """Where a lowering's work runs (`docs/torch.md`'s table of ATen ops says it)."""
+
+    PALLAS = "Pallas"
+    """Element-wise, reductions, matmuls, views, gathers: Pallas kernels (the tiler
+    hands an access no Pallas idiom covers to XLA, with a remark)."""
+    XLA = "XLA"
+    """A library call (`pallas_ir.library`) on XLA, inside the same jitted program."""
+    BOTH = "Pallas + XLA"
+    """Part of each: a random draw on XLA transformed in Pallas; a scatter of more
+    than a few points."""
+
+
+RUNS_ON: dict[Any, RunsOn] = {}
+"""ATen op overload → where its lowering's work runs."""
+
+
+def lowers(
+    *targets, runs_on: RunsOn = RunsOn.PALLAS
+) -> Callable[[LoweringFn], LoweringFn]:
     """Register the decorated function as the lowering of `targets` (ATen overloads,
-    or their names for ops torch registers only when some package is imported)."""
+    or their names for ops torch registers only when some package is imported), whose
+    work runs `runs_on`."""
 
     def register(fn: LoweringFn) -> LoweringFn:
         for target in targets:
             assert target not in LOWERINGS, f"{target} has two lowerings"
             LOWERINGS[target] = fn
+            RUNS_ON[target] = runs_on
         return fn
 
     return register

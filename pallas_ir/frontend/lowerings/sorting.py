@@ -7,7 +7,7 @@ import torch
 
 from pallas_ir.frontend.kernel_builder import Value, const, remap
 from pallas_ir.frontend.lowerings.library import library_call
-from pallas_ir.frontend.lowerings.registry import Lowering, lowers
+from pallas_ir.frontend.lowerings.registry import Lowering, RunsOn, lowers
 from pallas_ir.library import LibraryFn
 
 aten = torch.ops.aten
@@ -18,7 +18,7 @@ def _as_rank1(a: Value) -> Value:
     return remap(a, (1,), lambda idx: []) if not a.shape else a
 
 
-@lowers(aten.sort.default, aten.sort.stable)
+@lowers(aten.sort.default, aten.sort.stable, runs_on=RunsOn.XLA)
 def sort(c: Lowering, args) -> list[Value]:
     a = args[0]
     if c.target == aten.sort.stable:
@@ -43,7 +43,7 @@ def sort(c: Lowering, args) -> list[Value]:
     return [_scalar(values, a.shape), _scalar(indices, a.shape)]
 
 
-@lowers(aten.topk.default)
+@lowers(aten.topk.default, runs_on=RunsOn.XLA)
 def topk(c: Lowering, args) -> list[Value]:
     a, k = args[0], int(args[1])
     dim = args[2] if len(args) > 2 else c.kwargs.get("dim", -1)
