@@ -6,8 +6,9 @@ A convolution (any of 1 to 3 spatial dims, transposed, grouped, dilated) is one
 gather their windows and reduce them, as eager does (a max pool's index is the flat
 position in the input's spatial plane, NaN wins, the last NaN's index); bilinear and
 bicubic resampling interpolate along one dim at a time. Nearest resampling, reflect,
-replicate and circular padding, `unfold`/`fold` and pixel (un)shuffle need no lowering
-of their own: their decompositions are gathers, selects and views. The Pallas forms
+replicate and circular padding, `F.unfold`/`F.fold` and pixel (un)shuffle need no
+lowering of their own: their decompositions are gathers, selects and views;
+`Tensor.unfold` is a view. The Pallas forms
 (a convolution as an implicit GEMM on the MXU, pools as windowed reductions) are for
 later.
 """
@@ -19,7 +20,7 @@ from collections.abc import Sequence
 
 import torch
 
-from pallas_ir.frontend.kernel_builder import Value, ints
+from pallas_ir.frontend.kernel_builder import Value, ints, remap
 from pallas_ir.frontend.lowerings.library import library_call
 from pallas_ir.frontend.lowerings.registry import Lowering, RunsOn, lowers
 from pallas_ir.library import LibraryFn
@@ -333,3 +334,20 @@ def constant_pad_nd(c: Lowering, args) -> Value:
         return k.op("arith.select", inside, v, k.constant(value, element))
 
     return Value(shape, emit, element)
+
+
+@lowers(aten.unfold.default)
+def unfold(c: Lowering, args) -> Value:
+    """`Tensor.unfold(dim, size, step)`, a view: window i of `dim` is the new last
+    dim, reading element i * step + j."""
+    a, step = args[0], int(args[3])
+    if not a.shape:  # a 0-d tensor's one element, as a window of 1
+        return remap(a, c.shape, lambda idx: [])
+    dim = int(args[1]) % len(a.shape)
+
+    def index(idx):
+        out = list(idx[:-1])
+        out[dim] = idx[dim] * step + idx[-1]
+        return out
+
+    return remap(a, c.shape, index)
