@@ -13,6 +13,9 @@ rejects some of it. Each pattern here rewrites one such form into explicit palla
   lane, `pallas.slice` the ones used.
 - `ExpandExpM1`: no expm1. `2t / (1 - t)` with `t = tanh(x / 2)` near 0, else
   `exp(x) - 1`.
+- `ExpandSpecialFunction`: no asinh, acosh, atanh, erfc, erfcx, lgamma, digamma, zeta,
+  i0e, i1e, ndtri, j0 or j1. Each becomes its float32 expansion (`special_functions.py`:
+  torch's Cephes algorithms, unrolled).
 - `WidenI8Arith`: no 8-bit integer vector arithmetic. On i32, then narrowed.
 - `WidenNarrowCompare`: compares only 32-bit integers. Both sides widened to i32.
 - `WidenBeforeNarrowReshape`: no shape cast of packed (8- or 16-bit) data across the
@@ -50,6 +53,7 @@ from xdsl.rewriter import InsertPoint
 
 from pallas_ir.diagnostics import PassError
 from pallas_ir.dialects import pallas
+from pallas_ir.lowering.special_functions import EXPANSIONS, TileMath
 from pallas_ir.passes.options import CheckedOptionsPass
 from pallas_ir.tpu_rules import strided_lanes_readable
 
@@ -228,6 +232,29 @@ class ExpandExpM1(RewritePattern):
         _replace(rewriter, op, [*new_ops, pick], pick.result)
 
 
+@dataclass(frozen=True)
+class ExpandSpecialFunction(RewritePattern):
+    """Mosaic lowers none of the special functions of `special_functions.EXPANSIONS`
+    (nor asinh, acosh, atanh): each is replaced by its expansion into `arith`, `math`
+    and `pallas` ops Mosaic has, named after the op's result.
+
+    ```mlir
+    %y = math.asinh %x : tensor<8x128xf32>
+    // becomes: a = |x|; copysign(where(a < 8192,
+    //     log1p(a + a^2 / (1 + sqrt(1 + a^2))), log(a) + log(2)), x)
+    ```
+    """
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        expand = EXPANSIONS.get(type(op))
+        t = op.results[0].type if op.results else None
+        if expand is None or not isinstance(t, TensorType) or not _in_kernel(op):
+            return
+        tiles = TileMath(t, op.results[0].name_hint or op.name.split(".")[-1])
+        result = expand(tiles, *op.operands)
+        _replace(rewriter, op, tiles.ops, result)
+
+
 _8BIT_ARITH = (
     arith.AddiOp,
     arith.SubiOp,
@@ -346,6 +373,7 @@ MOSAIC_PATTERNS: tuple[RewritePattern, ...] = (
     CompactStridedLanes(),
     SliceLanesOfStridedLoad(),
     ExpandExpM1(),
+    ExpandSpecialFunction(),
     WidenI8Arith(),
     WidenNarrowCompare(),
     WidenBeforeNarrowReshape(),

@@ -10,6 +10,7 @@ from pallas_ir.frontend.lowerings import (  # noqa: F401  (registers the lowerin
     norms,
     reductions,
     scatter,
+    special,
     views,
 )
 from pallas_ir.frontend.lowerings.registry import LOWERINGS, Lowering, lower, lowers
