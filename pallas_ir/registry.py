@@ -37,8 +37,20 @@ def _xla() -> Dialect:
     return Xla
 
 
+def _special() -> Dialect:
+    from pallas_ir.dialects.special import Special
+
+    return Special
+
+
 def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
-    return {"ta": _tensor_access, "tl": _tiled_loop, "pallas": _pallas, "xla": _xla}
+    return {
+        "ta": _tensor_access,
+        "tl": _tiled_loop,
+        "pallas": _pallas,
+        "xla": _xla,
+        "special": _special,
+    }
 
 
 def _split_kernel_loops() -> type[ModulePass]:

@@ -813,7 +813,8 @@ are HBM copies on TPU, which the cost model counts (section 5).
 Each call gets `cost_estimate<flops, transcendentals, bytes_accessed>`: `flops` counts,
 per grid step, the elements of every non-constant `arith` op and of `tl.convert`,
 `tl.compare` and `tl.select`, plus `2·m·k·n` for each `tl.dot` (reductions and
-broadcasts are not counted); `transcendentals` the elements of every `math` op; both
+broadcasts are not counted); `transcendentals` the elements of every `math` and
+`special` op; both
 times the number of grid steps; `bytes_accessed` is the modelled HBM
 bytes of the call (section 5, kernels only). The call's VMEM footprint is its
 double-buffered blocks and its scratch, each padded to whole VMEM tiles as the tiler
@@ -822,7 +823,7 @@ exceeds the chip's default scoped VMEM (16 MiB on v5e, 32 MiB on v6e), the call 
 `vmem_limit_bytes = min(physical VMEM, 2 × footprint)` (`tpu_rules.vmem_limit`); a
 footprint over the chip's physical VMEM (128 MiB) is an error (`tl-to-pallas: @k needs
 N B of VMEM ..., over the M B of a v5e: tile it smaller`). The counts are of the plain form, before `pallas-legalize-mosaic`: an
-expanded `expm1` still counts as one transcendental per element.
+expanded `expm1` or `special.lgamma` still counts as one transcendental per element.
 
 ### 4.10 `pallas-legalize-mosaic`: what Mosaic rejects, made explicit
 
@@ -831,13 +832,16 @@ accept; `pallas-legalize-mosaic` (`pallas_ir/lowering/legalize_mosaic.py`, the l
 of the default pipeline) rewrites each such form inside `pallas.call` kernels into
 explicit `pallas`/`arith`/`math` ops that compute the same values, one rewrite pattern
 per Mosaic limit (after xDSL's `memref_stream_legalize` and MLIR's `ExpandPatterns`).
-Host code and XLA kernels are left alone; IR that is already legal is left as it was.
+Host code and XLA kernels are left alone (an XLA kernel has its `special` functions
+expanded by ta-to-xla, with the same expansions); IR that is already legal is left as
+it was.
 
 | pattern | Mosaic limit | rewrite | test |
 |---------|--------------|---------|------|
 | `CompactStridedLanes` | no load or DMA strides lanes | a load with `ds(s, n, stride = k)` on the last dim of an `n·k`-lane ref becomes a full-width load, a `pallas.reshape` to `(..., n, k)` and a `pallas.slice` keeping column `s`; any other lane-strided load is a located error | `compact-strided-lanes.mlir` |
 | `SliceLanesOfStridedLoad` | a strided load takes all of the ref's lanes | a sublane-strided load of part of the lanes loads every lane, then `pallas.slice`s them | `slice-lanes-of-strided-load.mlir` |
 | `ExpandExpM1` | no `expm1` | `where(|x| < 1, 2t / (1 - t), exp(x) - 1)` with `t = tanh(x / 2)`, which keeps the relative precision `exp(x) - 1` loses near 0 (3.8e-7 at most, as `jnp.expm1`) | `expand-expm1.mlir` |
+| `ExpandSpecialFunction` | no `asinh`, `acosh`, `atanh`, `erfc`, `erfcx`, `lgamma`, `digamma`, `zeta`, `i0e`, `i1e`, `ndtri`, `bessel_j0`, `bessel_j1` | each becomes its float32 expansion (`pallas_ir/lowering/special_functions.py`: torch's Cephes algorithms, data-dependent loops unrolled to their float32 bound and masked; `lgamma` XLA's Lanczos form; `exp(±x²)` free of `x²`'s rounding), its values named after the op's result; `special.erf_inv` and `special.nextafter` Mosaic lowers | `expand-special-functions.mlir` |
 | `WidenI8Arith` | no 8-bit integer vector arithmetic | `addi`, `subi`, `muli`, `divsi`, `remsi`, `maxsi`, `minsi` on `i8` run on sign-extended `i32` and are narrowed back (the low 8 bits are the `i8` wrapping result) | `widen-i8-arith.mlir` |
 | `WidenNarrowCompare` | compares only 32-bit integers | both sides of a `pallas.compare` of 8- or 16-bit integers are widened to `i32` (sign extension keeps the signed and the unsigned order) | `widen-narrow-compare.mlir` |
 | `WidenBeforeNarrowReshape` | no shape cast of packed data across the last two dims (`vector<16x16xbf16> -> vector<16x16x1xbf16>`: "unsupported shape cast") | a reshape of 8- or 16-bit data whose only use widens it (`arith.extf`, `extsi`, ...) is swapped with the widening | `widen-before-narrow-reshape.mlir` |

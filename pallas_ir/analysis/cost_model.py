@@ -539,8 +539,8 @@ def _elements(op: Operation) -> int:
 def tile_compute(ops: Sequence[Operation]) -> tuple[int, int]:
     """(flops, transcendentals) of one grid step of a `tl.grid` body, for a call's cost
     estimate: a `tl.dot` is 2·m·k·n, an element-wise `arith` op, a convert, compare or
-    select one flop an element, a `math` op one transcendental an element; loads,
-    stores, layout moves and constants are free."""
+    select one flop an element, a `math` or `special` op one transcendental an
+    element; loads, stores, layout moves and constants are free."""
     flops = transcendentals = 0
     for op in ops:
         if isinstance(op, tl.DotOp):
@@ -549,7 +549,7 @@ def tile_compute(ops: Sequence[Operation]) -> tuple[int, int]:
             flops += 2 * math.prod(a.get_shape()) * b.get_shape()[1]
         elif isinstance(op, tl.ConvertOp | tl.CompareOp | tl.SelectOp):
             flops += _elements(op)
-        elif op.dialect_name() == "math":
+        elif op.dialect_name() in ("math", "special"):
             transcendentals += _elements(op)
         elif op.dialect_name() == "arith" and not isinstance(op, arith.ConstantOp):
             flops += _elements(op)

@@ -753,6 +753,9 @@ def find_forward(module: ModuleOp) -> func.FuncOp | None:
     )
 
 
+ELEMENTWISE_DIALECTS = ("arith", "math", "special")
+"""The dialects of scalar (ta) and element-wise tile (tl, pallas) compute."""
+
 ARITH_CASTS = (
     arith.ExtFOp,
     arith.TruncFOp,

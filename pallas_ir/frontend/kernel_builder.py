@@ -48,6 +48,7 @@ from pallas_ir.affine_analysis import row_major_strides
 from pallas_ir.dialects.arith_ext import ARITH_EXTRA_OPS
 from pallas_ir.dialects.common import ArgRole
 from pallas_ir.dialects.library_call import Param
+from pallas_ir.dialects.special import SPECIAL_OPS
 from pallas_ir.dialects.tensor_access import (
     XLA_TARGET,
     AllocOp,
@@ -102,9 +103,15 @@ _TYPES: dict[str, Attribute] = {
 
 _SCALAR_OPS: dict[str, type[Operation]] = {
     op.name: op
-    for op in [*arith.Arith.operations, *ARITH_EXTRA_OPS, *math_dialect.Math.operations]
+    for op in [
+        *arith.Arith.operations,
+        *ARITH_EXTRA_OPS,
+        *math_dialect.Math.operations,
+        *SPECIAL_OPS,
+    ]
 }
-"""`arith` and `math` ops by name: `Kernel.op` builds them through their constructors."""
+"""`arith`, `math` and `special` ops by name: `Kernel.op` builds them through their
+constructors."""
 
 
 def stored_as(dtype: torch.dtype) -> str | None:

@@ -40,6 +40,7 @@ from pallas_ir.lowering.jnp_spelling import (
     EmitError,
     Namer,
     affine_to_python,
+    bitcast_text,
     compare_text,
     dtype_name,
     literal_text,
@@ -299,8 +300,12 @@ class KernelEmitter:
         elt = t.element_type if isinstance(t, TensorType) else t
         return f"{self.operand_names(op)[0]}.astype({dtype_name(elt, op)})"
 
+    @expression.register
+    def _(self, op: arith.BitcastOp) -> str:
+        return bitcast_text(op, self.operand_names(op)[0])
+
     def _table(self, op: Operation) -> str:
-        """An `arith`/`math` op in `BINARY` or `UNARY`: a jnp expression."""
+        """An `arith`/`math`/`special` op in `BINARY` or `UNARY`: a jnp expression."""
         return (BINARY.get(type(op)) or UNARY[type(op)]).format(*self.operand_names(op))
 
     for _op_class in (*BINARY, *UNARY):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from functools import singledispatchmethod
 
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
@@ -69,6 +70,10 @@ class XlaFunctionPrinter:
         if (fmt := py.BINARY.get(type(op)) or py.UNARY.get(type(op))) is None:
             raise py.EmitError(op, f"emit-python: no Python for '{op.name}' in a kernel")
         self.assign(op.results[0], fmt.format(*args))
+
+    @print_op.register
+    def _(self, op: arith.BitcastOp) -> None:
+        self.assign(op.result, py.bitcast_text(op, self.name(op.input)))
 
     @print_op.register
     def _(self, op: xla.BufferOp) -> None:

@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerType,
     Signedness,
+    TensorType,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import (
@@ -31,7 +32,7 @@ from xdsl.ir.affine import (
 )
 from xdsl.utils.exceptions import DiagnosticException
 
-from pallas_ir.dialects import pallas
+from pallas_ir.dialects import pallas, special
 from pallas_ir.dialects.arith_ext import RemFOp
 from pallas_ir.dialects.common import ReductionKind
 
@@ -143,10 +144,10 @@ BINARY: dict[type[Operation], str] = {
     arith.FloorDivSIOp: "{0} // {1}",
     arith.RemSIOp: "jax.lax.rem({0}, {1})",
     arith.MaximumfOp: "jnp.maximum({0}, {1})",
-    arith.MaxnumfOp: "jnp.maximum({0}, {1})",
+    arith.MaxnumfOp: "jnp.fmax({0}, {1})",  # NaN-ignoring
     arith.MaxSIOp: "jnp.maximum({0}, {1})",
     arith.MinimumfOp: "jnp.minimum({0}, {1})",
-    arith.MinnumfOp: "jnp.minimum({0}, {1})",
+    arith.MinnumfOp: "jnp.fmin({0}, {1})",
     arith.MinSIOp: "jnp.minimum({0}, {1})",
     arith.AndIOp: "{0} & {1}",
     arith.OrIOp: "{0} | {1}",
@@ -155,6 +156,11 @@ BINARY: dict[type[Operation], str] = {
     arith.ShRSIOp: "{0} >> {1}",
     math.PowFOp: "jnp.power({0}, {1})",
     math.Atan2Op: "jnp.arctan2({0}, {1})",
+    math.CopySignOp: "jnp.copysign({0}, {1})",
+    special.NextAfterOp: "jax.lax.nextafter({0}, {1})",
+    special.ZetaOp: "jax.lax.zeta({0}, {1})",
+    special.IgammaOp: "jax.lax.igamma({0}, {1})",
+    special.IgammacOp: "jax.lax.igammac({0}, {1})",
 }
 
 UNARY: dict[type[Operation], str] = {
@@ -165,6 +171,7 @@ UNARY: dict[type[Operation], str] = {
     math.LogOp: "jnp.log({0})",
     math.Log1pOp: "jnp.log1p({0})",
     math.Log2Op: "jnp.log2({0})",
+    math.Log10Op: "jnp.log10({0})",
     math.TanhOp: "jnp.tanh({0})",
     math.SqrtOp: "jnp.sqrt({0})",
     math.RsqrtOp: "jax.lax.rsqrt({0})",
@@ -175,9 +182,20 @@ UNARY: dict[type[Operation], str] = {
     math.CosOp: "jnp.cos({0})",
     math.TanOp: "jnp.tan({0})",
     math.AtanOp: "jnp.arctan({0})",
+    math.AsinhOp: "jnp.arcsinh({0})",
+    math.AcoshOp: "jnp.arccosh({0})",
+    math.AtanhOp: "jnp.arctanh({0})",
     math.FloorOp: "jnp.floor({0})",
     math.CeilOp: "jnp.ceil({0})",
     math.RoundEvenOp: "jnp.round({0})",
+    special.ErfcOp: "jax.lax.erfc({0})",
+    special.ErfcxOp: "jax.scipy.special.erfcx({0})",
+    special.ErfInvOp: "jax.lax.erf_inv({0})",
+    special.NdtriOp: "jax.scipy.special.ndtri({0})",
+    special.LgammaOp: "jax.lax.lgamma({0})",
+    special.DigammaOp: "jax.lax.digamma({0})",
+    special.I0eOp: "jax.lax.bessel_i0e({0})",
+    special.I1eOp: "jax.lax.bessel_i1e({0})",
 }
 
 
@@ -230,6 +248,13 @@ def reduction_text(
             f"jnp.{kind.value}({value}, axis={axes[0]}, keepdims=True).astype(jnp.int32)"
         )
     return f"jnp.{kind.value}({value}, axis={tuple_text(axes)}, keepdims=True)"
+
+
+def bitcast_text(op: arith.BitcastOp, value: str) -> str:
+    """`arith.bitcast`: the same bits as the result's element type."""
+    t = op.result.type
+    elt = t.element_type if isinstance(t, TensorType) else t
+    return f"jax.lax.bitcast_convert_type({value}, {dtype_name(elt, op)})"
 
 
 def literal_text(v: float, element: Attribute) -> str:

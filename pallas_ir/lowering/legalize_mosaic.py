@@ -16,6 +16,9 @@ rejects some of it. Each pattern here rewrites one such form into explicit palla
 - `ExpandIntegerArgReduce`: argmax/argmin of float32 only. Of integers: the extreme,
   then the first position holding it.
 - `ExpandF16Rounding`: no conversion to float16 (v5e). Rounded on float32's bits.
+- `ExpandSpecialFunction`: no asinh, acosh, atanh, erfc, erfcx, lgamma, digamma, zeta,
+  i0e, i1e, ndtri, j0 or j1. Each becomes its float32 expansion (`special_functions.py`:
+  torch's Cephes algorithms, unrolled).
 - `WidenI8Arith`: no 8-bit integer vector arithmetic. On i32, then narrowed.
 - `WidenNarrowCompare`: compares only 32-bit integers. Both sides widened to i32.
 - `WidenBeforeNarrowReshape`: no shape cast of packed (8- or 16-bit) data across the
@@ -57,6 +60,7 @@ from xdsl.rewriter import InsertPoint
 from pallas_ir.diagnostics import PassError
 from pallas_ir.dialects import pallas
 from pallas_ir.dialects.common import ReductionKind
+from pallas_ir.lowering.special_functions import EXPANSIONS, TileMath
 from pallas_ir.passes.options import CheckedOptionsPass
 from pallas_ir.tpu_rules import strided_lanes_readable
 
@@ -233,6 +237,29 @@ class ExpandExpM1(RewritePattern):
         for new, suffix in zip(new_ops, names, strict=True):
             _hinted(new.results[0], hint, suffix)
         _replace(rewriter, op, [*new_ops, pick], pick.result)
+
+
+@dataclass(frozen=True)
+class ExpandSpecialFunction(RewritePattern):
+    """Mosaic lowers none of the special functions of `special_functions.EXPANSIONS`
+    (nor asinh, acosh, atanh): each is replaced by its expansion into `arith`, `math`
+    and `pallas` ops Mosaic has, named after the op's result.
+
+    ```mlir
+    %y = math.asinh %x : tensor<8x128xf32>
+    // becomes: a = |x|; copysign(where(a < 8192,
+    //     log1p(a + a^2 / (1 + sqrt(1 + a^2))), log(a) + log(2)), x)
+    ```
+    """
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        expand = EXPANSIONS.get(type(op))
+        t = op.results[0].type if op.results else None
+        if expand is None or not isinstance(t, TensorType) or not _in_kernel(op):
+            return
+        tiles = TileMath(t, op.results[0].name_hint or op.name.split(".")[-1])
+        result = expand(tiles, *op.operands)
+        _replace(rewriter, op, tiles.ops, result)
 
 
 _8BIT_ARITH = (
@@ -494,6 +521,7 @@ MOSAIC_PATTERNS: tuple[RewritePattern, ...] = (
     ExpandExpM1(),
     ExpandIntegerArgReduce(),
     ExpandF16Rounding(),
+    ExpandSpecialFunction(),
     WidenI8Arith(),
     WidenNarrowCompare(),
     WidenBeforeNarrowReshape(),

@@ -11,9 +11,10 @@ ta reference does in numpy, op by op:
   dims, then reduction dims); a load is `xla.flat_index` (its map, its buffer's shape)
   then `xla.take`, a store `xla.flat_index` then `xla.scatter` (accumulating as the
   store does), whose result is the buffer from then on; `ta.reduce` is `xla.reduce`
-  over the reduction axes; `arith`/`math` ops compute on tensors of the domain
-  (constants are `xla.constant`, arith's scalar-only casts, comparisons and selects
-  are `xla.convert`, `xla.compare`, `xla.select`);
+  over the reduction axes; `arith`/`math`/`special` ops compute on tensors of the
+  domain (constants are `xla.constant`, arith's scalar-only casts, comparisons and
+  selects are `xla.convert`, `xla.compare`, `xla.select`; a special function is its
+  float32 expansion, `special_functions.XLA_EXPANSIONS`, as in a Pallas kernel);
 - `xla.return` gives the written buffers (`out`, `inout`) in argument order.
 
 The function's argument and result types are the shapes @forward holds the arrays in
@@ -39,12 +40,14 @@ from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects import xla
 from pallas_ir.dialects.common import (
     ARITH_CASTS,
+    ELEMENTWISE_DIALECTS,
     READABLE_ROLES,
     WRITABLE_ROLES,
     ComparePredicate,
     ReductionKind,
     arith_predicate,
 )
+from pallas_ir.lowering.special_functions import XLA_EXPANSIONS, TileMath
 
 
 def _part(kernel: ta.KernelOp) -> xla.XlaPart:
@@ -115,7 +118,16 @@ class _Converter:
                 new = xla.CompareOp(_predicate(op), *operands)
             elif isinstance(op, arith.SelectOp):
                 new = xla.SelectOp(*operands)
-            elif op.dialect_name() in ("arith", "math") and not op.regions:
+            elif type(op) in XLA_EXPANSIONS:
+                t = domain(op.results[0].type)
+                tiles = TileMath(t, op.results[0].name_hint or op.name, xla_function=True)
+                result = XLA_EXPANSIONS[type(op)](tiles, *operands)
+                for new in tiles.ops:
+                    self.add(new, op)
+                result.name_hint = op.results[0].name_hint
+                values[op.results[0]] = result
+                continue
+            elif op.dialect_name() in ELEMENTWISE_DIALECTS and not op.regions:
                 new = type(op).create(
                     operands=operands,
                     result_types=[domain(r.type) for r in op.results],

@@ -1,4 +1,5 @@
-"""numpy meanings of the `arith` and `math` ops, shared by the ta and pallas interpreters.
+"""numpy meanings of the `arith`, `math` and `special` ops, shared by the ta and pallas
+interpreters.
 
 Both interpreters hold values as numpy arrays (scalars broadcast over a loop domain in
 `ta`, tiles in `pallas`), so one table serves both. Integer division and remainder
@@ -6,7 +7,8 @@ truncate toward zero (C, torch and XLA semantics), and by 0 have no meaning (a
 `ReferenceError`; random inputs draw divisors without 0: `random_array`);
 `maximumf`/`minimumf` propagate NaN,
 `maxnumf`/`minnumf` ignore it; integer casts wrap, an `i1` is signed (`extsi` of true
-is -1) and a cast to `i1` keeps the low bit; `u*` float comparisons are true on NaN.
+is -1) and a cast to `i1` keeps the low bit; `u*` float comparisons are true on NaN;
+the special functions are `scipy.special`'s, computed in float64 and rounded.
 The tile ops (`*.convert` is numpy `astype`) have their meaning in `evaluate_tile`.
 """
 
@@ -17,6 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+import scipy.special
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -36,6 +39,7 @@ from xdsl.ir.affine import (
     AffineSymExpr,
 )
 
+from pallas_ir.dialects import special
 from pallas_ir.dialects.arith_ext import RemFOp
 from pallas_ir.dialects.common import (
     BroadcastOpBase,
@@ -132,6 +136,27 @@ def _unsigned(f: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
 
 _erf = np.vectorize(pymath.erf, otypes=[np.float64])
 
+
+def _in_float64(f: Callable[..., Any]) -> Callable[..., Any]:
+    """A `scipy.special` function computed in float64 and rounded to the operands'
+    type (scipy's float32 loops are less accurate than the kernels' expansions)."""
+
+    def compute(*args: Any) -> Any:
+        dtype = np.result_type(*args)
+        return f(*(np.asarray(a, np.float64) for a in args)).astype(dtype)
+
+    return compute
+
+
+def _lgamma(x: Any) -> Any:
+    # log |Gamma(-inf)| is inf in torch (and C), -inf in scipy.
+    return np.where(np.isneginf(x), np.inf, scipy.special.gammaln(x))
+
+
+def _erfinv(x: Any) -> Any:
+    return np.copysign(scipy.special.erfinv(x), x)  # -0 for -0, as torch
+
+
 BINARY: dict[type[Operation], Callable[[Any, Any], Any]] = {
     arith.AddfOp: np.add,
     arith.AddiOp: np.add,
@@ -163,6 +188,10 @@ BINARY: dict[type[Operation], Callable[[Any, Any], Any]] = {
     math.PowFOp: np.power,
     math.Atan2Op: np.arctan2,
     math.CopySignOp: np.copysign,
+    special.NextAfterOp: np.nextafter,  # in the operands' type
+    special.ZetaOp: _in_float64(scipy.special.zeta),
+    special.IgammaOp: _in_float64(scipy.special.gammainc),
+    special.IgammacOp: _in_float64(scipy.special.gammaincc),
 }
 
 UNARY: dict[type[Operation], Callable[[Any], Any]] = {
@@ -197,6 +226,16 @@ UNARY: dict[type[Operation], Callable[[Any], Any]] = {
     math.RoundOp: lambda a: np.sign(a) * np.floor(np.abs(a) + 0.5),
     math.TruncOp: np.trunc,
     math.CbrtOp: np.cbrt,
+    special.ErfcOp: _in_float64(scipy.special.erfc),
+    special.ErfcxOp: _in_float64(scipy.special.erfcx),
+    special.ErfInvOp: _in_float64(_erfinv),
+    special.NdtriOp: _in_float64(scipy.special.ndtri),
+    special.LgammaOp: _in_float64(_lgamma),
+    special.DigammaOp: _in_float64(scipy.special.digamma),
+    special.I0eOp: _in_float64(scipy.special.i0e),
+    special.I1eOp: _in_float64(scipy.special.i1e),
+    special.BesselJ0Op: _in_float64(scipy.special.j0),
+    special.BesselJ1Op: _in_float64(scipy.special.j1),
 }
 
 CASTS = (

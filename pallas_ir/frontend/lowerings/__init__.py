@@ -13,6 +13,7 @@ from pallas_ir.frontend.lowerings import (  # noqa: F401  (registers the lowerin
     reductions,
     scatter,
     sorting,
+    special,
     views,
 )
 from pallas_ir.frontend.lowerings.registry import LOWERINGS, Lowering, lower, lowers

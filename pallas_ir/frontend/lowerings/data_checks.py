@@ -2,11 +2,13 @@
 for that data and the call raises, never a silent wrong result:
 
 - int64 data is int32 in kernels (TPU kernels have no 64-bit types): an int64 `add`,
-  `sub`, `mul`, `neg` or `abs`, or an int64 `sum` or `prod` (of int32 data too), whose
-  result leaves int32 is an UnsupportedError at the call, as is a float cast to int64
-  outside int32;
+  `sub`, `mul`, `neg`, `abs` or left shift, or an int64 `sum` or `prod` (of int32 data
+  too), whose result leaves int32 is an UnsupportedError at the call, as is a float
+  cast to int64 outside int32;
 - an integer division (`//`, `%`, `fmod`, `div` with a rounding mode) by zero raises
   ZeroDivisionError, where eager raises too;
+- `igamma` and `igammac`, which run on XLA, are an UnsupportedError at the call for a
+  shape parameter where XLA's float32 algorithm is not accurate (a > 20);
 - a comparison of int data with a Python int outside int32 is answered when the program
   is compiled (the data is in int32: inputs are checked at the boundary), and other
   arithmetic with such a constant is an UnsupportedError.
@@ -39,6 +41,7 @@ from pallas_ir.frontend.lowerings.registry import (
     checks,
     lowers_wide_constants,
 )
+from pallas_ir.lowering.special_functions import ZETA_LOWEST_Q
 
 aten = torch.ops.aten
 
@@ -313,6 +316,142 @@ def float_to_int64_in_range(c: Lowering, args, value: Value) -> None:
         str(c.target),
         "casts {value} to int64, outside the int32 range the kernels compute int64 "
         "data in",
+        c.where,
+    )
+
+
+IGAMMA_LARGEST_A = 20.0
+"""The largest finite a for which XLA's igamma and igammac (a series and a continued
+fraction, in float32) agree with torch's to 5e-6; beyond it torch turns to an
+asymptotic series near x = a, and XLA's drift (2e-5 at a = 50, 6e-4 at a = 1e4,
+nonsense from 1e5)."""
+
+
+@checks(aten.igamma.default, aten.igammac.default)
+def igamma_within_xla_range(c: Lowering, args, value: Value) -> None:
+    """igamma(a, x) and igammac(a, x) run on XLA: a finite a above IGAMMA_LARGEST_A is
+    an UnsupportedError at the call (where x is neither 0 nor inf: there the result
+    is exact)."""
+
+    def operand(x, k: Kernel, idx) -> SSAValue:
+        if isinstance(x, Value):
+            return k.cast(x.emit(k, broadcast_index(x, c.shape, idx)), x.element, "f32")
+        return k.constant(float(x))
+
+    def bad(k: Kernel, idx) -> SSAValue:
+        a, x = operand(args[0], k, idx), operand(args[1], k, idx)
+        large = k.op(
+            "arith.andi",
+            k.cmp("ogt", a, k.constant(IGAMMA_LARGEST_A)),
+            k.cmp("olt", a, k.constant(math.inf)),
+        )
+        inside = k.op(
+            "arith.andi",
+            k.cmp("ogt", x, k.constant(0.0)),
+            k.cmp("olt", x, k.constant(math.inf)),
+        )
+        return k.op("arith.andi", large, inside)
+
+    c.prog.check(
+        Value(c.shape, bad, "i1"),
+        Value(c.shape, lambda k, idx: operand(args[0], k, idx), "f32"),
+        UnsupportedError,
+        str(c.target),
+        f"a = {{value}}: XLA's float32 series, which computes it, is accurate for "
+        f"a <= {IGAMMA_LARGEST_A:g} only",
+        c.where,
+    )
+
+
+@checks(
+    aten.special_zeta.default,
+    aten.special_zeta.self_scalar,
+    aten.special_zeta.other_scalar,
+    aten.polygamma.default,
+    aten.special_polygamma.default,
+)
+def zeta_q_in_range(c: Lowering, args, value: Value) -> None:
+    """zeta(x, q) (and polygamma(n, q) = +-n! zeta(n + 1, q) for n >= 2) with q below
+    ZETA_LOWEST_Q, not whole, and x whole and >= 1 (where it is a number) is an
+    UnsupportedError at the call: its sum of (q + k)^-x takes 9 - q terms, more than
+    the kernels unroll (XLA's zeta is wrong there too)."""
+    polygamma = c.target in (aten.polygamma.default, aten.special_polygamma.default)
+    if polygamma and args[0] < 2:
+        return
+
+    def operand(x, k: Kernel, idx) -> SSAValue:
+        if isinstance(x, Value):
+            return k.cast(x.emit(k, broadcast_index(x, c.shape, idx)), x.element, "f32")
+        return k.constant(float(x))
+
+    def whole(k: Kernel, v: SSAValue) -> SSAValue:
+        return k.cmp("oeq", v, k.op("math.floor", v))
+
+    def bad(k: Kernel, idx) -> SSAValue:
+        q = operand(args[1], k, idx)
+        low = k.cmp("olt", q, k.constant(ZETA_LOWEST_Q))
+        low = k.op("arith.xori", k.op("arith.andi", low, whole(k, q)), low)
+        if polygamma:
+            return low
+        x = operand(args[0], k, idx)
+        number = k.op("arith.andi", whole(k, x), k.cmp("oge", x, k.constant(1.0)))
+        return k.op("arith.andi", low, number)
+
+    c.prog.check(
+        Value(c.shape, bad, "i1"),
+        Value(
+            c.shape, lambda k, idx: k.op("arith.negf", operand(args[1], k, idx)), "f32"
+        ),
+        UnsupportedError,
+        str(c.target),
+        f"q = -{{value}}: the Hurwitz zeta sum is computed for q >= {ZETA_LOWEST_Q:g}",
+        c.where,
+    )
+
+
+_LEFT_SHIFTS = (
+    aten.bitwise_left_shift.Tensor,
+    aten.bitwise_left_shift.Tensor_Scalar,
+    aten.bitwise_left_shift.Scalar_Tensor,
+    aten.__lshift__.Tensor,
+    aten.__lshift__.Scalar,
+)
+
+
+@checks(*_LEFT_SHIFTS)
+def int64_left_shift_in_range(c: Lowering, args, value: Value) -> None:
+    """An int64 a << b (b in [0, 64), else eager's 0) stays inside int32: a is 0, or b
+    is below 31 and shifting back gives a (the int32 shift did not wrap). A shift by
+    31 or more of a nonzero int32 is taken to leave int32 (only -1 << 31, and shifts
+    whose int64 result wraps to a small value, do not)."""
+    if _result_dtype(c) != torch.int64:
+        return
+
+    def bad(k: Kernel, idx) -> SSAValue:
+        a, b = _operand(c, args[0], k, idx), _operand(c, args[1], k, idx)
+        zero = k.constant(0, "i32")
+        shifting = k.op(
+            "arith.andi",
+            k.cmp("sge", b, zero),
+            k.cmp("slt", b, k.constant(64, "i32")),
+        )
+        wide = k.cmp("sge", b, k.constant(31, "i32"))
+        small = k.op("arith.select", wide, zero, b)
+        back = k.op("arith.shrsi", k.op("arith.shli", a, small), small)
+        wraps = k.op("arith.ori", wide, k.cmp("ne", back, a))
+        nonzero = k.cmp("ne", a, zero)
+        return k.op("arith.andi", k.op("arith.andi", shifting, nonzero), wraps)
+
+    def operand(k: Kernel, idx) -> SSAValue:
+        return _operand(c, args[0], k, idx)
+
+    c.prog.check(
+        Value(c.shape, bad, "i1"),
+        Value(c.shape, operand, "i32"),
+        UnsupportedError,
+        str(c.target),
+        "an int64 result leaves the int32 range the kernels compute int64 data in "
+        "(shifting {value})",
         c.where,
     )
 

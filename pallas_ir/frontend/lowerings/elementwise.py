@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import torch
+from xdsl.dialects.builtin import f32
 from xdsl.ir import SSAValue
 
 from pallas_ir.frontend.kernel_builder import (
@@ -302,6 +303,8 @@ _COMPARE = {
 def binary(c: Lowering, args) -> Value:
     a, b = args[0], args[1]
     target, shape, kwargs = c.target, c.shape, c.kwargs
+    if target is aten.pow.Tensor_Scalar and c.element == "i32":
+        return _integer_power(c, a, b)
     alpha = kwargs.get("alpha", 1)
     compare = target in _COMPARE
     # Operands meet in the result's type (a comparison's: the wider operand's).
@@ -334,6 +337,26 @@ def binary(c: Lowering, args) -> Value:
         return k.op(op, lhs, rhs)
 
     return Value(shape, emit, c.element)
+
+
+def _integer_power(c: Lowering, a: Value, exponent) -> Value:
+    """a^n of integers, n a whole number >= 0: products by repeated squaring (`mul`'s,
+    so an int64 one outside int32 fails its check)."""
+    if isinstance(exponent, bool) or not isinstance(exponent, int) or exponent < 0:
+        raise c.unsupported(f"an integer power {exponent!r} is not compiled")
+    result: Value | None = None
+    square = a
+    while exponent:
+        if exponent & 1:
+            result = (
+                square if result is None else c.lower(aten.mul.Tensor, [result, square])
+            )
+        exponent >>= 1
+        if exponent:
+            square = c.lower(aten.mul.Tensor, [square, square])
+    if result is None:
+        return Value(c.shape, lambda k, idx: k.constant(1, "i32"), "i32")
+    return result
 
 
 @lowers(aten.where.self)
@@ -486,3 +509,387 @@ def convert(c: Lowering, args) -> Value:
 def fma(c: Lowering, args) -> Value:  # a * b + addend, rounded twice
     a, b, addend = args
     return c.lower(aten.add.Tensor, [c.lower(aten.mul.Tensor, [a, b]), addend])
+
+
+def _at(k: Kernel, x, shape, idx, element: str) -> SSAValue:
+    """Operand `x` (a Value or a Python number) at result index `idx`, as `element`."""
+    if isinstance(x, Value):
+        return k.cast(x.emit(k, broadcast_index(x, shape, idx)), x.element, element)
+    return k.constant(x, element)
+
+
+def float_op(c: Lowering, operands, body) -> Value:
+    """An element-wise op with a float result: `body(k, *values)` on the operands (Values
+    or Python numbers) at the broadcast index, as f32 (an int operand converts, as
+    torch promotes it)."""
+    shape = c.shape
+
+    def emit(k, idx):
+        return body(k, *(_at(k, x, shape, idx, "f32") for x in operands))
+
+    return Value(shape, emit)
+
+
+@lowers(
+    aten.clamp.Tensor,
+    aten.clamp_min.Tensor,
+    aten.clamp_max.Tensor,
+)
+def clamp_tensor(c: Lowering, args) -> Value:
+    """min(max(x, low), high), NaN in any of them NaN, as torch; bounds are tensors or
+    None (`clamp.Tensor`)."""
+    a, target, element, shape = args[0], c.target, c.element, c.shape
+    if target is aten.clamp.Tensor:
+        low = args[1] if len(args) > 1 else c.kwargs.get("min")
+        high = args[2] if len(args) > 2 else c.kwargs.get("max")
+    elif target is aten.clamp_min.Tensor:
+        low, high = args[1], None
+    else:
+        low, high = None, args[1]
+    if element == "i1":
+        raise c.unsupported("not for bool data")
+    f = element == "f32"
+
+    def emit(k, idx):
+        v = _at(k, a, shape, idx, element)
+        if low is not None:
+            bound = _at(k, low, shape, idx, element)
+            v = k.op("arith.maximumf" if f else "arith.maxsi", v, bound)
+        if high is not None:
+            bound = _at(k, high, shape, idx, element)
+            v = k.op("arith.minimumf" if f else "arith.minsi", v, bound)
+        return v
+
+    return Value(shape, emit, element)
+
+
+@lowers(aten.fmax.default, aten.fmin.default)
+def fmax_fmin(c: Lowering, args) -> Value:
+    """The larger (smaller) operand, a NaN only where both are (`arith.maxnumf`)."""
+    a, b = args
+    element, shape, top = c.element, c.shape, c.target is aten.fmax.default
+    ops = {
+        "f32": ("arith.maxnumf", "arith.minnumf"),
+        "i32": ("arith.maxsi", "arith.minsi"),
+    }
+    if element not in ops:
+        raise c.unsupported(f"not for {element} data")
+    op = ops[element][0 if top else 1]
+    return Value(
+        shape,
+        lambda k, idx: k.op(
+            op, _at(k, a, shape, idx, element), _at(k, b, shape, idx, element)
+        ),
+        element,
+    )
+
+
+@lowers(aten.copysign.Tensor, aten.copysign.Scalar)
+def copysign(c: Lowering, args) -> Value:
+    """|a| with the sign bit of b (of -0.0 and of a NaN too)."""
+    return float_op(c, args, lambda k, a, b: k.op("math.copysign", a, b))
+
+
+@lowers(aten.signbit.default)
+def signbit(c: Lowering, args) -> Value:
+    """Whether the sign bit is set (-0.0 and a negative NaN too): copysign(1, x) < 0."""
+    a, shape = args[0], c.shape
+
+    def emit(k, idx):
+        x = a.emit(k, idx)
+        if a.element == "f32":
+            return k.cmp(
+                "olt", k.op("math.copysign", k.constant(1.0), x), k.constant(0.0)
+            )
+        if a.element == "i32":
+            return k.cmp("slt", x, k.constant(0, "i32"))
+        return k.constant(False, "i1")
+
+    return Value(shape, emit, "i1")
+
+
+@lowers(aten.hypot.default)
+def hypot(c: Lowering, args) -> Value:
+    """sqrt(a^2 + b^2) without overflow: big * sqrt(1 + (small / big)^2); inf where
+    either is infinite (a NaN beside it too, as C's hypot), 0 where both are 0."""
+
+    def body(k, a, b):
+        a, b = k.op("math.absf", a), k.op("math.absf", b)
+        big, small = k.op("arith.maximumf", a, b), k.op("arith.minimumf", a, b)
+        ratio = k.op("arith.divf", small, big)
+        one_plus = k.op("arith.addf", k.constant(1.0), k.op("arith.mulf", ratio, ratio))
+        r = k.op("arith.mulf", big, k.op("math.sqrt", one_plus))
+        r = k.op("arith.select", k.cmp("oeq", big, k.constant(0.0)), k.constant(0.0), r)
+        inf = k.constant(math.inf)
+        infinite = k.op("arith.ori", k.cmp("oeq", a, inf), k.cmp("oeq", b, inf))
+        return k.op("arith.select", infinite, inf, r)
+
+    return float_op(c, args, body)
+
+
+_FLOAT_MATH = {
+    aten.log2.default: "math.log2",
+    aten.log10.default: "math.log10",
+    aten.asinh.default: "math.asinh",
+    aten.acosh.default: "math.acosh",
+    aten.atanh.default: "math.atanh",
+    aten.erfc.default: "special.erfc",
+    aten.special_erfcx.default: "special.erfcx",
+    aten.special_ndtri.default: "special.ndtri",
+    aten.lgamma.default: "special.lgamma",
+    aten.digamma.default: "special.digamma",
+    aten.special_i0e.default: "special.i0e",
+    aten.special_i1e.default: "special.i1e",
+    aten.special_bessel_j0.default: "special.bessel_j0",
+    aten.special_bessel_j1.default: "special.bessel_j1",
+}
+"""Unary ops of a float result that are one `math` or `special` op (Mosaic lowers some;
+pallas-legalize-mosaic expands the others)."""
+
+
+@lowers(*_FLOAT_MATH)
+def float_math(c: Lowering, args) -> Value:
+    name = _FLOAT_MATH[c.target]
+    return float_op(c, args[:1], lambda k, a: k.op(name, a))
+
+
+@lowers(aten.erfinv.default)
+def erfinv(c: Lowering, args) -> Value:
+    """`special.erf_inv` (Mosaic's and XLA's are 6e-6 off, relatively, near +-1), with
+    one Newton step on erfc(|y|) = 1 - |x| for 1/2 <= |x| < 1, where 1 - |x| is exact
+    and erfc keeps the relative precision erf loses near 1: |y| + (erfc(|y|) - (1 -
+    |x|)) sqrt(pi) / 2 exp(y^2), with x's sign."""
+
+    def body(k, x):
+        y = k.op("special.erf_inv", x)
+        a, t = k.op("math.absf", x), k.op("math.absf", y)
+        residual = k.op(
+            "arith.subf",
+            k.op("special.erfc", t),
+            k.op("arith.subf", k.constant(1.0), a),
+        )
+        slope = k.op("math.exp", k.op("arith.mulf", t, t))
+        step = k.op(
+            "arith.mulf",
+            residual,
+            k.op("arith.mulf", slope, k.constant(math.sqrt(math.pi) / 2)),
+        )
+        refined = k.op("math.copysign", k.op("arith.addf", t, step), x)
+        tail = k.op(
+            "arith.andi",
+            k.cmp("oge", a, k.constant(0.5)),
+            k.cmp("olt", a, k.constant(1.0)),
+        )
+        return k.op("arith.select", tail, refined, y)
+
+    return float_op(c, args[:1], body)
+
+
+@lowers(aten.nextafter.default)
+def nextafter(c: Lowering, args) -> Value:
+    if c.element != "f32":
+        raise c.unsupported(f"not for {c.element} data")
+    if c.node.meta["val"].dtype == torch.bfloat16:
+        # (the kernels compute bfloat16 in float32, where the next float is another)
+        raise c.unsupported("bfloat16 steps in bfloat16's precision")
+    return float_op(c, args, lambda k, a, b: k.op("special.nextafter", a, b))
+
+
+def _power_of_two(k: Kernel, n: SSAValue) -> SSAValue:
+    """2^n exactly, for an i32 n in [-126, 127]: its float bits."""
+    biased = k.op("arith.addi", n, k.constant(127, "i32"))
+    bits = k.op("arith.shli", biased, k.constant(23, "i32"))
+    return k.op("arith.bitcast", bits, f32)
+
+
+def _scaled(k: Kernel, a: SSAValue, n: SSAValue) -> SSAValue:
+    """a * 2^n, n an i32, exactly where it is a normal float (as C's `ldexp`; 0 or inf
+    beyond, never NaN for a finite a): by three factors 2^m, m in [-126, 127] (2^m a
+    normal float) and of n's sign, so no product over- or underflows before the
+    result does; n is clamped to +-400 first, beyond any float's reach."""
+
+    def clamped(v, low, high):
+        v = k.op("arith.maxsi", v, k.constant(low, "i32"))
+        return k.op("arith.minsi", v, k.constant(high, "i32"))
+
+    rest = clamped(n, -400, 400)
+    for step in range(3):
+        m = clamped(rest, -126, 127)
+        a = k.op("arith.mulf", a, _power_of_two(k, m))
+        if step < 2:
+            rest = k.op("arith.subi", rest, m)
+    return a
+
+
+@lowers(aten.exp2.default)
+def exp2(c: Lowering, args) -> Value:
+    """2^x as exp(f ln 2) 2^n, n = floor(x) and f = x - n in [0, 1) (exact): exact at
+    whole x, as eager, within 2 ulp elsewhere (XLA's exp2 is exp(x ln 2), off by x
+    ulps), and finite up to 2^128 (the first factor is below 2). x is clamped to
+    +-300 first, where 2^x is inf or 0 already."""
+
+    def body(k, x):
+        x = k.op("arith.maximumf", x, k.constant(-300.0))
+        x = k.op("arith.minimumf", x, k.constant(300.0))
+        n = k.op("math.floor", x)
+        f = k.op("arith.subf", x, n)
+        e = k.op("math.exp", k.op("arith.mulf", f, k.constant(math.log(2.0))))
+        return _scaled(k, e, k.cast(n, "f32", "i32"))
+
+    return float_op(c, args[:1], body)
+
+
+@lowers(aten.ldexp.Tensor)
+def ldexp(c: Lowering, args) -> Value:
+    """x * 2^n: for an integer n exactly, as eager (`_scaled`: 0 * 2^1000 is 0, 1e-38
+    * 2^100 a number); for a float n, x * pow(2, n)."""
+    x, n = args
+    shape = c.shape
+    if not isinstance(n, Value) or n.element == "f32":
+        return float_op(
+            c,
+            [x, n],
+            lambda k, a, b: k.op("arith.mulf", a, k.op("math.powf", k.constant(2.0), b)),
+        )
+
+    def emit(k, idx):
+        return _scaled(k, _at(k, x, shape, idx, "f32"), _at(k, n, shape, idx, "i32"))
+
+    return Value(shape, emit)
+
+
+@lowers(aten.round.decimals)
+def round_decimals(c: Lowering, args) -> Value:
+    """torch's: round(x * 10^d) / 10^d, or round(x / 10^-d) * 10^-d for d < 0 (half
+    to even; 10^|d| a float32). XLA divides by the constant as it multiplies by its
+    reciprocal, so a result can be an ulp from eager's."""
+    decimals = c.kwargs.get("decimals", args[1] if len(args) > 1 else 0)
+    if c.element != "f32":
+        raise c.unsupported(f"not for {c.element} data")
+    scale = float(torch.tensor(10.0 ** abs(decimals), dtype=torch.float32))
+
+    def body(k, a):
+        if decimals == 0:
+            return k.op("math.roundeven", a)
+        ten = k.constant(scale)
+        if decimals > 0:
+            rounded = k.op("math.roundeven", k.op("arith.mulf", a, ten))
+            return k.op("arith.divf", rounded, ten)
+        return k.op("arith.mulf", k.op("math.roundeven", k.op("arith.divf", a, ten)), ten)
+
+    return float_op(c, args[:1], body)
+
+
+_SHIFTS = {
+    aten.bitwise_left_shift.Tensor: True,
+    aten.bitwise_left_shift.Tensor_Scalar: True,
+    aten.bitwise_left_shift.Scalar_Tensor: True,
+    aten.__lshift__.Tensor: True,
+    aten.__lshift__.Scalar: True,
+    aten.bitwise_right_shift.Tensor: False,
+    aten.bitwise_right_shift.Tensor_Scalar: False,
+    aten.bitwise_right_shift.Scalar_Tensor: False,
+    aten.__rshift__.Tensor: False,
+    aten.__rshift__.Scalar: False,
+}
+
+
+@lowers(*_SHIFTS)
+def shift(c: Lowering, args) -> Value:
+    """a << b or a >> b (arithmetic) of integers, as torch: a shift by a negative
+    amount or by the type's width or more gives 0 (left) or the sign (right). int64
+    data is int32 here: a left shift whose int64 result leaves int32 fails its check
+    (`data_checks`); a right shift of it is the int32 one."""
+    a, b = args
+    shape, element, left = c.shape, c.element, _SHIFTS[c.target]
+    if element != "i32":
+        raise c.unsupported(f"not for {element} data")
+    dtype = c.node.meta["val"].dtype
+    width = torch.iinfo(dtype).bits
+
+    def emit(k, idx):
+        x, n = _at(k, a, shape, idx, "i32"), _at(k, b, shape, idx, "i32")
+        zero = k.constant(0, "i32")
+        outside = k.op(
+            "arith.ori",
+            k.cmp("slt", n, zero),
+            k.cmp("sge", n, k.constant(min(width, 32), "i32")),
+        )
+        if left:
+            safe = k.op("arith.select", outside, zero, n)
+            return k.op("arith.select", outside, zero, k.op("arith.shli", x, safe))
+        safe = k.op("arith.select", outside, k.constant(31, "i32"), n)
+        return k.op("arith.shrsi", x, safe)
+
+    return Value(shape, emit, element)
+
+
+_EUCLID_STEPS = 47
+"""Euclid's algorithm on int32 takes at most 46 remainders (consecutive Fibonacci
+numbers are its worst case; F(47) > 2^31)."""
+
+
+def _gcd(k: Kernel, a: SSAValue, b: SSAValue) -> SSAValue:
+    """gcd(|a|, |b|) by Euclid's algorithm, unrolled to its int32 bound (`calc_gcd`)."""
+    zero, one = k.constant(0, "i32"), k.constant(1, "i32")
+    a, b = k.op("math.absi", a), k.op("math.absi", b)
+    for _ in range(_EUCLID_STEPS):
+        done = k.cmp("eq", a, zero)
+        divisor = k.op("arith.select", done, one, a)
+        remainder = k.op("arith.remsi", b, divisor)
+        a, b = k.op("arith.select", done, a, remainder), k.op("arith.select", done, b, a)
+    return b
+
+
+@lowers(aten.gcd.default)
+def gcd(c: Lowering, args) -> Value:
+    a, b = args
+    shape = c.shape
+    if c.element != "i32":
+        raise c.unsupported(f"not for {c.element} data")
+    return Value(
+        shape,
+        lambda k, idx: _gcd(
+            k, _at(k, a, shape, idx, "i32"), _at(k, b, shape, idx, "i32")
+        ),
+        "i32",
+    )
+
+
+@lowers(aten.lcm.default)
+def lcm(c: Lowering, args) -> Value:
+    """|a / gcd(a, b) * b| (0 where the gcd is), as torch; the product is `mul`'s, so
+    an int64 one outside int32 fails its check."""
+    a, b = args
+    if c.element != "i32":
+        raise c.unsupported(f"not for {c.element} data")
+    g = c.lower(aten.gcd.default, [a, b])
+    shape = c.shape
+
+    def quotient(k, idx):
+        d = g.emit(k, idx)
+        zero = k.constant(0, "i32")
+        nonzero = k.op("arith.select", k.cmp("eq", d, zero), k.constant(1, "i32"), d)
+        return k.op("arith.divsi", _at(k, a, shape, idx, "i32"), nonzero)
+
+    product = c.lower(aten.mul.Tensor, [Value(shape, quotient, "i32"), b])
+    return c.lower(aten.abs.default, [product])
+
+
+@lowers(aten.rrelu_with_noise_functional.default)
+def rrelu(c: Lowering, args) -> list[Value]:
+    """rrelu in evaluation: leaky_relu with slope (lower + upper) / 2; the noise
+    result (unused by eager then) is ones. Training draws random slopes."""
+    a = args[0]
+
+    def arg(i: int, name: str, default):
+        return args[i] if len(args) > i else c.kwargs.get(name, default)
+
+    lower_, upper = arg(2, "lower", 1 / 8), arg(3, "upper", 1 / 3)
+    if arg(4, "training", False):
+        raise c.unsupported("random slopes (training) are not compiled")
+    shapes = c.shapes
+    slope = (lower_ + upper) / 2
+    out = c.lower(aten.leaky_relu.default, [a, slope], shape=shapes[0], element="f32")
+    ones = Value(shapes[1], lambda k, idx: k.constant(1.0))
+    return [out, ones]

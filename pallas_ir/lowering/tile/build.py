@@ -45,6 +45,7 @@ from pallas_ir.dialects.canonicalization.tensor_values import (
     TransposeOfTranspose,
 )
 from pallas_ir.dialects.common import (
+    ELEMENTWISE_DIALECTS,
     SCALAR_ONLY_CASTS,
     ComparePredicate,
     ReductionKind,
@@ -446,7 +447,7 @@ class Emitter:
                 dot.name_hint = op.results[0].name_hint
                 continue
             handler = _HANDLERS.get(type(op))
-            if handler is None and op.dialect_name() in ("arith", "math"):
+            if handler is None and op.dialect_name() in ELEMENTWISE_DIALECTS:
                 handler = Emitter.emit_elementwise
             if handler is None:
                 raise PassError(op, f"tile: '{op.name}' is not tiled yet")

@@ -15,6 +15,7 @@ from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from pallas_ir.diagnostics import PassError
+from pallas_ir.dialects import special
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects.common import ReductionKind
 from pallas_ir.lowering.tile.access import (
@@ -112,8 +113,8 @@ class RejectionKind(Enum):
     GATHER_NEEDS_RELAYOUT = auto()
     """A scalar-prefetch gather (G1) that would relayout its table on the host."""
     WIDE_DATA = auto()
-    """The kernel computes on 64-bit data, which TPU kernels do not have (or takes a
-    product reduction, which Mosaic does not lower)."""
+    """The kernel computes on 64-bit data, which TPU kernels do not have (or with an op
+    Mosaic does not lower: a product reduction, `NOT_IN_MOSAIC`)."""
     XLA_FUSION = auto()
     """An access no Pallas idiom covers, with a static index, in a kernel where nothing
     else needs Pallas: the whole kernel is one XLA fusion (see `fuses_on_xla`)."""
@@ -311,6 +312,14 @@ def merge_lane_split_stores(
         accesses[op] = replace(a, merged_into=arg)
 
 
+NOT_IN_MOSAIC = {
+    special.IgammaOp: "a series or continued fraction of up to 2000 terms",
+    special.IgammacOp: "a series or continued fraction of up to 2000 terms",
+}
+"""Ops Mosaic does not lower and no expansion into a bounded kernel body covers (with
+why): a kernel that computes one runs on XLA."""
+
+
 def wide_data(loop: ta.LoopOp, skip: set[Operation]) -> Rejection | None:
     """A `WIDE_DATA` rejection at the first op of the tiled body with a 64-bit type (gather
     indices, read on the host or from SMEM, are narrowed to i32 and do not count)."""
@@ -323,6 +332,12 @@ def wide_data(loop: ta.LoopOp, skip: set[Operation]) -> Rejection | None:
     for op in loop.body.block.ops:
         if op in skip or op not in live:
             continue
+        if type(op) in NOT_IN_MOSAIC:
+            return Rejection(
+                op,
+                f"tile: Mosaic does not lower '{op.name}' ({NOT_IN_MOSAIC[type(op)]})",
+                RejectionKind.WIDE_DATA,
+            )
         if isinstance(op, ta.ReduceOp) and op.kind.data == ReductionKind.PROD.value:
             return Rejection(
                 op,

@@ -29,6 +29,7 @@ from pallas_ir.dialects import pallas
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects import tiled_loop as tl
 from pallas_ir.dialects.common import (
+    ELEMENTWISE_DIALECTS,
     READABLE_ROLES,
     WRITABLE_ROLES,
     ArgRole,
@@ -433,7 +434,7 @@ class TlToPallasPass(CheckedOptionsPass):
                 new = pallas.SelectOp(
                     values[o.cond], values[o.true_value], values[o.false_value]
                 )
-            elif o.dialect_name() in ("arith", "math"):
+            elif o.dialect_name() in ELEMENTWISE_DIALECTS:
                 for operand in o.operands:
                     if operand not in values:
                         raise PassError(
