@@ -12,7 +12,7 @@ from xdsl.ir import SSAValue
 
 from pallas_ir.frontend.kernel_builder import Kernel, Value
 from pallas_ir.frontend.lowerings.elementwise import float_op
-from pallas_ir.frontend.lowerings.registry import Lowering, lowers
+from pallas_ir.frontend.lowerings.registry import Lowering, RunsOn, lowers
 
 aten = torch.ops.aten
 
@@ -64,7 +64,7 @@ def zeta(c: Lowering, args) -> Value:
     return float_op(c, args[:2], lambda k, x, q: k.op("special.zeta", x, q))
 
 
-@lowers(aten.igamma.default, aten.igammac.default)
+@lowers(aten.igamma.default, aten.igammac.default, runs_on=RunsOn.XLA)
 def igamma(c: Lowering, args) -> Value:
     """The regularized incomplete gamma functions P(a, x) and Q(a, x). They run on XLA
     (the tile policy's `NOT_IN_MOSAIC`), whose functions are NaN at a = inf: there
