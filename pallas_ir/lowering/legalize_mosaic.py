@@ -512,7 +512,7 @@ class ExpandF16Rounding(RewritePattern):
             _hinted(new.results[0], hint, f"r{k}")
         _replace(rewriter, op, [*ops, result], result.result)
         if not narrow.result.uses:
-            rewriter.erase_op(narrow)
+            rewriter.erase(narrow)
 
 
 MOSAIC_PATTERNS: tuple[RewritePattern, ...] = (
