@@ -71,6 +71,22 @@ FLOAT32: tuple[tuple[str, str], ...] = (
     # creation
     ("zeros", ""),
     ("scalar_tensor", ""),
+    # special functions (expanded for Mosaic) and more element-wise math
+    ("erfinv", ""),
+    ("copysign", ""),
+    ("hypot", ""),
+    # more matmuls and index writes
+    ("addbmm", ""),
+    ("diagonal_scatter", ""),
+    # library calls on XLA: sorting, convolution and pooling
+    ("sort", ""),
+    ("msort", ""),
+    ("topk", ""),
+    ("nn.functional.conv2d", ""),
+    ("nn.functional.max_pool2d", ""),
+    # resampling and padding through decompositions
+    ("nn.functional.interpolate", "bilinear"),
+    ("nn.functional.pad", "reflect"),
 )
 
 OTHER_DTYPES: tuple[tuple[str, str, str], ...] = (
