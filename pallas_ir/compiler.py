@@ -226,6 +226,8 @@ class CompiledFunction:
     def _host(self, t: torch.Tensor, plan: InputPlan) -> jax.Array:
         """The array @forward's program takes for `t` (no copy where numpy can view)."""
         t = t.detach()
+        if t.is_complex():  # its pairs of reals (a view)
+            t = torch.view_as_real(t.resolve_conj())
         if plan.span is not None:  # the flat storage span it views
             t = torch.as_strided(t, (plan.span,), (1,), t.storage_offset())
         t = t.contiguous()
@@ -265,6 +267,8 @@ class CompiledFunction:
             computed = [torch.from_dlpack(jax.block_until_ready(o)) for o in outs]
 
         def value(r: KernelOutput) -> torch.Tensor:
+            if r.dtype.is_complex:  # computed as pairs of reals
+                return torch.view_as_complex(computed[r.index])
             return computed[r.index].to(r.dtype)
 
         for check in self._checks:  # before any input is written

@@ -58,6 +58,12 @@ from pallas_ir.frontend.kernel_builder import (
     wrapped,
 )
 from pallas_ir.frontend.lowerings import lower
+from pallas_ir.frontend.lowerings.complex_pairs import (
+    COMPLEX_DTYPES,
+    OnComplex,
+    involves_complex,
+    pair_shape,
+)
 from pallas_ir.frontend.lowerings.creation import EMPTY
 
 aten = torch.ops.aten
@@ -312,12 +318,12 @@ def torch_to_ta(
     """The ta module for `fn` on `example_inputs`, and how the host calls it; with
     `runtime_checks`, the program checks its indices (`Program.check`)."""
     for i, t in enumerate(example_inputs):
-        if not isinstance(t, torch.Tensor) or t.dtype not in DTYPES:
+        if not isinstance(t, torch.Tensor) or not _held(t.dtype):
             got = t.dtype if isinstance(t, torch.Tensor) else type(t).__name__
             raise UnsupportedError(
                 f"input {i}",
-                "inputs are float32, bfloat16, float16, int32, int64, int16, int8, uint8 "
-                f"or bool tensors, got {got}",
+                "inputs are float32, bfloat16, float16, int32, int64, int16, int8, uint8, "
+                f"bool or complex64 tensors, got {got}",
             )
         if t.layout != torch.strided or t.device.type != "cpu":
             raise UnsupportedError(
@@ -337,25 +343,29 @@ def torch_to_ta(
     constants = [n for n in graph.graph.nodes if n.op == "get_attr"]
     constant_values = [getattr(graph, n.target).detach() for n in constants]
     for t in constant_values:
-        if t.dtype not in DTYPES:
+        if not _held(t.dtype):
             raise UnsupportedError("constant", f"dtype {t.dtype} is not supported yet")
     for node, t in zip(
         [*placeholders, *constants], [*example_inputs, *constant_values], strict=True
     ):
         name = f"in{len(buffers)}"
-        element, stored = DTYPES[t.dtype], stored_as(t.dtype)
         shape, stride = tuple(t.shape), tuple(t.stride())
-        if t.is_contiguous() or t.numel() == 0:
-            buf = Buffer.holding(name, t.shape, element, stored=stored)
+        # A complex tensor comes in as its pairs of reals (`view_as_real`, no copy but
+        # of one with its conjugate bit set, whose values the host resolves).
+        complex_input = t.dtype in COMPLEX_DTYPES
+        data = torch.view_as_real(t.resolve_conj()) if complex_input else t
+        element, stored = DTYPES[data.dtype], stored_as(data.dtype)
+        if data.is_contiguous() or data.numel() == 0:
+            buf = Buffer.holding(name, data.shape, element, stored=stored)
             inputs.append(InputPlan(shape, stride, t.dtype, None))
         else:
             # The call passes the span the tensor views, from its storage offset.
-            span = 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
+            span = 1 + sum((n - 1) * s for n, s in zip(data.shape, data.stride()))
             buf = Buffer.holding(name, (span,), element, stored=stored)
             inputs.append(InputPlan(shape, stride, t.dtype, span))
         buffers.append(buf)
-        env[node] = storage_value(buf, t.shape, t.stride())
-        prog.storage_offsets[node] = t.storage_offset()
+        env[node] = storage_value(buf, data.shape, data.stride())
+        prog.storage_offsets[node] = data.storage_offset()
 
     def arg(a):
         return env[a] if isinstance(a, torch.fx.Node) else a
@@ -413,6 +423,9 @@ def torch_to_ta(
     for r in returned:
         if r is None or isinstance(r, int | float | bool):  # a backward's no-grad
             results.append(ConstantResult(r))
+            continue
+        if isinstance(r, torch.fx.Node) and r in env and env[r] is None:
+            results.append(ConstantResult(None))  # an effect token (`with_effects`)
             continue
         if not isinstance(r, torch.fx.Node):
             raise UnsupportedError(
@@ -537,9 +550,24 @@ def _index_failure(node: torch.fx.Node, env: dict, prog: Program) -> Failure | N
     return None if first is None else first[1]
 
 
+def _held(dtype: torch.dtype) -> bool:
+    """Whether the program holds tensors of `dtype` (complex ones as pairs of reals)."""
+    return dtype in DTYPES or dtype in COMPLEX_DTYPES
+
+
 def _convert_node(prog, node, args, buffers) -> Value | list[Value]:
     """The value (or values) of graph node `node`, its tensor arguments given."""
     val = node.meta.get("val")
+    if involves_complex(node):  # its complex lowering, on pairs of reals
+        vals = val if isinstance(val, list | tuple) else [val]
+        for v in vals:
+            if isinstance(v, torch.Tensor) and not _held(v.dtype):
+                raise UnsupportedError(
+                    str(node.target), f"dtype {v.dtype} is not supported yet", where(node)
+                )
+        shape = pair_shape(val) if isinstance(val, torch.Tensor) else ()
+        target = OnComplex(node.target)
+        return lower(prog, node, target, args, node.kwargs, shape, buffers)
     if isinstance(val, list | tuple):
         return lower(prog, node, node.target, args, node.kwargs, (), buffers)
     shape = tuple(val.shape) if isinstance(val, torch.Tensor) else ()
@@ -574,15 +602,17 @@ def check_node(node: torch.fx.Node) -> UnsupportedError | None:
         if not isinstance(a, torch.fx.Node):
             return a
         val = a.meta.get("val")
-        if not isinstance(val, torch.Tensor) or val.dtype not in DTYPES:
+        if not isinstance(val, torch.Tensor) or not _held(val.dtype):
             raise UnsupportedError(
                 str(node.target),
                 f"takes a {getattr(val, 'dtype', type(val).__name__)} value",
                 where(node),
             )
-        buf = Buffer.holding(f"in{len(buffers)}", val.shape, DTYPES[val.dtype])
+        shape = pair_shape(val)
+        element = "f32" if val.dtype in COMPLEX_DTYPES else DTYPES[val.dtype]
+        buf = Buffer.holding(f"in{len(buffers)}", shape, element)
         buffers.append(buf)
-        return storage_value(buf, val.shape, row_major_strides(val.shape))
+        return storage_value(buf, shape, row_major_strides(shape))
 
     try:
         args = [
@@ -591,6 +621,8 @@ def check_node(node: torch.fx.Node) -> UnsupportedError | None:
         ]
         results = _convert_node(prog, node, args, buffers)
         for v in results if isinstance(results, list) else [results]:
+            if v is None:  # an effect token: no data
+                continue
             if not isinstance(v, Value):
                 raise UnsupportedError(str(node.target), "has a non-tensor result")
             prog.kernel(v, Buffer.holding(prog.fresh("out"), v.shape, v.element))

@@ -44,3 +44,32 @@ class LibraryFn(StrEnum):
     ADAPTIVE_AVG_POOL_BACKWARD = "adaptive_avg_pool_backward"
     UPSAMPLE_LINEAR = "upsample_linear"
     UPSAMPLE_BICUBIC = "upsample_bicubic"
+    # linear algebra
+    LU_FACTOR = "lu_factor"
+    LU = "lu"
+    LU_UNPACK = "lu_unpack"
+    LU_SOLVE = "lu_solve"
+    SOLVE = "solve"
+    INV = "inv"
+    CHOLESKY = "cholesky"
+    CHOLESKY_SOLVE = "cholesky_solve"
+    CHOLESKY_INVERSE = "cholesky_inverse"
+    QR = "qr"
+    SVD = "svd"
+    EIGH = "eigh"
+    TRIANGULAR_SOLVE = "triangular_solve"
+    DET = "det"
+    SLOGDET = "slogdet"
+    PINV = "pinv"
+    LSTSQ = "lstsq"
+    MATRIX_EXP = "matrix_exp"
+    HOUSEHOLDER_PRODUCT = "householder_product"
+
+    # indexing
+    EMBEDDING_BAG = "embedding_bag"
+    EMBEDDING_BAG_BACKWARD = "embedding_bag_backward"
+
+    # fft
+    FFT_R2C = "fft_r2c"
+    FFT_C2C = "fft_c2c"
+    FFT_C2R = "fft_c2r"

@@ -10,7 +10,15 @@ from types import CodeType, FunctionType
 import jax.numpy as jnp
 import numpy as np
 
-from pallas_ir.library import LibraryFn, convolution, random, sorting
+from pallas_ir.library import (
+    LibraryFn,
+    convolution,
+    fft,
+    indexing,
+    linalg,
+    random,
+    sorting,
+)
 
 FUNCTIONS: dict[LibraryFn, Callable[..., tuple]] = {
     LibraryFn.SORT: sorting.lib_sort,
@@ -31,6 +39,30 @@ FUNCTIONS: dict[LibraryFn, Callable[..., tuple]] = {
     LibraryFn.ADAPTIVE_AVG_POOL_BACKWARD: convolution.lib_adaptive_avg_pool_backward,
     LibraryFn.UPSAMPLE_LINEAR: convolution.lib_upsample_linear,
     LibraryFn.UPSAMPLE_BICUBIC: convolution.lib_upsample_bicubic,
+    LibraryFn.LU_FACTOR: linalg.lib_lu_factor,
+    LibraryFn.LU: linalg.lib_lu,
+    LibraryFn.LU_UNPACK: linalg.lib_lu_unpack,
+    LibraryFn.LU_SOLVE: linalg.lib_lu_solve,
+    LibraryFn.SOLVE: linalg.lib_solve,
+    LibraryFn.INV: linalg.lib_inv,
+    LibraryFn.CHOLESKY: linalg.lib_cholesky,
+    LibraryFn.CHOLESKY_SOLVE: linalg.lib_cholesky_solve,
+    LibraryFn.CHOLESKY_INVERSE: linalg.lib_cholesky_inverse,
+    LibraryFn.QR: linalg.lib_qr,
+    LibraryFn.SVD: linalg.lib_svd,
+    LibraryFn.EIGH: linalg.lib_eigh,
+    LibraryFn.TRIANGULAR_SOLVE: linalg.lib_triangular_solve,
+    LibraryFn.DET: linalg.lib_det,
+    LibraryFn.SLOGDET: linalg.lib_slogdet,
+    LibraryFn.PINV: linalg.lib_pinv,
+    LibraryFn.LSTSQ: linalg.lib_lstsq,
+    LibraryFn.MATRIX_EXP: linalg.lib_matrix_exp,
+    LibraryFn.HOUSEHOLDER_PRODUCT: linalg.lib_householder_product,
+    LibraryFn.EMBEDDING_BAG: indexing.lib_embedding_bag,
+    LibraryFn.EMBEDDING_BAG_BACKWARD: indexing.lib_embedding_bag_backward,
+    LibraryFn.FFT_R2C: fft.lib_fft_r2c,
+    LibraryFn.FFT_C2C: fft.lib_fft_c2c,
+    LibraryFn.FFT_C2R: fft.lib_fft_c2r,
 }
 """What each library function computes: a jax function of whole arrays (in the call's
 shapes) and keyword parameters, giving a tuple of arrays."""

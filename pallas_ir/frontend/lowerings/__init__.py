@@ -2,16 +2,20 @@
 `@lowers` (see `registry`). Importing the package registers them all."""
 
 from pallas_ir.frontend.lowerings import (  # noqa: F401  (registers the lowerings)
+    complex_pairs,
     convolution,
     creation,
     data_checks,
     elementwise,
     indexing,
+    linalg,
     matmul,
     norms,
     random,
     reductions,
     scatter,
+    scatter_reduce,
+    segments,
     sorting,
     special,
     views,

@@ -204,7 +204,8 @@ def lower(
     fused = chained(*operands)
     if isinstance(result, Value):
         return _bounded(prog, result, fused, buffers)
-    return [_bounded(prog, v, fused, buffers) for v in result]
+    # (None: a result that holds no data, AOTAutograd's effect token)
+    return [v if v is None else _bounded(prog, v, fused, buffers) for v in result]
 
 
 def _within_op_bound(prog: Program, args: list[Any], buffers: list[Buffer]) -> list[Any]:
