@@ -38,6 +38,10 @@ REFUSED = {
     "sym_size": "a size, not a tensor op (dynamo specialises it)",
     "sym_stride": "a size, not a tensor op (dynamo specialises it)",
     "sym_storage_offset": "a size, not a tensor op (dynamo specialises it)",
+    "linalg_eig": "complex eigenvalues of a real matrix, and XLA has no eig on TPU",
+    "linalg_ldl_factor_ex": "LAPACK's Bunch-Kaufman pivoting has no XLA form",
+    "linalg_ldl_factor": "LAPACK's Bunch-Kaufman pivoting has no XLA form",
+    "linalg_ldl_solve": "LAPACK's Bunch-Kaufman pivoting has no XLA form",
 }
 NOTES = {
     "prod": "Pallas; a product reduction runs on XLA (Mosaic has no `reduce_prod`)",
