@@ -364,3 +364,21 @@ def test_edge_case_kernels_aot_compile_for_v5e() -> None:
         [(m.source, arg_specs(m.module)) for m in modules], chip="v5e"
     )
     assert all(r.ok for r in results), [r.message for r in results if not r.ok]
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        torch.isnan,
+        torch.isinf,
+        lambda x: torch.nansum(x, 1),
+        lambda x: torch.heaviside(x, torch.tensor([2], dtype=torch.int32)),
+    ],
+    ids=["isnan", "isinf", "nansum", "heaviside"],
+)
+def test_float_classes_of_integers_are_false(fn) -> None:
+    """An integer is never NaN nor infinite (the OpInfo sweep found isnan and isinf
+    of int32 emitting a float comparison)."""
+    x = torch.randint(-5, 5, (4, 8), dtype=torch.int32)
+    got, want = pallas_ir.compile(fn, [x])(x), fn(x)
+    assert got.dtype == want.dtype and torch.equal(got, want)

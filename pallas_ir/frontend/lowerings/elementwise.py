@@ -436,6 +436,9 @@ def rectified(c: Lowering, args) -> Value:
 def float_class(c: Lowering, args) -> Value:
     a, nan = args[0], c.target is aten.isnan.default
 
+    if a.element != "f32":  # an integer or bool is never NaN nor infinite
+        return Value(c.shape, lambda k, idx: k.constant(False, "i1"), "i1")
+
     def emit(k, idx):
         x = a.emit(k, idx)
         if nan:
