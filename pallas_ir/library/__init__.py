@@ -25,3 +25,13 @@ class LibraryFn(StrEnum):
     # sorting and selection
     SORT = "sort"
     TOPK = "topk"
+    KTHVALUE = "kthvalue"
+    MEDIAN = "median"
+    MODE = "mode"
+    SEARCHSORTED = "searchsorted"
+    HISTC = "histc"
+    # scans
+    CUMSUM = "cumsum"
+    CUMPROD = "cumprod"
+    CUMEXTREME = "cumextreme"
+    LOGCUMSUMEXP = "logcumsumexp"
