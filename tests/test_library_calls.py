@@ -107,3 +107,18 @@ def test_library_calls_aot_compile_for_v5e(compiled) -> None:
     assert all(r.ok for r in results), {
         n: r.message for n, r in zip(compiled, results) if not r.ok
     }
+
+
+def test_every_library_function_copies_into_one_module() -> None:
+    """An emitted module defines each library function and helper once, by name: two
+    families' helpers of one name would clash (`functions.source` refuses them)."""
+    from pallas_ir.library import LibraryFn, functions
+
+    text = functions.source(list(LibraryFn))
+    namespace: dict = {}
+    exec(  # noqa: S102 - the library source, as an emitted module runs it
+        "import jax\nimport jax.numpy as jnp\nfrom jax import lax\n" + "\n".join(text),
+        namespace,
+    )
+    for fn in LibraryFn:
+        assert callable(namespace[functions.name(fn)])

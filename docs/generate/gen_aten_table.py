@@ -33,6 +33,10 @@ REFUSED = {
     "unique_consecutive": DATA_DEPENDENT,
     "_unique2": DATA_DEPENDENT,
     "unique_dim": DATA_DEPENDENT,
+    "_unique": DATA_DEPENDENT,
+    "unique_dim_consecutive": DATA_DEPENDENT,
+    "nonzero_numpy": DATA_DEPENDENT,
+    "argwhere": DATA_DEPENDENT,
     "_local_scalar_dense": "reads a value on the host (`.item()`): the trace stops",
     "sym_numel": "a size, not a tensor op (dynamo specialises it)",
     "sym_size": "a size, not a tensor op (dynamo specialises it)",
@@ -77,8 +81,10 @@ def rows() -> list[tuple[str, str, str]]:
             core.add(name)
     table = []
     for name in sorted(set(lowered) | core | (decomposed & core) | set(REFUSED)):
-        if name in lowered:
-            where = " / ".join(sorted(lowered[name]))
+        if name in lowered and lowered[name] == {"refused"}:
+            where, why = "refused", REFUSED.get(name, "its lowering says why")
+        elif name in lowered:
+            where = " / ".join(sorted(lowered[name] - {"refused"}))
             why = NOTES.get(
                 name, "lowered (`" + "`, `".join(sorted(overloads[name])) + "`)"
             )

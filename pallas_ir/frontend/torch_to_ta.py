@@ -385,7 +385,8 @@ def torch_to_ta(
             [arg(b) for b in a] if isinstance(a, list | tuple) else arg(a)
             for a in node.args
         ]
-        env[node] = _convert_node(prog, node, args, buffers)
+        kwargs = {key: arg(a) for key, a in node.kwargs.items()}  # `sorter=` a tensor
+        env[node] = _convert_node(prog, node, args, buffers, kwargs)
     for i, node in enumerate([*placeholders, *constants]):
         if inputs[i].dtype == torch.int64:
             failure = _index_failure(node, env, prog)
@@ -555,8 +556,10 @@ def _held(dtype: torch.dtype) -> bool:
     return dtype in DTYPES or dtype in COMPLEX_DTYPES
 
 
-def _convert_node(prog, node, args, buffers) -> Value | list[Value]:
-    """The value (or values) of graph node `node`, its tensor arguments given."""
+def _convert_node(prog, node, args, buffers, kwargs=None) -> Value | list[Value]:
+    """The value (or values) of graph node `node`, its tensor arguments (and keyword
+    arguments: the node's where None) given."""
+    kwargs = dict(node.kwargs) if kwargs is None else kwargs
     val = node.meta.get("val")
     if involves_complex(node):  # its complex lowering, on pairs of reals
         vals = val if isinstance(val, list | tuple) else [val]
@@ -567,9 +570,9 @@ def _convert_node(prog, node, args, buffers) -> Value | list[Value]:
                 )
         shape = pair_shape(val) if isinstance(val, torch.Tensor) else ()
         target = OnComplex(node.target)
-        return lower(prog, node, target, args, node.kwargs, shape, buffers)
+        return lower(prog, node, target, args, kwargs, shape, buffers)
     if isinstance(val, list | tuple):
-        return lower(prog, node, node.target, args, node.kwargs, (), buffers)
+        return lower(prog, node, node.target, args, kwargs, (), buffers)
     shape = tuple(val.shape) if isinstance(val, torch.Tensor) else ()
     if node.target in EMPTY and not node.users:
         # An unused scratch of any dtype (batch norm's decomposition allocates a uint8
@@ -579,7 +582,7 @@ def _convert_node(prog, node, args, buffers) -> Value | list[Value]:
         raise UnsupportedError(
             str(node.target), f"dtype {val.dtype} is not supported yet", where(node)
         )
-    value = lower(prog, node, node.target, args, node.kwargs, shape, buffers)
+    value = lower(prog, node, node.target, args, kwargs, shape, buffers)
     assert isinstance(value, Value)
     if (
         isinstance(val, torch.Tensor)
@@ -619,7 +622,8 @@ def check_node(node: torch.fx.Node) -> UnsupportedError | None:
             [stand_in(b) for b in a] if isinstance(a, list | tuple) else stand_in(a)
             for a in node.args
         ]
-        results = _convert_node(prog, node, args, buffers)
+        kwargs = {key: stand_in(a) for key, a in node.kwargs.items()}
+        results = _convert_node(prog, node, args, buffers, kwargs)
         for v in results if isinstance(results, list) else [results]:
             if v is None:  # an effect token: no data
                 continue

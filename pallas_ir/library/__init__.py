@@ -73,3 +73,13 @@ class LibraryFn(StrEnum):
     FFT_R2C = "fft_r2c"
     FFT_C2C = "fft_c2c"
     FFT_C2R = "fft_c2r"
+    KTHVALUE = "kthvalue"
+    MEDIAN = "median"
+    MODE = "mode"
+    SEARCHSORTED = "searchsorted"
+    HISTC = "histc"
+    # scans
+    CUMSUM = "cumsum"
+    CUMPROD = "cumprod"
+    CUMEXTREME = "cumextreme"
+    LOGCUMSUMEXP = "logcumsumexp"

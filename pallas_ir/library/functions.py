@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable, Iterator
 from types import CodeType, FunctionType
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -17,6 +18,7 @@ from pallas_ir.library import (
     indexing,
     linalg,
     random,
+    scans,
     sorting,
 )
 
@@ -63,6 +65,15 @@ FUNCTIONS: dict[LibraryFn, Callable[..., tuple]] = {
     LibraryFn.FFT_R2C: fft.lib_fft_r2c,
     LibraryFn.FFT_C2C: fft.lib_fft_c2c,
     LibraryFn.FFT_C2R: fft.lib_fft_c2r,
+    LibraryFn.KTHVALUE: sorting.lib_kthvalue,
+    LibraryFn.MEDIAN: sorting.lib_median,
+    LibraryFn.MODE: sorting.lib_mode,
+    LibraryFn.SEARCHSORTED: sorting.lib_searchsorted,
+    LibraryFn.HISTC: sorting.lib_histc,
+    LibraryFn.CUMSUM: scans.lib_cumsum,
+    LibraryFn.CUMPROD: scans.lib_cumprod,
+    LibraryFn.CUMEXTREME: scans.lib_cumextreme,
+    LibraryFn.LOGCUMSUMEXP: scans.lib_logcumsumexp,
 }
 """What each library function computes: a jax function of whole arrays (in the call's
 shapes) and keyword parameters, giving a tuple of arrays."""
@@ -81,14 +92,18 @@ def _global_names(code: CodeType) -> Iterator[str]:
 
 
 def _definitions(fn: FunctionType, seen: dict[str, str]) -> None:
-    """The source of `fn` and of each function of its module it calls, callees first."""
+    """The source of `fn` and of each function of its module it calls (in its body
+    or in functions defined there), callees first."""
     module = sys.modules[fn.__module__]
     for name in _global_names(fn.__code__):
         callee = getattr(module, name, None)
         local = isinstance(callee, FunctionType) and callee.__module__ == fn.__module__
         if local and callee.__name__ not in seen:
             _definitions(callee, seen)
-    seen.setdefault(fn.__name__, inspect.getsource(fn))
+    text = inspect.getsource(fn)
+    if seen.setdefault(fn.__name__, text) != text:
+        # An emitted module defines each function once, by name.
+        raise ValueError(f"two library functions are named {fn.__name__}")
 
 
 def source(fns: list[LibraryFn]) -> list[str]:
@@ -108,5 +123,8 @@ def name(fn: LibraryFn) -> str:
 def run(fn: LibraryFn, operands: list[np.ndarray], params: dict) -> list[np.ndarray]:
     """`fn` on numpy arrays (in the call's shapes), its results as numpy arrays: what
     the reference interpreters compute for a library call."""
-    results = FUNCTIONS[fn](*(jnp.asarray(a) for a in operands), **params)
+    # jitted: a scan or a loop of small steps is slow op by op
+    static = {k: tuple(v) if isinstance(v, list) else v for k, v in params.items()}
+    function = jax.jit(FUNCTIONS[fn], static_argnames=tuple(static))
+    results = function(*(jnp.asarray(a) for a in operands), **static)
     return [np.asarray(r) for r in results]

@@ -13,6 +13,7 @@ from pallas_ir.frontend.lowerings import (  # noqa: F401  (registers the lowerin
     norms,
     random,
     reductions,
+    scans,
     scatter,
     scatter_reduce,
     segments,

@@ -61,6 +61,8 @@ class RunsOn(StrEnum):
     BOTH = "Pallas + XLA"
     """Part of each: a random draw on XLA transformed in Pallas; a scatter of more
     than a few points."""
+    REFUSED = "refused"
+    """A lowering that says why the op cannot compile (an `UnsupportedError`)."""
 
 
 RUNS_ON: dict[Any, RunsOn] = {}

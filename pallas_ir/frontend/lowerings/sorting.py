@@ -1,19 +1,31 @@
-"""Sorting and selection (`sort`, `topk`): library functions on XLA
-(`pallas_ir.library.sorting`)."""
+"""Sorting and selection (`sort`, `topk`, `kthvalue`, `median`, `nanmedian`, `mode`,
+`searchsorted`, `bucketize`, `histc`): library functions on XLA
+(`pallas_ir.library.sorting`). Ops whose result's shape depends on the data
+(`nonzero`, `unique`, `masked_select`) are refused."""
 
 from __future__ import annotations
 
+import math
+
 import torch
 
-from pallas_ir.frontend.kernel_builder import Value, const, remap
-from pallas_ir.frontend.lowerings.library import library_call
+from pallas_ir.affine_analysis import row_major_strides
+from pallas_ir.frontend.kernel_builder import (
+    Value,
+    const,
+    remap,
+    scalar_element,
+    storage_value,
+    unreduced,
+)
+from pallas_ir.frontend.lowerings.library import contiguous, library_call
 from pallas_ir.frontend.lowerings.registry import Lowering, RunsOn, lowers
 from pallas_ir.library import LibraryFn
 
 aten = torch.ops.aten
 
 
-def _as_rank1(a: Value) -> Value:
+def as_rank1(a: Value) -> Value:
     """A 0-d value as a 1-element vector (a dim to sort along, as eager treats it)."""
     return remap(a, (1,), lambda idx: []) if not a.shape else a
 
@@ -29,7 +41,7 @@ def sort(c: Lowering, args) -> list[Value]:
         dim = args[1] if len(args) > 1 else c.kwargs.get("dim", -1)
         descending = bool(args[2] if len(args) > 2 else c.kwargs.get("descending", False))
         stable = False
-    x = _as_rank1(a)
+    x = as_rank1(a)
     dim = dim % len(x.shape)
     values, indices = library_call(
         c,
@@ -40,7 +52,7 @@ def sort(c: Lowering, args) -> list[Value]:
         descending=descending,
         stable=stable,
     )
-    return [_scalar(values, a.shape), _scalar(indices, a.shape)]
+    return [in_rank(values, a.shape), in_rank(indices, a.shape)]
 
 
 @lowers(aten.topk.default, runs_on=RunsOn.XLA)
@@ -48,7 +60,7 @@ def topk(c: Lowering, args) -> list[Value]:
     a, k = args[0], int(args[1])
     dim = args[2] if len(args) > 2 else c.kwargs.get("dim", -1)
     largest = bool(args[3] if len(args) > 3 else c.kwargs.get("largest", True))
-    x = _as_rank1(a)
+    x = as_rank1(a)
     dim = dim % len(x.shape)
     shape = list(x.shape)
     shape[dim] = k
@@ -62,9 +74,194 @@ def topk(c: Lowering, args) -> list[Value]:
         largest=largest,
         sorted=True,
     )
-    return [_scalar(values, a.shape), _scalar(indices, a.shape)]
+    return [in_rank(values, a.shape), in_rank(indices, a.shape)]
 
 
-def _scalar(v: Value, shape) -> Value:
+def in_rank(v: Value, shape) -> Value:
     """`v` (a 1-element vector for a 0-d operand) in the operand's rank."""
     return v if shape else remap(v, (), lambda idx: [const(0)])
+
+
+def _kept(c: Lowering, v: Value, dim: int, keepdim: bool, rank: int) -> Value:
+    """`v` (a result along `dim` kept, of size 1) in the op's result shape."""
+    if keepdim and rank:
+        return v
+    return remap(v, c.shapes[0], lambda idx: unreduced(idx, [dim], len(v.shape)))
+
+
+def _along(c: Lowering, fn: LibraryFn, a: Value, dim, keepdim, **params) -> list[Value]:
+    """The values and indices of `fn`, a selection along `dim` that keeps it."""
+    x = as_rank1(a)
+    dim = dim % len(x.shape)
+    shape = [1 if d == dim else n for d, n in enumerate(x.shape)]
+    values, indices = library_call(
+        c, fn, [x], [(shape, a.element), (shape, "i32")], dim=dim, **params
+    )
+    rank = len(a.shape)
+    return [_kept(c, values, dim, keepdim, rank), _kept(c, indices, dim, keepdim, rank)]
+
+
+def _arg(c: Lowering, args, i: int, name: str, default):
+    """Argument `i` of the op, given by position or by `name`, or `default`."""
+    return args[i] if len(args) > i else c.kwargs.get(name, default)
+
+
+@lowers(aten.kthvalue.default, runs_on=RunsOn.XLA)
+def kthvalue(c: Lowering, args) -> list[Value]:
+    a, k = args[0], int(args[1])
+    dim, keepdim = _arg(c, args, 2, "dim", -1), bool(_arg(c, args, 3, "keepdim", False))
+    n = a.shape[dim % len(a.shape)] if a.shape else 1
+    if not 1 <= k <= n:  # eager raises too
+        raise c.unsupported(f"k = {k} is outside [1, {n}]")
+    return _along(c, LibraryFn.KTHVALUE, a, dim, keepdim, k=k)
+
+
+@lowers(aten.mode.default, runs_on=RunsOn.XLA)
+def mode(c: Lowering, args) -> list[Value]:
+    dim, keepdim = _arg(c, args, 1, "dim", -1), bool(_arg(c, args, 2, "keepdim", False))
+    return _along(c, LibraryFn.MODE, args[0], dim, keepdim)
+
+
+def nth_of_equals(n: int) -> int:
+    """Which of `n` equal elements libstdc++'s `std::nth_element(first, first, last)`
+    puts first (eager's CPU `nanmedian` of a row of NaN only: it compares them all
+    equal). Its introselect moves a median of three (with all equal, the middle) to
+    the front, partitions (every comparison false: the ends swap inward) and goes on
+    in the left part, to 3 elements; insertion sort then moves none."""
+    order = list(range(n))
+    first, last = 0, n
+    depth = 2 * (n.bit_length() - 1) if n else 0
+    while last - first > 3 and depth > 0:  # at depth 0, heap selection moves none
+        depth -= 1
+        middle = first + (last - first) // 2
+        order[first], order[middle] = order[middle], order[first]
+        lo, hi = first + 1, last
+        while True:
+            hi -= 1
+            if not lo < hi:
+                break
+            order[lo], order[hi] = order[hi], order[lo]
+            lo += 1
+        last = lo
+    return order[0] if n else 0
+
+
+@lowers(aten.median.dim, aten.nanmedian.dim, runs_on=RunsOn.XLA)
+def median_dim(c: Lowering, args) -> list[Value]:
+    a = args[0]
+    dim, keepdim = _arg(c, args, 1, "dim", -1), bool(_arg(c, args, 2, "keepdim", False))
+    n = a.shape[dim % len(a.shape)] if a.shape else 1
+    ignore_nan = c.target == aten.nanmedian.dim
+    params = {"all_nan_index": nth_of_equals(n)} if ignore_nan else {}
+    return _along(c, LibraryFn.MEDIAN, a, dim, keepdim, ignore_nan=ignore_nan, **params)
+
+
+@lowers(aten.median.default, aten.nanmedian.default, runs_on=RunsOn.XLA)
+def median(c: Lowering, args) -> Value:
+    a = args[0]
+    n = math.prod(a.shape)
+    flat = storage_value(contiguous(c, a), (n,), row_major_strides((n,)))
+    values, _ = library_call(
+        c,
+        LibraryFn.MEDIAN,
+        [flat],
+        [((1,), a.element), ((1,), "i32")],
+        dim=0,
+        ignore_nan=c.target == aten.nanmedian.default,
+    )
+    return in_rank(values, ())
+
+
+def _side(c: Lowering) -> bool:
+    """Whether a search goes after equal values (`right=True` or `side="right"`)."""
+    side = c.kwargs.get("side")
+    return side == "right" if side is not None else bool(c.kwargs.get("right", False))
+
+
+def _scalar(c: Lowering, v) -> Value:
+    """A Python number as a 1-element value (searched for like a tensor's)."""
+    element = scalar_element(v)
+    if element == "i32" and not -(2**31) <= v < 2**31:
+        raise c.unsupported(f"the int {v} is outside int32, which kernels compute in")
+    return Value((1,), lambda k, idx: k.constant(v, element), element)
+
+
+def _searchsorted(c: Lowering, boundaries: Value, values: Value, right: bool) -> Value:
+    sorter = c.kwargs.get("sorter")
+    operands = [boundaries, values] + ([sorter] if sorter is not None else [])
+    (result,) = library_call(
+        c, LibraryFn.SEARCHSORTED, operands, [(values.shape, "i32")], right=right
+    )
+    return result
+
+
+@lowers(aten.searchsorted.Tensor, aten.searchsorted.Scalar, runs_on=RunsOn.XLA)
+def searchsorted(c: Lowering, args) -> Value:
+    boundaries, values = args[0], args[1]
+    if not isinstance(values, Value):
+        return in_rank(_searchsorted(c, boundaries, _scalar(c, values), _side(c)), ())
+    return _searchsorted(c, boundaries, values, _side(c))
+
+
+@lowers(aten.bucketize.Tensor, aten.bucketize.Scalar, runs_on=RunsOn.XLA)
+def bucketize(c: Lowering, args) -> Value:
+    values, boundaries = args[0], args[1]
+    right = bool(c.kwargs.get("right", False))
+    if not isinstance(values, Value):
+        return in_rank(_searchsorted(c, boundaries, _scalar(c, values), right), ())
+    return _searchsorted(c, boundaries, values, right)
+
+
+@lowers(aten.histc.default, runs_on=RunsOn.XLA)
+def histc(c: Lowering, args) -> Value:
+    a = args[0]
+    bins = int(_arg(c, args, 1, "bins", 100))
+    low = float(_arg(c, args, 2, "min", 0))
+    high = float(_arg(c, args, 3, "max", 0))
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise c.unsupported(f"the range [{low}, {high}] is not finite")
+    if low > high:
+        raise c.unsupported(f"max ({high}) must be larger than min ({low})")
+    n = math.prod(a.shape)
+    flat = storage_value(contiguous(c, a), (n,), row_major_strides((n,)))
+    bfloat16 = c.node.meta["val"].dtype == torch.bfloat16
+    params = {"bins": bins, "low": low, "high": high, "bfloat16": bfloat16}
+    if low != high or not c.prog.checking:
+        (counts,) = library_call(c, LibraryFn.HISTC, [flat], [((bins,), "f32")], **params)
+        return counts
+    counts, unbounded, lowest = library_call(
+        c,
+        LibraryFn.HISTC,
+        [flat],
+        [((bins,), "f32"), ((), "i1"), ((), "f32")],
+        checked=True,
+        **params,
+    )
+    c.prog.check(
+        unbounded,
+        lowest,
+        RuntimeError,
+        str(c.target),
+        "the range of the data (its min {value} to its max) is not finite",
+        c.where,
+    )
+    return counts
+
+
+@lowers(
+    aten._unique2.default,
+    aten._unique.default,
+    aten.unique_dim.default,
+    aten.unique_consecutive.default,
+    aten.unique_dim_consecutive.default,
+    aten.nonzero.default,
+    aten.nonzero_numpy.default,
+    aten.masked_select.default,
+    aten.argwhere.default,
+    runs_on=RunsOn.REFUSED,
+)
+def data_dependent_shape(c: Lowering, args) -> Value:
+    raise c.unsupported(
+        "data-dependent output shape: its size depends on the values of its input, "
+        "and a compiled program has fixed shapes (torch.compile runs it in eager)"
+    )

@@ -1,0 +1,379 @@
+"""Sorting, selection and scans as library functions on XLA (`pallas_ir.library.sorting`,
+`pallas_ir.library.scans`): each against eager PyTorch on the CPU (ints and indices
+exactly, float sums within tolerance), with NaN, ±inf, ±0.0, ties, 0-d tensors and
+negative dims; a few against the ta reference; all AOT-compiled for v5e. Ops whose
+result's shape depends on the data are an UnsupportedError that says so."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import pallas_ir
+from pallas_ir.check import arg_specs
+from pallas_ir.dialects import tensor_access as ta
+from pallas_ir.frontend.lowerings.scans import MASKED_SUM_MAX
+from pallas_ir.reference.ta import run_forward
+from pallas_ir.tpu_check import aot_compile_many
+
+NAN, INF = float("nan"), float("inf")
+
+
+def _specials(rows: int = 3) -> torch.Tensor:
+    """Rows of ties, NaN, ±inf and ±0.0, in several orders."""
+    row = [0.0, -0.0, NAN, 1.0, -INF, INF, 1.0, -2.0, NAN, 0.0, -0.0, 3.0]
+    out = [row, row[::-1], [-v for v in row], sorted(row, key=str)][:rows]
+    return torch.tensor(out)
+
+
+def _ties(*shape: int, high: int = 4, dtype=torch.int64) -> torch.Tensor:
+    return torch.randint(0, high, shape, dtype=dtype)
+
+
+def _ties_float(*shape: int) -> torch.Tensor:
+    """Few distinct values (ties), with -0.0 among the zeros and some NaN."""
+    x = torch.randint(-2, 3, shape).float()
+    x[torch.rand(shape) < 0.2] = -0.0
+    x[torch.rand(shape) < 0.05] = NAN
+    return x
+
+
+def _nan_rows(n: int) -> torch.Tensor:
+    x = torch.randn(3, n)
+    x[0, 1] = NAN
+    x[1, :] = NAN  # a row of NaN only
+    return x
+
+
+def _sorted_rows(*shape: int) -> torch.Tensor:
+    return torch.sort(torch.randn(shape), dim=-1).values
+
+
+PROGRAMS = {
+    # scans
+    # float cumsum along at most MASKED_SUM_MAX: a Pallas kernel (masked sums)
+    "cumsum_float": (
+        lambda x, y, s: (torch.cumsum(x, 1), torch.cumsum(y, -3), torch.cumsum(s, -1)),
+        lambda: [torch.randn(6, 40), torch.randn(5, 3, 4), _specials()],
+    ),
+    # longer: a library call
+    "cumsum_float_long": (
+        lambda x, s: (torch.cumsum(x, -1), torch.cumsum(s.repeat(1, 50), 1)),
+        lambda: [torch.randn(3, MASKED_SUM_MAX + 1), _specials()],
+    ),
+    "cumsum_ints": (
+        lambda a, b, f: (
+            torch.cumsum(a, 0),  # int32 -> int64
+            torch.cumsum(f > 0, 1),  # bool -> int64
+            torch.cumsum(b, -1, dtype=torch.int32),
+        ),
+        lambda: [
+            torch.randint(-1000, 1000, (30, 4), dtype=torch.int32),
+            _ties(3, 7, high=9),
+            torch.randn(4, 9),
+        ],
+    ),
+    "cumsum_dtype_float": (
+        lambda b: torch.cumsum(b, 1, dtype=torch.float32),
+        lambda: [_ties(3, 7, high=9)],
+    ),
+    "cumsum_bfloat16_0d_fused": (
+        lambda b, z, x: (
+            torch.cumsum(b, 1),
+            torch.cumsum(z, 0),
+            (torch.cumsum(x.t() * 2, 1) + 1).sum(0),
+        ),
+        lambda: [torch.randn(4, 8).bfloat16(), torch.tensor(2.5), torch.randn(8, 5)],
+    ),
+    "cumprod": (
+        lambda s, r, i: (
+            torch.cumprod(s, 0),
+            torch.cumprod(r, -1),
+            torch.cumprod(i, 1),
+            torch.cumprod(r > 0.6, 0),
+        ),
+        lambda: [_specials(4), torch.rand(3, 10) + 0.5, _ties(4, 6, high=5) - 2],
+    ),
+    "cummax_cummin_float": (
+        lambda s, b, z: (
+            *torch.cummax(s, 1),
+            *torch.cummin(s, -1),
+            *torch.cummin(b, 1),
+            *torch.cummax(z, -1),
+        ),
+        lambda: [_specials(), _ties_float(3, 9).bfloat16(), torch.tensor(1.5)],
+    ),
+    "cummax_cummin_ints": (
+        lambda a, b, f: (
+            *torch.cummax(a, 0),
+            *torch.cummin(b, -2),
+            *torch.cummax(f > 0, 0),
+        ),
+        lambda: [_ties(12, 5), _ties(9, 4, dtype=torch.int32), torch.randn(6, 3)],
+    ),
+    "logcumsumexp": (
+        lambda s, x, b: (
+            torch.logcumsumexp(s, 1),
+            torch.logcumsumexp(x * 10, -2),
+            torch.logcumsumexp(b, 0),
+        ),
+        lambda: [_specials(), torch.randn(7, 3), torch.randn(6, 2).bfloat16()],
+    ),
+    # sorting and selection
+    "argsort_msort": (
+        lambda s, i: (torch.argsort(s, dim=-1, stable=True), torch.msort(i)),
+        lambda: [_specials(), _ties(7, 3)],
+    ),
+    "kthvalue_ties": (
+        lambda f, i: (
+            *torch.kthvalue(f, 5, 1),
+            *torch.kthvalue(i, 150, -1, keepdim=True),
+        ),
+        lambda: [_ties_float(20, 40), _ties(6, 301, high=7)],
+    ),
+    "kthvalue_specials": (
+        lambda s, b, z: (
+            *torch.kthvalue(s, 1, 0),
+            *torch.kthvalue(b, 3, 1),
+            *torch.kthvalue(z, 1),
+        ),
+        lambda: [_specials(4), _ties_float(4, 9).bfloat16(), torch.tensor(-1.0)],
+    ),
+    "median": (
+        lambda a, n, m, i, z: (
+            torch.median(a),
+            torch.median(n),
+            *torch.median(m, 1),
+            *torch.median(i, -2, keepdim=True),
+            *torch.median(z, 0),
+        ),
+        lambda: [
+            _ties(5, 6),
+            _nan_rows(5),
+            _nan_rows(8),
+            _ties(9, 4, dtype=torch.int32),
+            torch.tensor(3.0),
+        ],
+    ),
+    "nanmedian": (
+        lambda n, f, a, b, c, d: (
+            torch.nanmedian(n),
+            *torch.nanmedian(f, -1),
+            # rows of NaN only, of several lengths
+            *[r for t in (a, b, c, d) for r in torch.nanmedian(t, 1)],
+        ),
+        lambda: [
+            _nan_rows(6),
+            _ties_float(6, 9),
+            *[torch.full((2, n), NAN) for n in (4, 7, 40, 129)],
+        ],
+    ),
+    # rows of at most 16: no partition, only the final insertion sort
+    "mode_short_rows": (
+        lambda i, f, b, z: (
+            *torch.mode(i, 1),
+            *torch.mode(f > 0, 0),
+            *torch.mode(b, 1),
+            *torch.mode(z),
+        ),
+        lambda: [
+            _ties(30, 12),
+            torch.randn(15, 2),
+            _ties(3, 14).bfloat16(),
+            torch.tensor(7),
+        ],
+    ),
+    # longer rows: libstdc++'s partitions decide which of the equal values is last
+    "mode_long_rows": (
+        lambda i, z: (*torch.mode(i, -2, keepdim=True), *torch.mode(z, 1)),
+        lambda: [
+            _ties(200, 4, high=6, dtype=torch.int32),
+            torch.tensor([[0.0, -0.0] * 10 + [1.0] * 3, [-0.0, 0.0] * 10 + [2.0] * 3]),
+        ],
+    ),
+    "searchsorted": (
+        lambda rows, v, ties, t, seq, w: (
+            torch.searchsorted(rows, v),
+            torch.searchsorted(ties, t, right=True),
+            torch.searchsorted(ties, t),
+            torch.searchsorted(seq, w, side="right", out_int32=True),
+        ),
+        lambda: [
+            _sorted_rows(3, 10),
+            torch.randn(3, 6),
+            torch.tensor([1, 2, 2, 2, 5, 7]),
+            _ties(3, 4, high=8),
+            _sorted_rows(17),
+            torch.randn(2, 3, 4),
+        ],
+    ),
+    "searchsorted_nan_mixed_scalar": (
+        lambda n, v, i, f, s: (
+            torch.searchsorted(n, v),  # NaN in both: eager's binary search
+            torch.searchsorted(i, f),  # int boundaries, float values
+            torch.searchsorted(s, 0.25),
+            torch.searchsorted(s, 1, right=True),
+        ),
+        lambda: [
+            torch.tensor([1.0, 2.0, NAN, NAN]),
+            torch.tensor([0.0, 1.5, NAN, INF]),
+            torch.tensor([1, 3, 5]),
+            torch.tensor([2.5, 3.0, 5.5]),
+            torch.tensor([-1.0, 0.25, 1.0, 1.0]),
+        ],
+    ),
+    "searchsorted_sorter": (
+        lambda s, v: torch.searchsorted(s, v, sorter=torch.argsort(s, stable=True)),
+        lambda: [_ties(2, 9), _ties(2, 5)],
+    ),
+    "bucketize": (
+        lambda b, v, i: (
+            torch.bucketize(v, b),
+            torch.bucketize(v, b, right=True),
+            torch.bucketize(2, i, out_int32=True),
+        ),
+        lambda: [
+            torch.arange(-2.0, 3.0),
+            torch.randint(-3, 4, (4, 5)).float(),
+            torch.tensor([0, 2, 2, 4]),
+        ],
+    ),
+    "histc": (
+        lambda d, r, one, e, b: (
+            torch.histc(d, 7),  # over the data's range
+            torch.histc(r, bins=6, min=-1, max=1),  # NaN and outside not counted
+            torch.histc(one, 4),  # one value: widened by 1 each way
+            torch.histc(e, 10, 0, 1),  # elements on the edges
+            torch.histc(b, 5, -2, 2),
+        ),
+        lambda: [
+            torch.randn(200),
+            torch.cat([torch.randn(100), _specials().flatten()]),
+            torch.full((3, 3), 2.0),
+            torch.linspace(0, 1, 101),
+            torch.randn(60).bfloat16(),
+        ],
+    ),
+    "aminmax": (
+        lambda x: (*torch.aminmax(x, dim=-1), *torch.aminmax(x)),
+        lambda: [torch.randn(5, 7)],
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    torch.manual_seed(0)
+    return {
+        name: (pallas_ir.compile(fn, inputs), fn, inputs)
+        for name, (fn, make) in PROGRAMS.items()
+        for inputs in [make()]
+    }
+
+
+def _flat(out) -> list[torch.Tensor]:
+    if isinstance(out, tuple | list):
+        return [t for o in out for t in _flat(o)]
+    return [out]
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_matches_eager(name: str, compiled) -> None:
+    k, fn, inputs = compiled[name]
+    got, want = _flat(k(*inputs)), _flat(fn(*inputs))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        if g.dtype.is_floating_point and "cum" not in name:
+            # selections return elements: the same ones, the sign of zero too
+            assert torch.equal(torch.signbit(g), torch.signbit(w)), (g, w)
+        torch.testing.assert_close(g, w, equal_nan=True)  # ints and indices exactly
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "cumsum_ints",
+        "cummax_cummin_ints",
+        "kthvalue_ties",
+        "median",
+        "searchsorted_sorter",
+    ],
+)
+def test_ta_reference_matches_eager(name: str, compiled) -> None:
+    """The ta module's meaning (the reference interpreter runs the library calls on
+    numpy arrays) is eager's."""
+    k, fn, inputs = compiled[name]
+    module = pallas_ir.parse(k.ir["ta"])
+    assert any(
+        isinstance(op, ta.LibraryCallOp) for kernel in module.ops for op in kernel.walk()
+    )
+    got = run_forward(module, *[t.numpy() for t in inputs])
+    for g, w in zip(got, _flat(fn(*inputs))):
+        np.testing.assert_array_equal(g, w.numpy().astype(g.dtype))
+
+
+def test_a_short_float_cumsum_is_a_pallas_kernel(compiled) -> None:
+    """Along at most MASKED_SUM_MAX, a float cumsum is a Pallas masked sum fused with
+    its operands (no library call); longer, `lib_cumsum` on XLA."""
+    short, long = (
+        compiled["cumsum_bfloat16_0d_fused"][0],
+        compiled["cumsum_float_long"][0],
+    )
+    assert "lib_cumsum" not in short.source and "pl.pallas_call(" in short.source
+    assert "lib_cumsum" in long.source
+
+
+def test_int64_scan_outside_int32_raises() -> None:
+    """An int64 cumsum or cumprod is computed in int32: a result outside int32 is an
+    UnsupportedError when the program runs, never a wrapped value."""
+    x = torch.full((2, 3), 2**30, dtype=torch.int32)
+    fine = torch.ones(2, 3, dtype=torch.int32)
+    for scan, what in [(torch.cumsum, "sum"), (torch.cumprod, "product")]:
+        k = pallas_ir.compile(lambda x: scan(x, 1), [x])  # noqa: B023 (compiled here)
+        assert torch.equal(k(fine), scan(fine, 1))
+        with pytest.raises(pallas_ir.UnsupportedError, match=f"cumulative {what}"):
+            k(x)
+    # -2**31 * -1 leaves int32 by one
+    x = torch.tensor([-(2**31), -1, 1], dtype=torch.int32)
+    k = pallas_ir.compile(lambda x: torch.cumprod(x, 0), [x])
+    with pytest.raises(pallas_ir.UnsupportedError, match="cumulative product"):
+        k(x)
+
+
+def test_histc_of_data_with_nan_raises_as_eager() -> None:
+    """With min == max histc bins over the data's range: NaN there is eager's
+    RuntimeError."""
+    x = torch.randn(10)
+    k = pallas_ir.compile(lambda x: torch.histc(x, 4), [x])
+    x[3] = NAN
+    with pytest.raises(RuntimeError, match="not finite"):
+        torch.histc(x, 4)
+    with pytest.raises(RuntimeError, match="not finite"):
+        k(x)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        torch.unique,
+        lambda x: torch.unique(x, dim=0),
+        torch.unique_consecutive,
+        torch.nonzero,
+        lambda x: torch.nonzero(x, as_tuple=True),
+        torch.argwhere,
+        lambda x: torch.masked_select(x, x > 0),
+    ],
+)
+def test_data_dependent_shapes_are_refused(fn) -> None:
+    with pytest.raises(pallas_ir.UnsupportedError, match="data-dependent output shape"):
+        pallas_ir.compile(fn, [torch.randn(4, 5)])
+
+
+def test_sorting_and_scans_aot_compile_for_v5e(compiled) -> None:
+    items = [(k.source, arg_specs(k.module)) for k, _, _ in compiled.values()]
+    results = aot_compile_many(items, chip="v5e")
+    assert all(r.ok for r in results), {
+        n: r.message for n, r in zip(compiled, results) if not r.ok
+    }
