@@ -7,12 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from support.programs import aot_failures, compile_programs, flat
 
 import pallas_ir
-from pallas_ir.check import arg_specs
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.reference.ta import run_forward
-from pallas_ir.tpu_check import aot_compile_many
 
 NAN, INF = float("nan"), float("inf")
 
@@ -64,22 +63,13 @@ PROGRAMS = {
 
 @pytest.fixture(scope="module")
 def compiled():
-    torch.manual_seed(0)
-    return {
-        name: (pallas_ir.compile(fn, inputs), fn, inputs)
-        for name, (fn, make) in PROGRAMS.items()
-        for inputs in [make()]
-    }
-
-
-def _flat(out) -> list[torch.Tensor]:
-    return list(out) if isinstance(out, tuple | list) else [out]
+    return compile_programs(PROGRAMS)
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_matches_eager(name: str, compiled) -> None:
     k, fn, inputs = compiled[name]
-    got, want = _flat(k(*inputs)), _flat(fn(*inputs))
+    got, want = flat(k(*inputs)), flat(fn(*inputs))
     assert len(got) == len(want)
     for g, w in zip(got, want):
         assert g.dtype == w.dtype and g.shape == w.shape
@@ -97,16 +87,12 @@ def test_ta_reference_matches_eager(name: str, compiled) -> None:
     )
     arrays = [t.numpy() for t in inputs]
     got = run_forward(module, *arrays)
-    for g, w in zip(got, _flat(fn(*inputs))):
+    for g, w in zip(got, flat(fn(*inputs))):
         np.testing.assert_array_equal(g, w.numpy().astype(g.dtype))
 
 
 def test_library_calls_aot_compile_for_v5e(compiled) -> None:
-    items = [(k.source, arg_specs(k.module)) for k, _, _ in compiled.values()]
-    results = aot_compile_many(items, chip="v5e")
-    assert all(r.ok for r in results), {
-        n: r.message for n, r in zip(compiled, results) if not r.ok
-    }
+    assert not aot_failures(compiled)
 
 
 def test_every_library_function_copies_into_one_module() -> None:

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 import torch
+from support.programs import aot_failures, compile_programs
 
-import pallas_ir
 from pallas_ir.check import arg_specs
-from pallas_ir.tpu_check import aot_compile_many, lower_for_tpu
+from pallas_ir.tpu_check import lower_for_tpu
 
 
 def _ints(dtype: torch.dtype, *shape: int) -> torch.Tensor:
@@ -79,12 +79,7 @@ def _float16_boundaries() -> torch.Tensor:
 
 @pytest.fixture(scope="module")
 def compiled():
-    torch.manual_seed(0)
-    return {
-        name: (pallas_ir.compile(fn, inputs), fn, inputs)
-        for name, (fn, make) in PROGRAMS.items()
-        for inputs in [make()]
-    }
+    return compile_programs(PROGRAMS)
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
@@ -110,8 +105,4 @@ def test_lowers_for_tpu(name: str, compiled) -> None:
 
 
 def test_aot_compiles_for_v5e(compiled) -> None:
-    items = [(k.source, arg_specs(k.module)) for k, _, _ in compiled.values()]
-    results = aot_compile_many(items, chip="v5e")
-    assert all(r.ok for r in results), {
-        n: r.message for n, r in zip(compiled, results) if not r.ok
-    }
+    assert not aot_failures(compiled)

@@ -9,13 +9,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from support.programs import aot_failures, compile_programs, flat
 
 import pallas_ir
-from pallas_ir.check import arg_specs
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.frontend.lowerings.scans import MASKED_SUM_MAX
 from pallas_ir.reference.ta import run_forward
-from pallas_ir.tpu_check import aot_compile_many
 
 NAN, INF = float("nan"), float("inf")
 
@@ -264,24 +263,13 @@ PROGRAMS = {
 
 @pytest.fixture(scope="module")
 def compiled():
-    torch.manual_seed(0)
-    return {
-        name: (pallas_ir.compile(fn, inputs), fn, inputs)
-        for name, (fn, make) in PROGRAMS.items()
-        for inputs in [make()]
-    }
-
-
-def _flat(out) -> list[torch.Tensor]:
-    if isinstance(out, tuple | list):
-        return [t for o in out for t in _flat(o)]
-    return [out]
+    return compile_programs(PROGRAMS)
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_matches_eager(name: str, compiled) -> None:
     k, fn, inputs = compiled[name]
-    got, want = _flat(k(*inputs)), _flat(fn(*inputs))
+    got, want = flat(k(*inputs)), flat(fn(*inputs))
     assert len(got) == len(want)
     for g, w in zip(got, want):
         assert g.dtype == w.dtype and g.shape == w.shape
@@ -310,7 +298,7 @@ def test_ta_reference_matches_eager(name: str, compiled) -> None:
         isinstance(op, ta.LibraryCallOp) for kernel in module.ops for op in kernel.walk()
     )
     got = run_forward(module, *[t.numpy() for t in inputs])
-    for g, w in zip(got, _flat(fn(*inputs))):
+    for g, w in zip(got, flat(fn(*inputs))):
         np.testing.assert_array_equal(g, w.numpy().astype(g.dtype))
 
 
@@ -372,8 +360,4 @@ def test_data_dependent_shapes_are_refused(fn) -> None:
 
 
 def test_sorting_and_scans_aot_compile_for_v5e(compiled) -> None:
-    items = [(k.source, arg_specs(k.module)) for k, _, _ in compiled.values()]
-    results = aot_compile_many(items, chip="v5e")
-    assert all(r.ok for r in results), {
-        n: r.message for n, r in zip(compiled, results) if not r.ok
-    }
+    assert not aot_failures(compiled)

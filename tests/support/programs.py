@@ -1,0 +1,41 @@
+"""What the tests of op families share: compiling a table of programs, flattening
+their results, and the deviceless TPU compile of every module they emitted."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import torch
+
+import pallas_ir
+from pallas_ir.check import arg_specs
+from pallas_ir.tpu_check import aot_compile_many
+
+Programs = Mapping[str, tuple[Callable, Callable[[], list[torch.Tensor]]]]
+"""name → (the function, a maker of its example inputs)."""
+
+
+def compile_programs(programs: Programs) -> dict[str, tuple]:
+    """name → (the compiled function, the function, its inputs), inputs drawn seeded."""
+    torch.manual_seed(0)
+    return {
+        name: (pallas_ir.compile(fn, inputs), fn, inputs)
+        for name, (fn, make) in programs.items()
+        for inputs in [make()]
+    }
+
+
+def flat(out) -> list[torch.Tensor]:
+    """A result (a tensor, or nested tuples and lists of them) as a list of tensors."""
+    if isinstance(out, tuple | list):
+        return [t for o in out for t in flat(o)]
+    return [out]
+
+
+def aot_failures(compiled: Mapping[str, object], chip: str = "v5e") -> dict[str, str]:
+    """name → the TPU compiler's message, for each compiled function (or a tuple whose
+    first item is one) whose module does not AOT-compile for `chip`; empty when all do."""
+    functions = {n: k[0] if isinstance(k, tuple) else k for n, k in compiled.items()}
+    items = [(k.source, arg_specs(k.module)) for k in functions.values()]  # type: ignore[attr-defined]
+    results = aot_compile_many(items, chip=chip)
+    return {n: r.message for n, r in zip(functions, results, strict=True) if not r.ok}
