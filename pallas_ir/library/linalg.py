@@ -22,6 +22,8 @@ def lu_info(lu):
     """LAPACK getrf's info: the 1-based index of the first exactly zero diagonal element
     of U (the factorization went on past it), 0 when there is none."""
     diagonal = jnp.diagonal(lu, axis1=-2, axis2=-1)
+    if diagonal.shape[-1] == 0:  # 0x0 matrices: nothing fails
+        return jnp.zeros(diagonal.shape[:-1], jnp.int32)
     zero = diagonal == 0
     first = jnp.argmax(zero, axis=-1).astype(jnp.int32) + 1
     return jnp.where(jnp.any(zero, axis=-1), first, 0).astype(jnp.int32)
@@ -178,6 +180,8 @@ def lib_cholesky(a, *, upper):
     """`torch.linalg.cholesky_ex`: (L, info) with A = L L^T, reading A's lower
     triangle (or U with A = U^T U, reading the upper one). Where A is not
     positive-definite the factor is NaN (eager's holds what LAPACK left there)."""
+    if a.shape[-1] == 0:  # 0x0 matrices: their (empty) factors
+        return a, no_failure(a)
     lower = lax.linalg.cholesky(mT(a) if upper else a, symmetrize_input=False)
     lower = jnp.tril(lower)
     # the order of the failing minor costs a loop: only where one failed

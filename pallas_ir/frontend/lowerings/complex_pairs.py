@@ -30,7 +30,7 @@ from pallas_ir.frontend.kernel_builder import (
     broadcast_index,
     const,
 )
-from pallas_ir.frontend.lowerings.library import library_call
+from pallas_ir.frontend.lowerings.linalg import call
 from pallas_ir.frontend.lowerings.registry import Lowering, RunsOn, lowers
 from pallas_ir.library import LibraryFn
 
@@ -453,7 +453,7 @@ def cat(c: Lowering, args) -> Value:
 def fft_r2c(c: Lowering, args) -> Value:
     x, dims, normalization, onesided = args[0], args[1], int(args[2]), bool(args[3])
     r = len(x.shape)
-    return library_call(
+    return call(
         c,
         LibraryFn.FFT_R2C,
         [x],
@@ -468,7 +468,7 @@ def fft_r2c(c: Lowering, args) -> Value:
 def fft_c2c(c: Lowering, args) -> Value:
     z, dims, normalization, forward = args[0], args[1], int(args[2]), bool(args[3])
     r = _rank(c)
-    return library_call(
+    return call(
         c,
         LibraryFn.FFT_C2C,
         [z],
@@ -483,7 +483,7 @@ def fft_c2c(c: Lowering, args) -> Value:
 def fft_c2r(c: Lowering, args) -> Value:
     z, dims, normalization, size = args[0], args[1], int(args[2]), int(args[3])
     r = _rank(c)
-    return library_call(
+    return call(
         c,
         LibraryFn.FFT_C2R,
         [z],

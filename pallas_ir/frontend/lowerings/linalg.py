@@ -12,11 +12,14 @@ runs it only on CUDA)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import torch
 
+from pallas_ir.dialects.library_call import Param
 from pallas_ir.frontend.kernel_builder import (
     DTYPES,
     UnsupportedError,
@@ -27,6 +30,7 @@ from pallas_ir.frontend.kernel_builder import (
 from pallas_ir.frontend.lowerings.library import library_call
 from pallas_ir.frontend.lowerings.registry import Lowering, RunsOn, lowers
 from pallas_ir.library import LibraryFn
+from pallas_ir.library import functions as library
 
 aten = torch.ops.aten
 
@@ -54,6 +58,41 @@ def empty(shape: Sequence[int], element: str) -> Value:
     return Value(tuple(shape), lambda k, idx: k.constant(0, element), element)
 
 
+def call(
+    c: Lowering,
+    fn: LibraryFn,
+    operands: Sequence[Value],
+    wanted: Sequence[tuple[Sequence[int], str]],
+    **params: Param,
+) -> list[Value]:
+    """`library_call`, or, where an operand has no elements (a batch of none, 0x0
+    matrices), its results computed now: with no data to read they are constants
+    (the determinant of a 0x0 matrix is 1, its info 0)."""
+    if all(math.prod(v.shape) for v in operands):
+        return library_call(c, fn, operands, wanted, **params)
+    if not any(math.prod(shape) for shape, _ in wanted):
+        return [empty(shape, element) for shape, element in wanted]
+    if any(math.prod(v.shape) for v in operands):
+        raise c.unsupported("operands with no elements beside ones with elements")
+    dtypes = {"f32": np.float32, "i32": np.int32, "i1": np.int32}
+    arrays = [np.zeros(v.shape, dtypes[v.element]) for v in operands]
+    try:
+        computed = library.run(fn, arrays, params)
+    except (ValueError, IndexError, TypeError) as e:  # jax's refusal of empty ones
+        raise c.unsupported(f"operands with no elements ({e})") from e
+    values = []
+    for result, (shape, element) in zip(computed, wanted):
+        if result.size and not np.all(result == result.flat[0]):
+            raise c.unsupported("results of operands with no elements that vary")
+        fill = result.flat[0].item() if result.size else 0
+        values.append(
+            Value(
+                tuple(shape), lambda k, idx, f=fill, e=element: k.constant(f, e), element
+            )
+        )
+    return values
+
+
 def row_major(c: Lowering, i: int = 0) -> bool:
     """Whether the op's tensor argument `i` is contiguous in eager (which then factors
     its transpose, a column-major matrix, and so reports that LU)."""
@@ -72,14 +111,14 @@ def is_vector_rhs(a: Value, b: Value) -> bool:
 def lu_factor_ex(c: Lowering, args) -> list[Value]:
     if not bound(c, args)["pivot"]:
         raise c.unsupported("LU without pivoting (eager computes it only on CUDA)")
-    return library_call(c, LibraryFn.LU_FACTOR, [args[0]], results(c))
+    return call(c, LibraryFn.LU_FACTOR, [args[0]], results(c))
 
 
 @lowers(aten.linalg_lu.default, runs_on=RunsOn.XLA)
 def lu(c: Lowering, args) -> list[Value]:
     if not bound(c, args)["pivot"]:
         raise c.unsupported("LU without pivoting (eager computes it only on CUDA)")
-    return library_call(c, LibraryFn.LU, [args[0]], results(c))
+    return call(c, LibraryFn.LU, [args[0]], results(c))
 
 
 @lowers(aten.lu_unpack.default, runs_on=RunsOn.XLA)
@@ -89,7 +128,7 @@ def lu_unpack(c: Lowering, args) -> list[Value]:
     *batch, m, n = lu.shape
     k = min(m, n)
     shapes = [(*batch, m, m), (*batch, m, k), (*batch, k, n)]
-    factors = library_call(
+    factors = call(
         c,
         LibraryFn.LU_UNPACK,
         [lu, named["LU_pivots"]],
@@ -106,7 +145,7 @@ def lu_unpack(c: Lowering, args) -> list[Value]:
 @lowers(aten.linalg_lu_solve.default, runs_on=RunsOn.XLA)
 def lu_solve(c: Lowering, args) -> list[Value]:
     named = bound(c, args)
-    return library_call(
+    return call(
         c,
         LibraryFn.LU_SOLVE,
         [named["LU"], named["pivots"], named["B"]],
@@ -121,7 +160,7 @@ def lu_solve(c: Lowering, args) -> list[Value]:
 def solve_ex(c: Lowering, args) -> list[Value]:
     named = bound(c, args)
     a, b = named["A"], named["B"]
-    return library_call(
+    return call(
         c,
         LibraryFn.SOLVE,
         [a, b],
@@ -134,20 +173,20 @@ def solve_ex(c: Lowering, args) -> list[Value]:
 
 @lowers(aten.linalg_inv_ex.default, runs_on=RunsOn.XLA)
 def inv_ex(c: Lowering, args) -> list[Value]:
-    return library_call(c, LibraryFn.INV, [args[0]], results(c))
+    return call(c, LibraryFn.INV, [args[0]], results(c))
 
 
 @lowers(aten.linalg_cholesky_ex.default, runs_on=RunsOn.XLA)
 def cholesky_ex(c: Lowering, args) -> list[Value]:
     upper = bool(bound(c, args)["upper"])
-    return library_call(c, LibraryFn.CHOLESKY, [args[0]], results(c), upper=upper)
+    return call(c, LibraryFn.CHOLESKY, [args[0]], results(c), upper=upper)
 
 
 @lowers(aten.cholesky.default, runs_on=RunsOn.XLA)
 def cholesky(c: Lowering, args) -> Value:
     upper = bool(bound(c, args)["upper"])
     info = (c.shape[:-2], "i32")
-    return library_call(
+    return call(
         c, LibraryFn.CHOLESKY, [args[0]], [(c.shape, c.element), info], upper=upper
     )[0]
 
@@ -155,7 +194,7 @@ def cholesky(c: Lowering, args) -> Value:
 @lowers(aten.cholesky_solve.default, runs_on=RunsOn.XLA)
 def cholesky_solve(c: Lowering, args) -> Value:
     named = bound(c, args)
-    return library_call(
+    return call(
         c,
         LibraryFn.CHOLESKY_SOLVE,
         [named["self"], named["input2"]],
@@ -167,7 +206,7 @@ def cholesky_solve(c: Lowering, args) -> Value:
 @lowers(aten.cholesky_inverse.default, runs_on=RunsOn.XLA)
 def cholesky_inverse(c: Lowering, args) -> Value:
     upper = bool(bound(c, args)["upper"])
-    return library_call(
+    return call(
         c, LibraryFn.CHOLESKY_INVERSE, [args[0]], [(c.shape, c.element)], upper=upper
     )[0]
 
@@ -177,9 +216,9 @@ def qr(c: Lowering, args) -> list[Value]:
     mode = str(bound(c, args)["mode"])
     (q_shape, q_element), r = results(c)
     if mode == "r":
-        (r_value,) = library_call(c, LibraryFn.QR, [args[0]], [r], mode=mode)
+        (r_value,) = call(c, LibraryFn.QR, [args[0]], [r], mode=mode)
         return [empty(q_shape, q_element), r_value]
-    return library_call(c, LibraryFn.QR, [args[0]], results(c), mode=mode)
+    return call(c, LibraryFn.QR, [args[0]], results(c), mode=mode)
 
 
 @lowers(aten._linalg_svd.default, runs_on=RunsOn.XLA)
@@ -189,7 +228,7 @@ def svd(c: Lowering, args) -> list[Value]:
     compute_uv = bool(named["compute_uv"])
     full_matrices = bool(named["full_matrices"])
     if not compute_uv:
-        (values,) = library_call(
+        (values,) = call(
             c,
             LibraryFn.SVD,
             [args[0]],
@@ -198,7 +237,7 @@ def svd(c: Lowering, args) -> list[Value]:
             compute_uv=False,
         )
         return [empty(*u), values, empty(*vh)]
-    return library_call(
+    return call(
         c,
         LibraryFn.SVD,
         [args[0]],
@@ -214,17 +253,15 @@ def eigh(c: Lowering, args) -> list[Value]:
     w, v = results(c)
     uplo, compute_v = str(named["UPLO"]), bool(named["compute_v"])
     if not compute_v:
-        (values,) = library_call(
-            c, LibraryFn.EIGH, [args[0]], [w], uplo=uplo, compute_v=False
-        )
+        (values,) = call(c, LibraryFn.EIGH, [args[0]], [w], uplo=uplo, compute_v=False)
         return [values, empty(*v)]
-    return library_call(c, LibraryFn.EIGH, [args[0]], [w, v], uplo=uplo, compute_v=True)
+    return call(c, LibraryFn.EIGH, [args[0]], [w, v], uplo=uplo, compute_v=True)
 
 
 @lowers(aten.linalg_solve_triangular.default, runs_on=RunsOn.XLA)
 def solve_triangular(c: Lowering, args) -> Value:
     named = bound(c, args)
-    return library_call(
+    return call(
         c,
         LibraryFn.TRIANGULAR_SOLVE,
         [named["self"], named["B"]],
@@ -241,7 +278,7 @@ def triangular_solve(c: Lowering, args) -> list[Value]:
     named = bound(c, args)
     b, a = named["self"], named["A"]
     (x_shape, element), (a_shape, _) = results(c)
-    (x,) = library_call(
+    (x,) = call(
         c,
         LibraryFn.TRIANGULAR_SOLVE,
         [a, b],
@@ -258,14 +295,12 @@ def triangular_solve(c: Lowering, args) -> list[Value]:
 
 @lowers(aten._linalg_det.default, runs_on=RunsOn.XLA)
 def det(c: Lowering, args) -> list[Value]:
-    return library_call(
-        c, LibraryFn.DET, [args[0]], results(c), factor_transposed=row_major(c)
-    )
+    return call(c, LibraryFn.DET, [args[0]], results(c), factor_transposed=row_major(c))
 
 
 @lowers(aten._linalg_slogdet.default, runs_on=RunsOn.XLA)
 def slogdet(c: Lowering, args) -> list[Value]:
-    return library_call(
+    return call(
         c, LibraryFn.SLOGDET, [args[0]], results(c), factor_transposed=row_major(c)
     )
 
@@ -279,7 +314,7 @@ def pinv(c: Lowering, args) -> Value:
                 f"an explicit {tolerance} (a tensor the frontend does not pass to a "
                 "library call yet; eager makes a float64 one of a Python float)"
             )
-    return library_call(
+    return call(
         c,
         LibraryFn.PINV,
         [named["self"]],
@@ -299,16 +334,18 @@ def lstsq(c: Lowering, args) -> list[Value]:
     has_residuals = residuals[0] != (0,)
     has_rank = rank[0] != (0,)
     has_values = singular_values[0] != (0,)
-    wanted = [solution, *([residuals] if has_residuals else []), (rank[0], "i32")]
+    vector = is_vector_rhs(a, b)
+    batch = solution[0][:-1] if vector else solution[0][:-2]
+    wanted = [solution, *([residuals] if has_residuals else []), (batch, "i32")]
     wanted += [singular_values] if has_values else []
-    computed = library_call(
+    computed = call(
         c,
         LibraryFn.LSTSQ,
         [a, b],
         wanted,
         driver=str(named["driver"] or "gelsy"),
         rcond=-1.0 if rcond is None else float(rcond),
-        vector=is_vector_rhs(a, b),
+        vector=vector,
         residuals=has_residuals,
         rank=True,
         singular_values=has_values,
@@ -344,14 +381,12 @@ def _used(c: Lowering, i: int) -> bool:
 
 @lowers(aten.linalg_matrix_exp.default, runs_on=RunsOn.XLA)
 def matrix_exp(c: Lowering, args) -> Value:
-    return library_call(c, LibraryFn.MATRIX_EXP, [args[0]], [(c.shape, c.element)])[0]
+    return call(c, LibraryFn.MATRIX_EXP, [args[0]], [(c.shape, c.element)])[0]
 
 
 @lowers(aten.linalg_householder_product.default, runs_on=RunsOn.XLA)
 def householder_product(c: Lowering, args) -> Value:
-    return library_call(
-        c, LibraryFn.HOUSEHOLDER_PRODUCT, args[:2], [(c.shape, c.element)]
-    )[0]
+    return call(c, LibraryFn.HOUSEHOLDER_PRODUCT, args[:2], [(c.shape, c.element)])[0]
 
 
 _CHECK_REASONS = {

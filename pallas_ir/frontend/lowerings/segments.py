@@ -11,8 +11,7 @@ import torch
 
 from pallas_ir.frontend.kernel_builder import Value
 from pallas_ir.frontend.lowerings.indexing import check_in_range
-from pallas_ir.frontend.lowerings.library import library_call
-from pallas_ir.frontend.lowerings.linalg import bound, empty, results
+from pallas_ir.frontend.lowerings.linalg import bound, call, empty, results
 from pallas_ir.frontend.lowerings.registry import Lowering, RunsOn, lowers
 from pallas_ir.library import LibraryFn
 
@@ -40,7 +39,7 @@ def embedding_bag(c: Lowering, args) -> list[Value]:
         (bags,),
         (bags, width) if mode == 2 else (bags,),
     ]
-    computed = library_call(
+    computed = call(
         c,
         LibraryFn.EMBEDDING_BAG,
         [weight, indices, offsets, *([weights] if weights is not None else [])],
@@ -61,7 +60,7 @@ def embedding_bag_backward(c: Lowering, args) -> Value:
     if named["scale_grad_by_freq"] or named["sparse"]:
         raise c.unsupported("scale_grad_by_freq and sparse gradients")
     weights = named["per_sample_weights"]
-    return library_call(
+    return call(
         c,
         LibraryFn.EMBEDDING_BAG_BACKWARD,
         [
