@@ -101,7 +101,7 @@ class LibraryCallOpBase(IRDLOperation):
 
     def typed_values(self) -> list[SSAValue]:
         """The operands, then the outputs, in the order of `shapes`."""
-        raise NotImplementedError
+        return [*self.inputs, *self.outputs]  # type: ignore[attr-defined]
 
     def verify_(self) -> None:
         values = self.typed_values()

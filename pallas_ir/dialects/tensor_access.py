@@ -263,9 +263,6 @@ class LibraryCallOp(LibraryCallOpBase):
             },
         )
 
-    def typed_values(self) -> list[SSAValue]:
-        return [*self.inputs, *self.outputs]
-
     def verify_(self) -> None:
         super().verify_()
         kernel = self.parent_op()

@@ -721,9 +721,6 @@ class LibraryCallOp(LibraryCallOpBase):
             },
         )
 
-    def typed_values(self) -> list[SSAValue]:
-        return [*self.inputs, *self.outputs]
-
 
 Xla = Dialect(
     "xla",
