@@ -39,3 +39,16 @@ def aot_failures(compiled: Mapping[str, object], chip: str = "v5e") -> dict[str,
     items = [(k.source, arg_specs(k.module)) for k in functions.values()]  # type: ignore[attr-defined]
     results = aot_compile_many(items, chip=chip)
     return {n: r.message for n, r in zip(functions, results, strict=True) if not r.ok}
+
+
+def library_call_reference(compiled_fn, inputs: list[torch.Tensor]) -> list:
+    """The ta reference interpreter's results for a compiled function's ta module on
+    `inputs`, after checking the module holds a library call (what it runs on numpy)."""
+    from pallas_ir.dialects import tensor_access as ta
+    from pallas_ir.reference.ta import run_forward
+
+    module = pallas_ir.parse(compiled_fn.ir["ta"])
+    assert any(
+        isinstance(op, ta.LibraryCallOp) for kernel in module.ops for op in kernel.walk()
+    )
+    return run_forward(module, *[t.numpy() for t in inputs])
