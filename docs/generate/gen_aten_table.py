@@ -37,7 +37,6 @@ REFUSED = {
     "unique_dim_consecutive": DATA_DEPENDENT,
     "nonzero_numpy": DATA_DEPENDENT,
     "argwhere": DATA_DEPENDENT,
-    "_local_scalar_dense": "reads a value on the host (`.item()`): the trace stops",
     "sym_numel": "a size, not a tensor op (dynamo specialises it)",
     "sym_size": "a size, not a tensor op (dynamo specialises it)",
     "sym_stride": "a size, not a tensor op (dynamo specialises it)",
@@ -53,6 +52,9 @@ NOTES = {
     "scatter": "Pallas for at most 8 written points (element-wise selects), XLA beyond",
     "scatter_add": "Pallas for at most 8 written points (element-wise selects), XLA beyond",
     "_unsafe_index_put": "Pallas for at most 8 written points, XLA beyond",
+    "_local_scalar_dense": "read from the example inputs while tracing (`.item()`, a "
+    "Python `if` on a tensor): the program is specialised on the value and checks it "
+    "at every call (`UnsupportedError` when it changed)",
 }
 
 
@@ -89,10 +91,8 @@ def rows() -> list[tuple[str, str, str]]:
                 name, "lowered (`" + "`, `".join(sorted(overloads[name])) + "`)"
             )
         elif name in decomposed:
-            where, why = (
-                "decomposed",
-                "into the ops of this table (torch's decomposition)",
-            )
+            where = "decomposed"
+            why = NOTES.get(name, "into the ops of this table (torch's decomposition)")
         else:
             where, why = (
                 "refused",

@@ -574,13 +574,14 @@ class Program:
         op: str,
         reason: str,
         where: str,
+        always: bool = False,
     ) -> Failure | None:
         """Check `bad` (an i1 value) when the program runs: two reductions over all of
         it write whether any element is bad and the largest of `shown` (a value of
         the same shape) where one is; the host raises `error` ("op: reason (at
         where)", `{value}` in `reason` the largest bad one) when one was. Returns
-        that failure (None with the checks off)."""
-        if not self.checking or math.prod(bad.shape) == 0:  # nothing to check
+        that failure (None with the checks off, unless the check is `always` made)."""
+        if not (self.checking or always) or math.prod(bad.shape) == 0:
             return None
         element = shown.element
         lowest = -(2**31) if element == "i32" else -math.inf

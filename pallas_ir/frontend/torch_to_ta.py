@@ -65,6 +65,7 @@ from pallas_ir.frontend.lowerings.complex_pairs import (
     pair_shape,
 )
 from pallas_ir.frontend.lowerings.creation import EMPTY
+from pallas_ir.frontend.lowerings.specialised import SCALAR_READ_DECOMPOSITIONS
 
 aten = torch.ops.aten
 
@@ -97,7 +98,11 @@ def frontend_decompositions() -> dict:
     Not the CPU flash attention's: its second result is not the logsumexp its
     backward reads (torch says Inductor must leave it out); attention is traced as
     its math form instead (`MathAttention`)."""
-    decompositions = {**core_aten_decompositions(), **get_decompositions(_DECOMPOSE)}
+    decompositions = {
+        **core_aten_decompositions(),
+        **get_decompositions(_DECOMPOSE),
+        **SCALAR_READ_DECOMPOSITIONS,
+    }
     decompositions.pop(aten._scaled_dot_product_flash_attention_for_cpu.default, None)
     return decompositions
 
@@ -571,7 +576,7 @@ def _convert_node(prog, node, args, buffers, kwargs=None) -> Value | list[Value]
         shape = pair_shape(val) if isinstance(val, torch.Tensor) else ()
         target = OnComplex(node.target)
         return lower(prog, node, target, args, kwargs, shape, buffers)
-    if isinstance(val, list | tuple):
+    if isinstance(val, list | tuple) or val is None:  # several results, or none
         return lower(prog, node, node.target, args, kwargs, (), buffers)
     shape = tuple(val.shape) if isinstance(val, torch.Tensor) else ()
     if node.target in EMPTY and not node.users:

@@ -19,6 +19,7 @@ from pallas_ir.frontend.lowerings import (  # noqa: F401  (registers the lowerin
     segments,
     sorting,
     special,
+    specialised,
     views,
 )
 from pallas_ir.frontend.lowerings.registry import LOWERINGS, Lowering, lower, lowers
