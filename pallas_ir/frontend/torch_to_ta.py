@@ -97,13 +97,16 @@ def frontend_decompositions() -> dict:
     `_DECOMPOSE`); AOTAutograd traces the forward and backward graphs with them too.
     Not the CPU flash attention's: its second result is not the logsumexp its
     backward reads (torch says Inductor must leave it out); attention is traced as
-    its math form instead (`MathAttention`)."""
+    its math form instead (`MathAttention`). Nor `take`'s."""
     decompositions = {
         **core_aten_decompositions(),
         **get_decompositions(_DECOMPOSE),
         **SCALAR_READ_DECOMPOSITIONS,
     }
     decompositions.pop(aten._scaled_dot_product_flash_attention_for_cpu.default, None)
+    # `take`'s decomposition indexes with its index tensor, which reads a 0-d index's
+    # value while tracing; the frontend lowers `take` itself.
+    decompositions.pop(aten.take.default, None)
     return decompositions
 
 

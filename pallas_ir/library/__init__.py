@@ -68,6 +68,8 @@ class LibraryFn(StrEnum):
     # indexing
     EMBEDDING_BAG = "embedding_bag"
     EMBEDDING_BAG_BACKWARD = "embedding_bag_backward"
+    NONZERO_STATIC = "nonzero_static"
+    SEGMENT_REDUCE = "segment_reduce"
 
     # fft
     FFT_R2C = "fft_r2c"

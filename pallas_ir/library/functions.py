@@ -62,6 +62,8 @@ FUNCTIONS: dict[LibraryFn, Callable[..., tuple]] = {
     LibraryFn.HOUSEHOLDER_PRODUCT: linalg.lib_householder_product,
     LibraryFn.EMBEDDING_BAG: indexing.lib_embedding_bag,
     LibraryFn.EMBEDDING_BAG_BACKWARD: indexing.lib_embedding_bag_backward,
+    LibraryFn.NONZERO_STATIC: indexing.lib_nonzero_static,
+    LibraryFn.SEGMENT_REDUCE: indexing.lib_segment_reduce,
     LibraryFn.FFT_R2C: fft.lib_fft_r2c,
     LibraryFn.FFT_C2C: fft.lib_fft_c2c,
     LibraryFn.FFT_C2R: fft.lib_fft_c2r,

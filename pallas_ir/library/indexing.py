@@ -77,3 +77,52 @@ def lib_embedding_bag_backward(
         size = jnp.maximum(count, 1)[jnp.minimum(bag, bags - 1)]
         rows = rows / size[:, None].astype(rows.dtype)
     return (table.at[indices].add(rows),)
+
+
+def lib_nonzero_static(x, *, size, fill_value):
+    """`torch.nonzero_static`: the indices of the first `size` nonzero elements of
+    `x` in row-major order, one row each, and rows of `fill_value` after them."""
+    found = jnp.nonzero(x != 0, size=size, fill_value=fill_value)
+    return (jnp.stack(found, axis=-1),)
+
+
+def lib_segment_reduce(data, extents, *, reduce, offsets, initial=None):
+    """`torch.segment_reduce` along axis 0: segment s holds the rows from the sum of
+    the lengths before it (`extents`: the lengths, or with `offsets` the offsets,
+    one more than the segments) and reduces them by `reduce` (sum, mean, max, min,
+    prod) starting from `initial` (None: the reduction's identity; a mean divides
+    the sum from `initial` by the length, and is `initial`, or NaN without it, for
+    an empty segment). Also whether the lengths are invalid (one negative, a total
+    other than the rows, a first offset other than 0: eager raises) and their total."""
+    lengths = extents[1:] - extents[:-1] if offsets else extents
+    lengths = lengths.astype(jnp.int32)
+    segments, rows = lengths.shape[0], data.shape[0]
+    ends = jnp.cumsum(lengths)
+    ids = jnp.searchsorted(ends, jnp.arange(rows), side="right")
+    column = (segments,) + (1,) * (data.ndim - 1)
+    if reduce in ("sum", "mean"):
+        out = jax.ops.segment_sum(data, ids, num_segments=segments)
+        if initial is not None:
+            out = out + initial
+        if reduce == "mean":
+            n = lengths.reshape(column).astype(data.dtype)
+            mean = out / n
+            out = mean if initial is None else jnp.where(n > 0, mean, initial)
+    elif reduce == "prod":
+        out = jax.ops.segment_prod(data, ids, num_segments=segments)
+        if initial is not None:
+            out = out * initial
+    else:
+        fn = jax.ops.segment_max if reduce == "max" else jax.ops.segment_min
+        out = fn(data, ids, num_segments=segments)
+        # (a NaN row makes its segment NaN, as eager)
+        nan = jax.ops.segment_max(jnp.isnan(data), ids, num_segments=segments)
+        out = jnp.where(nan, jnp.nan, out)
+        if initial is not None:
+            extreme = jnp.maximum if reduce == "max" else jnp.minimum
+            out = extreme(out, initial)
+    total = jnp.sum(lengths)
+    invalid = jnp.any(lengths < 0) | (total != rows)
+    if offsets:  # (the first offset starts the data)
+        invalid = invalid | (extents[0] != 0)
+    return out.astype(data.dtype), invalid, total

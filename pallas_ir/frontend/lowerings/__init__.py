@@ -7,6 +7,8 @@ from pallas_ir.frontend.lowerings import (  # noqa: F401  (registers the lowerin
     creation,
     data_checks,
     elementwise,
+    float_parts,
+    index_writes,
     indexing,
     linalg,
     matmul,

@@ -55,7 +55,7 @@ _ADD = {"f32": "arith.addf", "i32": "arith.addi", "i1": "arith.ori"}
 """How an accumulating write adds, by element type (bool: or, as torch adds bools)."""
 
 
-def _write_where(
+def write_where(
     k: Kernel, element: str, hit: SSAValue, old: SSAValue, new: SSAValue, add: bool
 ) -> SSAValue:
     """One element-wise write: `new` (added to `old` when `add`) where `hit`, else
@@ -65,7 +65,7 @@ def _write_where(
     return k.op("arith.select", hit, new, old)
 
 
-def _written(
+def written(
     c: Lowering,
     base: Value,
     points: Sequence[int],
@@ -143,7 +143,7 @@ def index_put(c: Lowering, args) -> Value:
                     hit = same if hit is None else k.op("arith.andi", hit, same)
                 assert hit is not None
                 w = source(k, [*rest[:lead], *where, *rest[lead:]])
-                v = _write_where(k, element, hit, v, w, accumulate)
+                v = write_where(k, element, hit, v, w, accumulate)
             return v
 
         return Value(base.shape, emit, element)
@@ -160,7 +160,7 @@ def index_put(c: Lowering, args) -> Value:
             terms.append(e * stride)
         return source(k, point), linear(terms)
 
-    return _written(c, base, points, emit_write, accumulate)
+    return written(c, base, points, emit_write, accumulate)
 
 
 def _everywhere(c: Lowering, base: Value, values: Value, accumulate: bool) -> Value:
@@ -208,7 +208,7 @@ def _masked_put(
         w = k.cast(
             values.emit(k, broadcast_index(values, rows, row)), values.element, element
         )
-        return _write_where(k, element, hit, v, w, accumulate)
+        return write_where(k, element, hit, v, w, accumulate)
 
     return Value(base.shape, emit, element)
 
@@ -260,7 +260,7 @@ def scatter(c: Lowering, args) -> Value:
                 )
                 if inside is not None:
                     hit = k.op("arith.andi", hit, inside)
-                v = _write_where(k, element, hit, v, source(k, q), accumulate)
+                v = write_where(k, element, hit, v, source(k, q), accumulate)
             return v
 
         return Value(base.shape, emit, element)
@@ -272,7 +272,7 @@ def scatter(c: Lowering, args) -> Value:
         at = [row if d == dim else q[d] for d in range(rank)]
         return source(k, q), linear([e * s for e, s in zip(at, strides)])
 
-    return _written(c, base, index.shape, emit_write, accumulate)
+    return written(c, base, index.shape, emit_write, accumulate)
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """Sorting and selection (`sort`, `topk`, `kthvalue`, `median`, `nanmedian`, `mode`,
 `searchsorted`, `bucketize`, `histc`): library functions on XLA
 (`pallas_ir.library.sorting`). Ops whose result's shape depends on the data
-(`nonzero`, `unique`, `masked_select`) are refused."""
+(`nonzero`, `unique`) are refused (`masked_select` too, but by a constant mask:
+`index_writes`)."""
 
 from __future__ import annotations
 
@@ -256,7 +257,6 @@ def histc(c: Lowering, args) -> Value:
     aten.unique_dim_consecutive.default,
     aten.nonzero.default,
     aten.nonzero_numpy.default,
-    aten.masked_select.default,
     aten.argwhere.default,
     runs_on=RunsOn.REFUSED,
 )
