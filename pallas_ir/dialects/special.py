@@ -104,6 +104,62 @@ class BesselJ1Op(SpecialUnaryOp):
 
 
 @irdl_op_definition
+class BesselY0Op(SpecialUnaryOp):
+    """Y0(x), the Bessel function of the second kind of order 0 (`scipy.special.y0`;
+    NaN at +-inf, as torch)."""
+
+    name = "special.bessel_y0"
+
+
+@irdl_op_definition
+class BesselY1Op(SpecialUnaryOp):
+    """Y1(x), the Bessel function of the second kind of order 1 (`scipy.special.y1`;
+    NaN at +-inf, as torch)."""
+
+    name = "special.bessel_y1"
+
+
+@irdl_op_definition
+class BesselK0Op(SpecialUnaryOp):
+    """K0(x), the modified Bessel function of the second kind of order 0
+    (`scipy.special.k0`)."""
+
+    name = "special.bessel_k0"
+
+
+@irdl_op_definition
+class BesselK1Op(SpecialUnaryOp):
+    """K1(x), the modified Bessel function of the second kind of order 1
+    (`scipy.special.k1`)."""
+
+    name = "special.bessel_k1"
+
+
+@irdl_op_definition
+class BesselK0eOp(SpecialUnaryOp):
+    """exp(x) K0(x), the scaled modified Bessel function of the second kind of order 0
+    (`scipy.special.k0e`)."""
+
+    name = "special.bessel_k0e"
+
+
+@irdl_op_definition
+class BesselK1eOp(SpecialUnaryOp):
+    """exp(x) K1(x), the scaled modified Bessel function of the second kind of order 1
+    (`scipy.special.k1e`)."""
+
+    name = "special.bessel_k1e"
+
+
+@irdl_op_definition
+class AiryAiOp(SpecialUnaryOp):
+    """Ai(x), the Airy function of the first kind (`scipy.special.airy`'s first
+    result; NaN at +-inf, as torch)."""
+
+    name = "special.airy_ai"
+
+
+@irdl_op_definition
 class NextAfterOp(SpecialBinaryOp):
     """The float next to `lhs` in the direction of `rhs` (C's `nextafter`)."""
 
@@ -144,6 +200,13 @@ SPECIAL_OPS = (
     I1eOp,
     BesselJ0Op,
     BesselJ1Op,
+    BesselY0Op,
+    BesselY1Op,
+    BesselK0Op,
+    BesselK1Op,
+    BesselK0eOp,
+    BesselK1eOp,
+    AiryAiOp,
     NextAfterOp,
     ZetaOp,
     IgammaOp,

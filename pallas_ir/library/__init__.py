@@ -85,3 +85,5 @@ class LibraryFn(StrEnum):
     CUMPROD = "cumprod"
     CUMEXTREME = "cumextreme"
     LOGCUMSUMEXP = "logcumsumexp"
+    # special functions
+    ORTHOGONAL_POLYNOMIAL = "orthogonal_polynomial"

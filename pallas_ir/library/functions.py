@@ -17,6 +17,7 @@ from pallas_ir.library import (
     fft,
     indexing,
     linalg,
+    polynomials,
     random,
     scans,
     sorting,
@@ -76,6 +77,7 @@ FUNCTIONS: dict[LibraryFn, Callable[..., tuple]] = {
     LibraryFn.CUMPROD: scans.lib_cumprod,
     LibraryFn.CUMEXTREME: scans.lib_cumextreme,
     LibraryFn.LOGCUMSUMEXP: scans.lib_logcumsumexp,
+    LibraryFn.ORTHOGONAL_POLYNOMIAL: polynomials.lib_orthogonal_polynomial,
 }
 """What each library function computes: a jax function of whole arrays (in the call's
 shapes) and keyword parameters, giving a tuple of arrays."""

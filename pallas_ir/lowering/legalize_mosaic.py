@@ -17,7 +17,7 @@ rejects some of it. Each pattern here rewrites one such form into explicit palla
   then the first position holding it.
 - `ExpandF16Rounding`: no conversion to float16 (v5e). Rounded on float32's bits.
 - `ExpandSpecialFunction`: no asinh, acosh, atanh, erfc, erfcx, lgamma, digamma, zeta,
-  i0e, i1e, ndtri, j0 or j1. Each becomes its float32 expansion (`special_functions.py`:
+  i0e, i1e, ndtri, j0, j1, y0, y1, k0, k1, k0e, k1e or Airy's Ai. Each becomes its float32 expansion (`special_functions.py`:
   torch's Cephes algorithms, unrolled).
 - `WidenI8Arith`: no 8-bit integer vector arithmetic. On i32, then narrowed.
 - `WidenNarrowCompare`: compares only 32-bit integers. Both sides widened to i32.

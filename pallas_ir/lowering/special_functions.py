@@ -617,6 +617,275 @@ def bessel_j1(b: TileMath, x: SSAValue) -> SSAValue:
     return _bessel_j(b, x, 1)
 
 
+Y0_P = (
+    1.55924367855235737965e04, -1.46639295903971606143e07, 5.43526477051876500413e09,
+    -9.82136065717911466409e11, 8.75906394395366999549e13, -3.46628303384729719441e15,
+    4.42733268572569800351e16, -1.84950800436986690637e16,
+)  # fmt: skip
+Y0_Q = (
+    1.04128353664259848412e03, 6.26107330137134956842e05, 2.68919633393814121987e08,
+    8.64002487103935000337e10, 2.02979612750105546709e13, 3.17157752842975028269e15,
+    2.50596256172653059228e17,
+)  # fmt: skip
+Y1_P = (
+    1.26320474790178026440e09, -6.47355876379160291031e11, 1.14509511541823727583e14,
+    -8.12770255501325109621e15, 2.02439475713594898196e17, -7.78877196265950026825e17,
+)  # fmt: skip
+Y1_Q = (
+    5.94301592346128195359e02, 2.35564092943068577943e05, 7.34811944459721705660e07,
+    1.87601316108706159478e10, 3.88231277496238566008e12, 6.20557727146953693363e14,
+    6.87141087355300489866e16, 3.97270608116560655612e18,
+)  # fmt: skip
+TWO_OVER_PI = 2 / pymath.pi
+
+
+def _bessel_y(b: TileMath, x: SSAValue, order: int) -> SSAValue:
+    """torch's `bessel_y0_forward`/`bessel_y1_forward` (Cephes y0, y1): up to 5 a
+    rational function of x^2 (times x for Y1) plus 2/pi log(x) J(x) (and - 2/pi / x for
+    Y1); beyond, J's Hankel form with sin and cos exchanged. -inf at 0, NaN below 0 and
+    at inf (whose sine is NaN)."""
+    yp, yq = (Y0_P, Y0_Q) if order == 0 else (Y1_P, Y1_Q)
+    pp, pq, qp, qq = (
+        (J0_PP, J0_PQ, J0_QP, J0_QQ) if order == 0 else (J1_PP, J1_PQ, J1_QP, J1_QQ)
+    )
+    phase = pymath.pi / 4 if order == 0 else 3 * pymath.pi / 4
+    is_near = b.cmp("ole", x, 5.0)
+    positive = b.cmp("ogt", x, 0.0)
+    near_x = b.select(b.both(is_near, positive), x, 1.0)  # each branch on its range
+    far_x = b.select(is_near, 5.0, x)
+    z = b.mul(near_x, near_x)
+    rational = b.div(b.horner(z, yp), b.horner(z, yq))
+    log_x = b.log(near_x)
+    if order == 0:
+        bessel = b.mul(b.mul(log_x, TWO_OVER_PI), bessel_j0(b, near_x))
+        near = b.add(rational, bessel)
+    else:
+        bessel = b.sub(b.mul(bessel_j1(b, near_x), log_x), b.div(1.0, near_x))
+        near = b.add(b.mul(near_x, rational), b.mul(bessel, TWO_OVER_PI))
+    if order == 0:
+        w = b.div(25.0, b.mul(far_x, far_x))
+    else:
+        ratio = b.div(5.0, far_x)
+        w = b.mul(ratio, ratio)
+    p = b.div(b.horner(w, pp), b.horner(w, pq))
+    q = b.div(b.horner(w, qp), b.horner(w, qq))
+    shifted = b.sub(far_x, phase)
+    far = b.add(
+        b.mul(p, b.unary(math.SinOp, shifted)),
+        b.mul(b.mul(b.div(5.0, far_x), q), b.unary(math.CosOp, shifted)),
+    )
+    far = b.div(b.mul(far, pymath.sqrt(2 / pymath.pi)), b.sqrt(far_x))
+    near = b.select(positive, near, pymath.nan)
+    near = b.select(b.cmp("oeq", x, 0.0), -pymath.inf, near)
+    return b.select(is_near, near, far)
+
+
+def bessel_y0(b: TileMath, x: SSAValue) -> SSAValue:
+    return _bessel_y(b, x, 0)
+
+
+def bessel_y1(b: TileMath, x: SSAValue) -> SSAValue:
+    return _bessel_y(b, x, 1)
+
+
+# Cephes' k0 and k1 (torch's modified_bessel_k0_forward, ...): Chebyshev series in
+# x^2 - 2 up to 2, in 8 / x - 2 beyond.
+K0_A = (
+    1.37446543561352307156e-16, 4.25981614279661018399e-14, 1.03496952576338420167e-11,
+    1.90451637722020886025e-09, 2.53479107902614945675e-07, 2.28621210311945178607e-05,
+    1.26461541144692592338e-03, 3.59799365153615016266e-02, 3.44289899924628486886e-01,
+    -5.35327393233902768720e-01,
+)  # fmt: skip
+K0_B = (
+    5.30043377268626276149e-18, -1.64758043015242134646e-17, 5.21039150503902756861e-17,
+    -1.67823109680541210385e-16, 5.51205597852431940784e-16,
+    -1.84859337734377901440e-15, 6.34007647740507060557e-15,
+    -2.22751332699166985548e-14, 8.03289077536357521100e-14,
+    -2.98009692317273043925e-13, 1.14034058820847496303e-12,
+    -4.51459788337394416547e-12, 1.85594911495471785253e-11,
+    -7.95748924447710747776e-11, 3.57739728140030116597e-10,
+    -1.69753450938905987466e-09, 8.57403401741422608519e-09,
+    -4.66048989768794782956e-08, 2.76681363944501510342e-07,
+    -1.83175552271911948767e-06, 1.39498137188764993662e-05,
+    -1.28495495816278026384e-04, 1.56988388573005337491e-03,
+    -3.14481013119645005427e-02, 2.44030308206595545468e00,
+)  # fmt: skip
+K1_A = (
+    -7.02386347938628759343e-18, -2.42744985051936593393e-15,
+    -6.66690169419932900609e-13, -1.41148839263352776110e-10,
+    -2.21338763073472585583e-08, -2.43340614156596823496e-06,
+    -1.73028895751305206302e-04, -6.97572385963986435018e-03,
+    -1.22611180822657148235e-01, -3.53155960776544875667e-01, 1.52530022733894777053e00,
+)  # fmt: skip
+K1_B = (
+    -5.75674448366501715755e-18, 1.79405087314755922667e-17,
+    -5.68946255844285935196e-17, 1.83809354436663880070e-16,
+    -6.05704724837331885336e-16, 2.03870316562433424052e-15,
+    -7.01983709041831346144e-15, 2.47715442448130437068e-14,
+    -8.97670518232499435011e-14, 3.34841966607842919884e-13,
+    -1.28917396095102890680e-12, 5.13963967348173025100e-12,
+    -2.12996783842756842877e-11, 9.21831518760500529508e-11,
+    -4.19035475934189648750e-10, 2.01504975519703286596e-09,
+    -1.03457624656780970260e-08, 5.74108412545004946722e-08,
+    -3.50196060308781257119e-07, 2.40648494783721712015e-06,
+    -1.93619797416608296024e-05, 1.95215518471351631108e-04,
+    -2.85781685962277938680e-03, 1.03923736576817238437e-01, 2.72062619048444266945e00,
+)  # fmt: skip
+
+
+def _bessel_k(b: TileMath, x: SSAValue, order: int, scaled: bool) -> SSAValue:
+    """torch's `modified_bessel_k0_forward` (`k1`, `scaled_modified_bessel_k0`,
+    `k1`): up to 2, the series in x^2 - 2 minus log(x / 2) I0(x) (K1: the series / x
+    plus log(x / 2) I1(x)); beyond, exp(-x) times the series in 8 / x - 2 over
+    sqrt(x). Scaled: times exp(x) (beyond 2 the exp(-x) left out). inf at 0, NaN below
+    0."""
+    near_coefficients, far_coefficients = (K0_A, K0_B) if order == 0 else (K1_A, K1_B)
+    is_near = b.cmp("ole", x, 2.0)
+    positive = b.cmp("ogt", x, 0.0)
+    near_x = b.select(b.both(is_near, positive), x, 1.0)  # each branch on its range
+    far_x = b.select(is_near, 2.0, x)
+    series = b.chebyshev(b.sub(b.mul(near_x, near_x), 2.0), near_coefficients)
+    log_half = b.log(b.mul(near_x, 0.5))
+    exp_x = b.exp(near_x)
+    if order == 0:
+        bessel_i = b.mul(i0e(b, near_x), exp_x)
+        near = b.sub(series, b.mul(log_half, bessel_i))
+    else:
+        bessel_i = b.mul(i1e(b, near_x), exp_x)
+        near = b.add(b.mul(log_half, bessel_i), b.div(series, near_x))
+    far = b.chebyshev(b.sub(b.div(8.0, far_x), 2.0), far_coefficients)
+    if scaled:
+        near = b.mul(near, exp_x)
+    else:
+        far = b.mul(b.exp(b.neg(far_x)), far)
+    far = b.div(far, b.sqrt(far_x))
+    near = b.select(positive, near, pymath.nan)
+    near = b.select(b.cmp("oeq", x, 0.0), pymath.inf, near)
+    return b.select(is_near, near, far)
+
+
+def bessel_k0(b: TileMath, x: SSAValue) -> SSAValue:
+    return _bessel_k(b, x, 0, scaled=False)
+
+
+def bessel_k1(b: TileMath, x: SSAValue) -> SSAValue:
+    return _bessel_k(b, x, 1, scaled=False)
+
+
+def bessel_k0e(b: TileMath, x: SSAValue) -> SSAValue:
+    return _bessel_k(b, x, 0, scaled=True)
+
+
+def bessel_k1e(b: TileMath, x: SSAValue) -> SSAValue:
+    return _bessel_k(b, x, 1, scaled=True)
+
+
+# Cephes' airy (torch's airy_ai_forward): rational functions in 1 / zeta beyond 2.09,
+# in 1 / zeta^2 below -2.09, zeta = 2/3 |x|^(3/2).
+AIRY_AN = (
+    3.46538101525629032477e-01, 1.20075952739645805542e01, 7.62796053615234516538e01,
+    1.68089224934630576269e02, 1.59756391350164413639e02, 7.05360906840444183113e01,
+    1.40264691163389668864e01, 9.99999999999999995305e-01,
+)  # fmt: skip
+AIRY_AD = (
+    5.67594532638770212846e-01, 1.47562562584847203173e01, 8.45138970141474626562e01,
+    1.77318088145400459522e02, 1.64234692871529701831e02, 7.14778400825575695274e01,
+    1.40959135607834029598e01, 1.00000000000000000470e00,
+)  # fmt: skip
+AIRY_AFN = (
+    -1.31696323418331795333e-01, -6.26456544431912369773e-01,
+    -6.93158036036933542233e-01, -2.79779981545119124951e-01,
+    -4.91900132609500318020e-02, -4.06265923594885404393e-03,
+    -1.59276496239262096340e-04, -2.77649108155232920844e-06,
+    -1.67787698489114633780e-08,
+)  # fmt: skip
+AIRY_AFD = (
+    1.33560420706553243746e01, 3.26825032795224613948e01, 2.67367040941499554804e01,
+    9.18707402907259625840e00, 1.47529146771666414581e00, 1.15687173795188044134e-01,
+    4.40291641615211203805e-03, 7.54720348287414296618e-05, 4.51850092970580378464e-07,
+)  # fmt: skip
+AIRY_AGN = (
+    1.97339932091685679179e-02, 3.91103029615688277255e-01, 1.06579897599595591108e00,
+    9.39169229816650230044e-01, 3.51465656105547619242e-01, 6.33888919628925490927e-02,
+    5.85804113048388458567e-03, 2.82851600836737019778e-04, 6.98793669997260967291e-06,
+    8.11789239554389293311e-08, 3.41551784765923618484e-10,
+)  # fmt: skip
+AIRY_AGD = (
+    9.30892908077441974853e00, 1.98352928718312140417e01, 1.55646628932864612953e01,
+    5.47686069422975497931e00, 9.54293611618961883998e-01, 8.64580826352392193095e-02,
+    4.12656523824222607191e-03, 1.01259085116509135510e-04, 1.17166733214413521882e-06,
+    4.91834570062930015649e-09,
+)  # fmt: skip
+AIRY_EDGE = 2.09
+AIRY_SERIES_STEPS = 12
+"""Steps of the power series below AIRY_EDGE: torch stops where a step adds less than
+float32's epsilon to it, after at most 11 steps on [-2.09, 2.09] (a 12th adds below
+1e-30)."""
+AIRY_C1 = 0.355028053887817239260
+AIRY_C2 = 0.258819403792806798405
+INV_SQRT_PI = 5.64189583547756286948e-01
+
+
+def airy_ai(b: TileMath, x: SSAValue) -> SSAValue:
+    """torch's `airy_ai_forward`: the Maclaurin series c1 f(x) - c2 g(x) on (-2.09,
+    2.09), its steps masked as torch's loop stops; beyond 2.09 the asymptotic form
+    exp(-zeta) AN/AD(1 / zeta) / (2 sqrt(pi) x^(1/4)) (0 beyond 103.892); below -2.09
+    the oscillating form (sin(t) (1 + z^2 AFN/AFD(z^2)) - cos(t) z AGN/AGD(z^2)) /
+    (sqrt(pi) |x|^(1/4)), z = 1 / zeta and t = zeta + pi / 4. NaN at +-inf."""
+    a = b.abs(x)
+    # above: x >= 2.09 (its form); below: x < -2.09; between: the series
+    above = b.cmp("oge", x, AIRY_EDGE)
+    below = b.cmp("olt", x, -AIRY_EDGE)
+    up_x = b.select(above, x, AIRY_EDGE)
+    zeta = b.div(b.mul(b.mul(up_x, 2.0), b.sqrt(up_x)), 3.0)
+    r = b.div(1.0, zeta)
+    ratio = b.div(b.horner(r, AIRY_AN), b.horner(r, AIRY_AD))
+    up = b.div(
+        b.mul(ratio, INV_SQRT_PI),
+        b.mul(b.mul(b.sqrt(b.sqrt(up_x)), 2.0), b.exp(zeta)),
+    )
+    down_x = b.select(below, x, -AIRY_EDGE)
+    root = b.sqrt(b.neg(down_x))
+    scaled = b.div(b.mul(b.mul(down_x, -2.0), root), 3.0)
+    z = b.div(1.0, scaled)
+    zz = b.mul(z, z)
+    f_part = b.div(b.mul(zz, b.horner(zz, AIRY_AFN)), b.horner(zz, AIRY_AFD))
+    g_part = b.div(b.mul(z, b.horner(zz, AIRY_AGN)), b.horner(zz, AIRY_AGD))
+    t = b.add(scaled, 0.25 * pymath.pi)
+    down = b.sub(
+        b.mul(b.unary(math.SinOp, t), b.add(f_part, 1.0)),
+        b.mul(b.unary(math.CosOp, t), g_part),
+    )
+    down = b.mul(b.div(INV_SQRT_PI, b.sqrt(root)), down)
+    mid_x = b.select(b.either(above, below), 0.0, x)
+    f: Operand = 1.0
+    g: Operand = mid_x
+    k = 1.0
+    m: Operand = 1.0
+    n: Operand = mid_x
+    cube = b.mul(b.mul(mid_x, mid_x), mid_x)
+    live: SSAValue | None = None  # the series not yet stopped (None: everywhere)
+    for _ in range(AIRY_SERIES_STEPS):
+        m2 = b.div(b.mul(m, cube), k + 1.0)
+        n2 = b.div(b.mul(n, cube), k + 2.0)
+        m2 = b.div(m2, k + 2.0)
+        f2 = b.add(f, m2)
+        n2 = b.div(n2, k + 3.0)
+        g2 = b.add(g, n2)
+        k += 3.0
+        if live is None:
+            m, n, f, g = m2, n2, f2, g2
+        else:
+            m, n = b.select(live, m2, m), b.select(live, n2, n)
+            f, g = b.select(live, f2, f), b.select(live, g2, g)
+        going_on = b.cmp("ogt", b.abs(b.div(m2, f2)), 2.0**-23)
+        live = going_on if live is None else b.both(live, going_on)
+    middle = b.sub(b.mul(f, AIRY_C1), b.mul(g, AIRY_C2))
+    value = b.select(above, up, b.select(below, down, middle))
+    value = b.select(b.cmp("ogt", x, 103.892), 0.0, value)
+    return b.select(b.cmp("oeq", a, pymath.inf), pymath.nan, value)
+
+
 EXPANSIONS: dict[type[Operation], Callable[..., SSAValue]] = {
     math.AsinhOp: asinh,
     math.AcoshOp: acosh,
@@ -631,6 +900,13 @@ EXPANSIONS: dict[type[Operation], Callable[..., SSAValue]] = {
     special.NdtriOp: ndtri,
     special.BesselJ0Op: bessel_j0,
     special.BesselJ1Op: bessel_j1,
+    special.BesselY0Op: bessel_y0,
+    special.BesselY1Op: bessel_y1,
+    special.BesselK0Op: bessel_k0,
+    special.BesselK1Op: bessel_k1,
+    special.BesselK0eOp: bessel_k0e,
+    special.BesselK1eOp: bessel_k1e,
+    special.AiryAiOp: airy_ai,
 }
 """The expansion of each op Mosaic has no lowering for, on the op's operands."""
 

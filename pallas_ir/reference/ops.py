@@ -153,6 +153,16 @@ def _lgamma(x: Any) -> Any:
     return np.where(np.isneginf(x), np.inf, scipy.special.gammaln(x))
 
 
+def _nan_at_infinity(f: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    # torch's y0, y1 and airy_ai are NaN at +-inf (scipy's 0 or NaN)
+    return lambda x: np.where(np.isinf(x), np.nan, f(x))
+
+
+def _airy_ai(x: Any) -> Any:
+    # 0 beyond 103.892 as torch (where scipy's is NaN from 1e10 or so)
+    return np.where(x > 103.892, 0.0, scipy.special.airy(x)[0])
+
+
 def _erfinv(x: Any) -> Any:
     return np.copysign(scipy.special.erfinv(x), x)  # -0 for -0, as torch
 
@@ -236,6 +246,13 @@ UNARY: dict[type[Operation], Callable[[Any], Any]] = {
     special.I1eOp: _in_float64(scipy.special.i1e),
     special.BesselJ0Op: _in_float64(scipy.special.j0),
     special.BesselJ1Op: _in_float64(scipy.special.j1),
+    special.BesselY0Op: _in_float64(_nan_at_infinity(scipy.special.y0)),
+    special.BesselY1Op: _in_float64(_nan_at_infinity(scipy.special.y1)),
+    special.BesselK0Op: _in_float64(scipy.special.k0),
+    special.BesselK1Op: _in_float64(scipy.special.k1),
+    special.BesselK0eOp: _in_float64(scipy.special.k0e),
+    special.BesselK1eOp: _in_float64(scipy.special.k1e),
+    special.AiryAiOp: _in_float64(_nan_at_infinity(_airy_ai)),
 }
 
 CASTS = (

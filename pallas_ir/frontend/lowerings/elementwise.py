@@ -645,6 +645,13 @@ _FLOAT_MATH = {
     aten.special_i1e.default: "special.i1e",
     aten.special_bessel_j0.default: "special.bessel_j0",
     aten.special_bessel_j1.default: "special.bessel_j1",
+    aten.special_bessel_y0.default: "special.bessel_y0",
+    aten.special_bessel_y1.default: "special.bessel_y1",
+    aten.special_modified_bessel_k0.default: "special.bessel_k0",
+    aten.special_modified_bessel_k1.default: "special.bessel_k1",
+    aten.special_scaled_modified_bessel_k0.default: "special.bessel_k0e",
+    aten.special_scaled_modified_bessel_k1.default: "special.bessel_k1e",
+    aten.special_airy_ai.default: "special.airy_ai",
 }
 """Unary ops of a float result that are one `math` or `special` op (Mosaic lowers some;
 pallas-legalize-mosaic expands the others)."""

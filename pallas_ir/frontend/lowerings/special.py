@@ -12,7 +12,9 @@ from xdsl.ir import SSAValue
 
 from pallas_ir.frontend.kernel_builder import Kernel, Value
 from pallas_ir.frontend.lowerings.elementwise import float_op
+from pallas_ir.frontend.lowerings.library import library_call
 from pallas_ir.frontend.lowerings.registry import Lowering, RunsOn, lowers
+from pallas_ir.library import LibraryFn
 
 aten = torch.ops.aten
 
@@ -139,3 +141,44 @@ def polygamma(c: Lowering, args) -> Value:
         return k.op("arith.mulf", z, k.constant(factor))
 
     return float_op(c, [x], body)
+
+
+_POLYNOMIALS = (
+    "chebyshev_polynomial_t",
+    "chebyshev_polynomial_u",
+    "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w",
+    "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w",
+    "hermite_polynomial_h",
+    "hermite_polynomial_he",
+    "laguerre_polynomial_l",
+    "legendre_polynomial_p",
+)
+_POLYNOMIAL_KIND = {
+    getattr(getattr(aten, f"special_{name}"), overload): name.replace("_polynomial", "")
+    for name in _POLYNOMIALS
+    for overload in ("default", "x_scalar", "n_scalar")
+}
+"""Each overload of an orthogonal polynomial (x and n tensors, or one a number) and
+its `kind` for `lib_orthogonal_polynomial` ("chebyshev_t", ..., "legendre_p")."""
+
+
+@lowers(*_POLYNOMIAL_KIND, runs_on=RunsOn.XLA)
+def orthogonal_polynomial(c: Lowering, args) -> Value:
+    """The polynomial of degree n (per element, truncated to a whole number, as torch)
+    at x: torch's recurrence runs n - 1 steps, a loop no Pallas kernel body has yet, so
+    it is the library function `orthogonal_polynomial` on XLA, on x and n broadcast to
+    the result's shape as float32."""
+    x, n = args[0], args[1]
+    broadcast = [float_op(c, [v], lambda k, a: a) for v in (x, n)]
+    (value,) = library_call(
+        c,
+        LibraryFn.ORTHOGONAL_POLYNOMIAL,
+        broadcast,
+        [(c.shape, "f32")],
+        kind=_POLYNOMIAL_KIND[c.target],
+    )
+    return value
