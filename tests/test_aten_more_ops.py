@@ -184,3 +184,10 @@ def test_run_time_checks_raise_as_eager(compiled) -> None:
 def test_masked_select_by_data_is_refused() -> None:
     with pytest.raises(UnsupportedError, match="data-dependent output shape"):
         pallas_ir.compile(lambda x: x.masked_select(x > 0), [torch.randn(4)])
+
+
+def test_overlapping_strided_scatter_beyond_selects_is_refused() -> None:
+    # 16 points on 7 places: XLA's scatter would pick any of the colliding writes.
+    fn = lambda x, s: torch.as_strided_scatter(x, s, (4, 4), (1, 1))
+    with pytest.raises(UnsupportedError, match="more than once"):
+        pallas_ir.compile(fn, [torch.zeros(20), torch.randn(4, 4)])
