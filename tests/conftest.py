@@ -2,6 +2,8 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -25,14 +27,23 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 class BackgroundLit:
     """The lit + filecheck suite (tests/filecheck), started as soon as pytest has
-    collected `test_filecheck.py`: lit's tests are subprocesses, so they run on the
-    cores the rest of the suite leaves idle, and `test_filecheck.py` runs last, reading
-    lit's report."""
+    collected `test_filecheck.py`: lit's tests are subprocesses, so they run beside
+    pytest's own tests, and `test_filecheck.py` runs last, reading lit's report.
+
+    Under pytest-xdist (`-n 2`, the default) every worker collects the suite: the
+    first worker starts lit in `directory` (named by the run's id, so the workers
+    agree on it) and any worker may run `test_filecheck.py`; it waits for the `done`
+    file a thread of the first one writes when lit exits."""
 
     ROOT = Path(__file__).parent / "filecheck"
 
-    def __init__(self, jobs: int) -> None:
-        self.report = Path(tempfile.mkdtemp(prefix="lit-")) / "results.xml"
+    def __init__(self, directory: Path, jobs: int | None) -> None:
+        """Start lit with `jobs` in `directory`; None: read the run another started."""
+        self.directory = directory
+        self.process: subprocess.Popen | None = None
+        if jobs is None:
+            return
+        directory.mkdir(parents=True, exist_ok=True)
         lit = Path(sys.executable).parent / "lit"
         cmd = [str(lit)] if lit.exists() else [sys.executable, "-m", "lit.main"]
         self.process = subprocess.Popen(
@@ -40,22 +51,47 @@ class BackgroundLit:
                 *cmd,
                 "-q",
                 f"-j{jobs}",
-                f"--xunit-xml-output={self.report}",
+                f"--xunit-xml-output={directory / 'results.xml'}",
                 str(self.ROOT),
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
         )
+        self.waiter = threading.Thread(target=self._wait, daemon=True)
+        self.waiter.start()
+
+    def _wait(self) -> None:
+        assert self.process is not None
+        output, _ = self.process.communicate()
+        (self.directory / "output.txt").write_text(output)
+        (self.directory / "done").touch()
+
+    def finish(self, interrupted: bool) -> None:
+        """At the end of this process's session: kill lit if the run was
+        interrupted, else let it finish (another worker may be reading its report)."""
+        if self.process is None:
+            return
+        if interrupted and self.process.poll() is None:
+            self.process.kill()
+        self.waiter.join()
 
     def results(self) -> dict[str, str]:
         """Each test file (relative to tests/filecheck) mapped to its failure output,
         empty when it passed; waits for lit."""
-        output, _ = self.process.communicate()
-        if not self.report.exists():
-            raise RuntimeError(f"lit did not run:\n{output}")
+        waited = 0
+        while not (self.directory / "done").exists():
+            if waited > 3600:
+                raise RuntimeError(f"lit did not finish in an hour ({self.directory})")
+            time.sleep(1)
+            waited += 1
+        report = self.directory / "results.xml"
+        if not report.exists():
+            raise RuntimeError(
+                f"lit did not run:\n{(self.directory / 'output.txt').read_text()}"
+            )
         results: dict[str, str] = {}
-        for case in ET.parse(self.report).getroot().iter("testcase"):
+        for case in ET.parse(report).getroot().iter("testcase"):
             name = case.get("name", "")
             classname = case.get("classname", "")
             # classname is "<suite>.<dir.parts>", name is the file name
@@ -74,12 +110,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
     if not lit_items:
         return
     items[:] = [item for item in items if item not in lit_items] + lit_items
-    # One core is left to pytest's own tests while lit runs.
-    config.stash[BACKGROUND_LIT] = BackgroundLit(jobs=max(1, (os.cpu_count() or 2) - 1))
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is None:  # one process: lit on the cores it leaves
+        directory = Path(tempfile.mkdtemp(prefix="lit-"))
+        config.stash[BACKGROUND_LIT] = BackgroundLit(
+            directory, jobs=max(1, (os.cpu_count() or 2) - 1)
+        )
+        return
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID", "run")
+    directory = Path(tempfile.gettempdir()) / f"pallas-ir-lit-{run}"
+    config.stash[BACKGROUND_LIT] = BackgroundLit(
+        directory, jobs=1 if worker == "gw0" else None
+    )
 
 
-def pytest_unconfigure(config: pytest.Config) -> None:
-    lit = config.stash.get(BACKGROUND_LIT, None)
-    if lit is not None and lit.process.poll() is None:  # the session stopped early
-        lit.process.kill()
-        lit.process.communicate()
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    lit = session.config.stash.get(BACKGROUND_LIT, None)
+    if lit is not None:
+        lit.finish(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
