@@ -669,11 +669,11 @@ def float_math(c: Lowering, args) -> Value:
         c,
         args[:1],
         lambda k, a: k.op(name, a),
-        _SPECIAL_IN_F32 if "special." in name else None,
+        SPECIAL_IN_F32 if "special." in name else None,
     )
 
 
-_SPECIAL_IN_F32 = "its expansion (special_functions) is float32's"
+SPECIAL_IN_F32 = "its expansion (special_functions) is float32's"
 
 
 @lowers(aten.erfinv.default)
@@ -705,13 +705,13 @@ def erfinv(c: Lowering, args) -> Value:
         )
         return k.op("arith.select", tail, refined, y)
 
-    return float_op(c, args[:1], body, _SPECIAL_IN_F32)
+    return float_op(c, args[:1], body, SPECIAL_IN_F32)
 
 
 @lowers(aten.nextafter.default)
 def nextafter(c: Lowering, args) -> Value:
     if c.element == "f64":
-        raise c.unsupported(f"not in float64: {_SPECIAL_IN_F32}")
+        raise c.unsupported(f"not in float64: {SPECIAL_IN_F32}")
     if c.element != "f32":
         raise c.unsupported(f"not for {c.element} data")
     if c.node.meta["val"].dtype == torch.bfloat16:
