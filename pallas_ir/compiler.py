@@ -16,6 +16,7 @@ Pallas kernels too.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 from collections.abc import Callable, Sequence
@@ -28,6 +29,7 @@ from torch._functorch.partitioners import min_cut_rematerialization_partition
 
 import pallas_ir
 from pallas_ir.diagnostics import PassError
+from pallas_ir.dtypes import holds_float64
 from pallas_ir.frontend import UnsupportedError, torch_to_ta
 from pallas_ir.frontend.kernel_builder import WIDENED
 from pallas_ir.frontend.torch_to_ta import (
@@ -143,6 +145,7 @@ class CompiledFunction:
                 f"pipeline stage {stage.split('{')[0]}", str(e).splitlines()[0]
             ) from e
         self.module = module
+        self._float64 = holds_float64(module)
         self.source = pallas_ir.emit_python(module)
         self.chip = chip
         self.runtime_checks = runtime_checks
@@ -165,6 +168,12 @@ class CompiledFunction:
         # Traced and compiled by XLA at the first call; later calls reuse it.
         self._forward = jax.jit(program)
         self._differentiable: dict[tuple[bool, ...], Callable] = {}
+
+    def _x64(self):
+        """The context the program runs in: x64 on where it holds float64 (its arrays
+        are made and traced as float64 only then; the emitted `forward` turns it on
+        too, for its own values)."""
+        return jax.enable_x64(True) if self._float64 else contextlib.nullcontext()
 
     def _live_state(self) -> list[torch.Tensor]:
         """The module's parameters and buffers as they are now."""
@@ -248,10 +257,11 @@ class CompiledFunction:
                 everything[self._random_seed] = torch.randint(
                     -(2**31), 2**31 - 1, (2,), dtype=torch.int32
                 )
-            args = [
-                self._host(t, p) for t, p in zip(everything, self._plans, strict=True)
-            ]
-            out, ranges = self._forward(*args)
+            with self._x64():
+                args = [
+                    self._host(t, p) for t, p in zip(everything, self._plans, strict=True)
+                ]
+                out, ranges = self._forward(*args)
             for i, (outside, low, high) in zip(self._wide_inputs, ranges, strict=True):
                 if bool(outside):  # a value the kernels' int32 would wrap
                     value = (int(high) << 32) | (int(low) & 0xFFFFFFFF)

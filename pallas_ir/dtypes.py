@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     Signedness,
 )
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation
 
 
 def numpy_dtype(t: Attribute) -> np.dtype[Any]:
@@ -38,3 +38,21 @@ def numpy_dtype(t: Attribute) -> np.dtype[Any]:
             unsigned = t.signedness.data == Signedness.UNSIGNED
             return np.dtype(f"{'u' if unsigned else ''}int{w}")
     raise TypeError(f"no numpy dtype for {t}")
+
+
+def holds_float64(op: Operation) -> bool:
+    """Whether `op` (a module, a function) computes on float64 values: a value of its
+    ops or blocks of type f64 or of f64 elements. JAX makes float64 arrays only with
+    x64 on (else float32 ones, silently): such a program runs with it on."""
+
+    def f64(t: Attribute) -> bool:
+        return isinstance(getattr(t, "element_type", t), Float64Type)
+
+    for inner in op.walk():
+        if any(f64(r.type) for r in inner.results):
+            return True
+        for region in inner.regions:
+            for block in region.blocks:
+                if any(f64(a.type) for a in block.args):
+                    return True
+    return False

@@ -19,6 +19,7 @@ lazily inside the functions that need it.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import linecache
@@ -277,8 +278,6 @@ def lower_for_tpu(
     t0 = time.perf_counter()
     try:
         register_cpu_as_tpu(chip)
-        import contextlib
-
         import jax
 
         ctx = jax.enable_x64(bool(x64)) if x64 is not None else contextlib.nullcontext()
@@ -632,10 +631,13 @@ def _child_main() -> int:
         t0 = time.perf_counter()
         stage = "lower"
         try:
-            ns = exec_source(item["source"])
             specs = [ArraySpec(tuple(sh), dt) for sh, dt in item["specs"]]
-            args = _structs(specs, sharding)
-            with jax.set_mesh(mesh):
+            # float64 arguments are float64 only with x64 on (else JAX narrows them)
+            wide = any(s.dtype == "float64" for s in specs)
+            x64 = jax.enable_x64(True) if wide else contextlib.nullcontext()
+            with x64, jax.set_mesh(mesh):
+                ns = exec_source(item["source"])
+                args = _structs(specs, sharding)
                 lowered = jax.jit(ns["forward"]).lower(*args)
                 # A module whose kernels all run on XLA has no Pallas call to find.
                 pallas = "pl.pallas_call(" in item["source"]

@@ -301,11 +301,13 @@ def test_the_reference_interpreter_computes_special_functions_as_eager() -> None
         np.testing.assert_allclose(g, w.numpy(), rtol=2e-6, atol=1e-6, equal_nan=True)
 
 
-def test_float_power_is_float64_and_refused() -> None:
-    """torch computes float_power in float64; TPU kernels have no 64-bit types and
-    nothing is narrowed silently."""
-    with pytest.raises(pallas_ir.UnsupportedError, match=r"float64"):
-        pallas_ir.compile(torch.float_power, [X, Y])
+def test_float_power_is_float64() -> None:
+    """torch computes float_power in float64: so do the kernels (on XLA; TPU kernels
+    have no 64-bit types), nothing narrowed."""
+    k = pallas_ir.compile(torch.float_power, [X, Y])
+    got, want = k(X, Y), torch.float_power(X, Y)
+    assert got.dtype == torch.float64
+    torch.testing.assert_close(got, want, rtol=1e-12, atol=0, equal_nan=True)
 
 
 def test_an_int64_left_shift_outside_int32_raises() -> None:

@@ -23,6 +23,7 @@ from xdsl.dialects import arith, func
 from xdsl.dialects import math as math_dialect
 from xdsl.dialects.builtin import (
     AffineMapAttr,
+    AnyFloat,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -31,6 +32,7 @@ from xdsl.dialects.builtin import (
     bf16,
     f16,
     f32,
+    f64,
     i1,
     i32,
 )
@@ -67,6 +69,7 @@ DTYPES = {
     torch.float32: "f32",
     torch.bfloat16: "f32",
     torch.float16: "f32",
+    torch.float64: "f64",
     torch.int32: "i32",
     torch.int64: "i32",
     torch.int16: "i32",
@@ -81,7 +84,19 @@ program casts to bfloat16 and where a result is stored). int8, uint8 and int16 a
 widened to i32 at the boundary (the program converts its inputs, the host narrows its
 results) and each op's result wraps to its type's range (`NARROW_INTS`), as eager's
 does; float16 is widened to f32 the same way, computed in f32 and rounded where the
-program casts to it and where a result leaves the program (as bfloat16)."""
+program casts to it and where a result leaves the program (as bfloat16). float64 is
+f64 everywhere: TPU kernels have no 64-bit types, so a kernel that holds f64 runs on XLA
+in float64 (the tiler's `wide_data`); nothing narrows it but a conversion the program
+makes (`Kernel.cast` refuses any other)."""
+
+FLOATS = ("f64", "f32")
+"""The float element types of values in kernels, widest first."""
+
+
+def is_float(element: str) -> bool:
+    """Whether kernel values of `element` are floats (f32 or f64)."""
+    return element in FLOATS
+
 
 NARROW_INTS: dict[torch.dtype, tuple[int, bool]] = {
     torch.int8: (8, True),
@@ -94,6 +109,7 @@ WIDENED = {torch.float16: torch.float32} | dict.fromkeys(NARROW_INTS, torch.int3
 """Input dtypes the program widens (in the jitted program, before any kernel)."""
 
 _TYPES: dict[str, Attribute] = {
+    "f64": f64,
     "f32": f32,
     "bf16": bf16,
     "f16": f16,
@@ -136,7 +152,7 @@ class Buffer:
     numel: int
     host_shape: tuple[int, ...]
     element: str = "f32"
-    """The stored element type (f32, bf16 or i32; bool is stored as i32)."""
+    """The stored element type (f64, f32, bf16 or i32; bool is stored as i32)."""
     boolean: bool = False
     """Holds bool values (stored as i32 0/1)."""
 
@@ -150,7 +166,7 @@ class Buffer:
     ) -> Buffer:
         """A buffer for values of `element` (bool is stored as i32; `stored` overrides,
         e.g. bf16 for f32 values); `numel` defaults to the shape's (at least 1)."""
-        stored = stored or ("f32" if element == "f32" else "i32")
+        stored = stored or (element if is_float(element) else "i32")
         return Buffer(
             name, numel or max(math.prod(shape), 1), tuple(shape), stored, element == "i1"
         )
@@ -209,6 +225,8 @@ class Kernel:
         """The element of a Value at an index, once emitted (`Value.emit`)."""
         self.built: dict[tuple[object, ...], SSAValue] = {}
         """The result of a scalar op (or constant) on given operands, once built."""
+        self.literals: dict[SSAValue, float] = {}
+        """The Python number of each f32 float constant (`constant`)."""
 
     def _insert(self, op: Operation) -> SSAValue:
         """Insert `op` at the end of the loop body; its result is named `v<n>`, n
@@ -293,6 +311,7 @@ class Kernel:
         """The result of the `arith`/`math` op `name` on `operands` (a cmp's predicate
         and a cast's target type go after its operands, as its constructor takes them).
         The ops are pure: the same op on the same operands is built once."""
+        operands = self._float_literals_as(operands)
         key = (name, *operands)
         if key not in self.built:
             self.built[key] = self._insert(_SCALAR_OPS[name](*operands))
@@ -303,11 +322,15 @@ class Kernel:
         return self._insert(ReduceOp(kind, value))
 
     def constant(self, value: float | bool, element: str = "f32") -> SSAValue:
-        """`value` (a Python scalar) as an `arith.constant` of `element`."""
+        """`value` (a Python scalar) as an `arith.constant` of `element`. A float
+        constant of f32 that meets f64 values in an op is an f64 one there, of the
+        same Python number (`op`): lowerings write their literals once for both."""
         if element == "i1":
             attr = IntegerAttr(int(bool(value)), i1)
         elif element == "i32":
             attr = IntegerAttr(int(value), i32)
+        elif element == "f64":
+            attr = FloatAttr(float(value), f64)  # the Python float, all of it
         elif math.isfinite(value):
             # Nine significant digits: a float32 round-trips through them.
             attr = FloatAttr(float(f"{float(value):.9e}"), f32)
@@ -316,23 +339,49 @@ class Kernel:
         key = ("arith.constant", attr)
         if key not in self.built:
             self.built[key] = self._insert(arith.ConstantOp(attr))
+            if element == "f32":
+                self.literals[self.built[key]] = float(value)
         return self.built[key]
 
-    def cmp(self, predicate: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
-        """`arith.cmpf` (f32) or `arith.cmpi` (integers) with the predicate for it."""
-        return self.op(
-            "arith.cmpf" if lhs.type == f32 else "arith.cmpi", lhs, rhs, predicate
+    def _float_literals_as(self, operands: tuple) -> tuple:
+        """`operands` with each f32 literal (`constant`) an f64 one of its Python
+        number where another operand is f64 (torch computes a Python scalar in the
+        tensor's type, float64 ones in float64)."""
+        if not any(isinstance(o, SSAValue) and o.type == f64 for o in operands):
+            return operands
+        return tuple(
+            self.constant(self.literals[o], "f64")
+            if isinstance(o, SSAValue) and o in self.literals
+            else o
+            for o in operands
         )
 
-    def cast(self, v: SSAValue, source: str, target: str) -> SSAValue:
-        """`v` of element type `source` as `target` (torch's conversion rules)."""
+    def cmp(self, predicate: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        """`arith.cmpf` (floats) or `arith.cmpi` (integers) with the predicate for it."""
+        return self.op(
+            "arith.cmpf" if isinstance(lhs.type, AnyFloat) else "arith.cmpi",
+            lhs,
+            rhs,
+            predicate,
+        )
+
+    def cast(
+        self, v: SSAValue, source: str, target: str, converts: bool = False
+    ) -> SSAValue:
+        """`v` of element type `source` as `target` (torch's conversion rules). f64
+        becomes a narrower type only where the program converts it (`converts`: a
+        conversion op, or torch's promotion to an op's result type, which takes a 0-d
+        float64 operand of float32 data to float32): never by a lowering's default."""
         if source == target:
             return v
-        if target == "bf16" and source != "f32":
-            return self.cast(self.cast(v, source, "f32"), "f32", target)
+        if source == "f64" and target != "i1" and not converts:
+            raise ValueError(f"f64 narrowed to {target} without a conversion")
+        if target in ("bf16", "f16") and source != "f32":
+            # torch converts a double to bfloat16 and float16 through float
+            return self.cast(self.cast(v, source, "f32", converts), "f32", target)
         if target == "i1":
             zero = self.constant(0, source)
-            return self.cmp("une" if source == "f32" else "ne", v, zero)
+            return self.cmp("une" if is_float(source) else "ne", v, zero)
         ops = {
             ("i1", "i32"): "arith.extui",
             ("i1", "f32"): "arith.uitofp",
@@ -342,6 +391,13 @@ class Kernel:
             ("bf16", "f32"): "arith.extf",
             ("f32", "f16"): "arith.truncf",
             ("f16", "f32"): "arith.extf",
+            ("i1", "f64"): "arith.uitofp",
+            ("i32", "f64"): "arith.sitofp",
+            ("f64", "i32"): "arith.fptosi",
+            ("f32", "f64"): "arith.extf",
+            ("f64", "f32"): "arith.truncf",
+            ("bf16", "f64"): "arith.extf",
+            ("f16", "f64"): "arith.extf",
         }
         return self.op(ops[source, target], v, _TYPES[target])
 

@@ -273,7 +273,7 @@ class RuntimeCheck:
             raise self.check.failure.exception(computed[self.worst.index].item())
 
 
-_TORCH_OF = {"i32": torch.int32, "f32": torch.float32}
+_TORCH_OF = {"i32": torch.int32, "f32": torch.float32, "f64": torch.float64}
 """The torch dtype of a check's results."""
 
 
@@ -330,8 +330,8 @@ def torch_to_ta(
             got = t.dtype if isinstance(t, torch.Tensor) else type(t).__name__
             raise UnsupportedError(
                 f"input {i}",
-                "inputs are float32, bfloat16, float16, int32, int64, int16, int8, uint8, "
-                f"bool or complex64 tensors, got {got}",
+                "inputs are float32, float64, bfloat16, float16, int32, int64, int16, "
+                f"int8, uint8, bool or complex64 tensors, got {got}",
             )
         if t.layout != torch.strided or t.device.type != "cpu":
             raise UnsupportedError(
@@ -352,7 +352,7 @@ def torch_to_ta(
     constant_values = [getattr(graph, n.target).detach() for n in constants]
     for t in constant_values:
         if not _held(t.dtype):
-            raise UnsupportedError("constant", f"dtype {t.dtype} is not supported yet")
+            raise UnsupportedError("constant", _not_held(t.dtype))
     for node, t in zip(
         [*placeholders, *constants], [*example_inputs, *constant_values], strict=True
     ):
@@ -564,6 +564,16 @@ def _held(dtype: torch.dtype) -> bool:
     return dtype in DTYPES or dtype in COMPLEX_DTYPES
 
 
+def _not_held(dtype: torch.dtype) -> str:
+    """Why the program holds no tensor of `dtype`."""
+    if dtype == torch.complex128:
+        return (
+            "complex128 is not compiled: complex values are pairs of float32 (XLA "
+            "on TPU has no complex128 FFT)"
+        )
+    return f"dtype {dtype} is not supported yet"
+
+
 def _convert_node(prog, node, args, buffers, kwargs=None) -> Value | list[Value]:
     """The value (or values) of graph node `node`, its tensor arguments (and keyword
     arguments: the node's where None) given."""
@@ -573,9 +583,7 @@ def _convert_node(prog, node, args, buffers, kwargs=None) -> Value | list[Value]
         vals = val if isinstance(val, list | tuple) else [val]
         for v in vals:
             if isinstance(v, torch.Tensor) and not _held(v.dtype):
-                raise UnsupportedError(
-                    str(node.target), f"dtype {v.dtype} is not supported yet", where(node)
-                )
+                raise UnsupportedError(str(node.target), _not_held(v.dtype), where(node))
         shape = pair_shape(val) if isinstance(val, torch.Tensor) else ()
         target = OnComplex(node.target)
         return lower(prog, node, target, args, kwargs, shape, buffers)
@@ -587,9 +595,7 @@ def _convert_node(prog, node, args, buffers, kwargs=None) -> Value | list[Value]
         # reserve buffer it never reads).
         return Value(shape, lambda k, idx: k.constant(0, "i32"), "i32")
     if isinstance(val, torch.Tensor) and val.dtype not in DTYPES:
-        raise UnsupportedError(
-            str(node.target), f"dtype {val.dtype} is not supported yet", where(node)
-        )
+        raise UnsupportedError(str(node.target), _not_held(val.dtype), where(node))
     value = lower(prog, node, node.target, args, kwargs, shape, buffers)
     assert isinstance(value, Value)
     if (

@@ -87,3 +87,19 @@ class LibraryFn(StrEnum):
     LOGCUMSUMEXP = "logcumsumexp"
     # special functions
     ORTHOGONAL_POLYNOMIAL = "orthogonal_polynomial"
+
+
+NOT_IN_FLOAT64: dict[LibraryFn, str] = dict.fromkeys(
+    [
+        LibraryFn.LU_FACTOR,
+        LibraryFn.LU,
+        LibraryFn.SOLVE,
+        LibraryFn.INV,
+        LibraryFn.DET,
+        LibraryFn.SLOGDET,
+        LibraryFn.MATRIX_EXP,
+    ],
+    "XLA on TPU has no float64 LU decomposition (only float32 and complex64)",
+)
+"""The functions a TPU cannot run on float64 data (why): a call of one on float64 is
+an UnsupportedError, never a narrowed one."""

@@ -1,6 +1,6 @@
 """Scans (`cumsum`, `cumprod`, `cummax`, `cummin`, `logcumsumexp`) along one dim, as
-torch computes them: float data in float32 (eager accumulates bfloat16 in float too),
-int data in int32 (the kernels' type for int64 data)."""
+torch computes them: float data in float32 (eager accumulates bfloat16 in float too)
+and float64 data in float64, int data in int32 (the kernels' type for int64 data)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ def lib_cumsum(x, *, dim, checked=False):
     step does iff some exact sum is outside int32 (before the first that is, every
     sum is exact)."""
     floating = jnp.issubdtype(x.dtype, jnp.floating)
-    if floating:
-        x = x.astype(jnp.float32)
+    if floating:  # (float64 stays float64)
+        x = x.astype(jnp.promote_types(x.dtype, jnp.float32))
     sums = lax.cumsum(x, axis=dim)
     if floating:
         return (sums + 0.0,)  # eager starts from +0.0: no -0.0 sum
@@ -35,7 +35,7 @@ def lib_cumprod(x, *, dim, checked=False):
     wrapped product by the element does not give the product before it; the first
     that wraps leaves int32, as for `lib_cumsum`)."""
     if jnp.issubdtype(x.dtype, jnp.floating):
-        return (lax.cumprod(x.astype(jnp.float32), axis=dim),)
+        return (lax.cumprod(x.astype(jnp.promote_types(x.dtype, jnp.float32)), axis=dim),)
     products = lax.cumprod(x, axis=dim)
     if not checked:
         return (products,)
@@ -59,8 +59,8 @@ def lib_cumextreme(x, *, dim, largest):
     later index and NaN sticks at the latest NaN. That is a max over (is NaN, value,
     index) in lexicographic order, so associative: a parallel scan."""
     floating = jnp.issubdtype(x.dtype, jnp.floating)
-    if floating:
-        x = x.astype(jnp.float32)
+    if floating:  # (float64 stays float64)
+        x = x.astype(jnp.promote_types(x.dtype, jnp.float32))
     index = lax.broadcasted_iota(jnp.int32, x.shape, dim)
 
     def combine(earlier, later):
@@ -75,6 +75,7 @@ def lib_cumextreme(x, *, dim, largest):
 
 
 def lib_logcumsumexp(x, *, dim):
-    """`torch.logcumsumexp` along `dim`, in float32 (NaN propagates, -inf terms add
-    nothing)."""
-    return (lax.cumlogsumexp(x.astype(jnp.float32), axis=dim),)
+    """`torch.logcumsumexp` along `dim`, in float32 or float64 (NaN propagates, -inf
+    terms add nothing)."""
+    x = x.astype(jnp.promote_types(x.dtype, jnp.float32))
+    return (lax.cumlogsumexp(x, axis=dim),)

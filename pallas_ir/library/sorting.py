@@ -428,13 +428,16 @@ def lib_searchsorted(sorted_sequence, values, *sorter, right):
     equal ones with `right`. Eager's binary search (`cus_lower_bound`,
     `cus_upper_bound`) replayed, all values at once: the same answers where the rows
     are not sorted or hold NaN. `sorter` (optional): the order in which to read each
-    row. Compared in float32 when either is float, else in int32."""
+    row. Compared in float32 (float64) when either is float (float64), else in int32."""
     m = sorted_sequence.shape[-1]
     if jnp.issubdtype(sorted_sequence.dtype, jnp.floating) or jnp.issubdtype(
         values.dtype, jnp.floating
     ):
-        sorted_sequence = sorted_sequence.astype(jnp.float32)
-        values = values.astype(jnp.float32)
+        common = jnp.promote_types(
+            jnp.promote_types(sorted_sequence.dtype, values.dtype), jnp.float32
+        )  # float32, or float64 where either is
+        sorted_sequence = sorted_sequence.astype(common)
+        values = values.astype(common)
     else:
         sorted_sequence = sorted_sequence.astype(jnp.int32)
         values = values.astype(jnp.int32)

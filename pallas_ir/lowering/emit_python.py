@@ -3,7 +3,10 @@
 The module imports only jax, jax.numpy, jax.experimental.pallas (and its tpu module)
 and defines `forward(*arrays, interpret=False)`, jax arrays in and out, plus one named
 kernel function per `pallas.call`. Printing is mechanical: one Python statement per op.
-The same text runs in interpret mode on a CPU and lowers for TPU.
+The same text runs in interpret mode on a CPU and lowers for TPU. A module with float64
+values runs its `forward` with x64 on (`jax.enable_x64`), which JAX needs to make
+float64 arrays at all; its caller passes float64 arrays, made and jitted with x64 on
+too (outside it, JAX narrows them to float32 on the way in).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from xdsl.utils.target import Target
 
 from pallas_ir.dialects import pallas, xla
 from pallas_ir.dialects.common import ARITH_CASTS, ReductionKind
+from pallas_ir.dtypes import holds_float64
 from pallas_ir.library import functions as library
 from pallas_ir.lowering import emit_xla
 from pallas_ir.lowering.jnp_spelling import (
@@ -505,6 +509,10 @@ def emit_python(module: ModuleOp) -> str:
     for k in kernels:
         parts.append("\n\n" + "\n".join(k) + "\n")
     signature = ", ".join([*params, "interpret=False"])
+    if holds_float64(module):
+        # JAX makes float64 arrays only with x64 on (else float32 ones, silently).
+        lines = "\n".join(body).splitlines()
+        body = ["    with jax.enable_x64(True):", *("    " + line for line in lines)]
     parts.append(f"\n\ndef forward({signature}):\n" + "\n".join(body) + "\n")
     return "".join(parts)
 

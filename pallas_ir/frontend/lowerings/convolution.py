@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 import torch
 
-from pallas_ir.frontend.kernel_builder import Value, ints, remap
+from pallas_ir.frontend.kernel_builder import Value, ints, is_float, remap
 from pallas_ir.frontend.lowerings.library import library_call
 from pallas_ir.frontend.lowerings.registry import Lowering, RunsOn, lowers
 from pallas_ir.library import LibraryFn
@@ -49,9 +49,14 @@ def _floats(c: Lowering, values: Sequence[Value], integers: bool = False) -> Non
     """Only float tensors (eager has no integer convolution, resampling or backward);
     with `integers`, int32 and int64 ones too (max and average pools)."""
     for v in values:
-        if v.element != "f32" and not (integers and v.element == "i32"):
-            kinds = "float or int" if integers else "float32 or bfloat16"
+        if not is_float(v.element) and not (integers and v.element == "i32"):
+            kinds = "float or int" if integers else "float"
             raise c.unsupported(f"takes {kinds} tensors")
+
+
+def _computed(c: Lowering) -> str:
+    """The element type a float result is computed in: f64 for float64, else f32."""
+    return "f64" if c.element == "f64" else "f32"
 
 
 @lowers(aten.convolution.default, runs_on=RunsOn.XLA)
@@ -93,7 +98,7 @@ def convolution_backward(c: Lowering, args) -> list[Value]:
         c,
         LibraryFn.CONVOLUTION_BACKWARD,
         [grad, x, w],
-        [(s, "f32") for s in wanted],
+        [(s, _computed(c)) for s in wanted],
         stride=_per_dim(args[4], nd),
         padding=_per_dim(args[5], nd),
         dilation=_per_dim(args[6], nd),
@@ -146,7 +151,7 @@ def adaptive_max_pool(c: Lowering, args) -> list[Value]:
         c,
         LibraryFn.ADAPTIVE_MAX_POOL,
         [x],
-        [(out_shape, "f32"), (out_shape, "i32")],
+        [(out_shape, _computed(c)), (out_shape, "i32")],
         out=list(out_shape[-nd:]),
     )
 
@@ -169,7 +174,7 @@ def max_pool_backward(c: Lowering, args) -> Value:
         c,
         LibraryFn.MAX_POOL_BACKWARD,
         [grad, indices],
-        [(c.shape, "f32")],
+        [(c.shape, _computed(c))],
         size=list(x.shape[-nd:]),
     )
     return out
@@ -218,7 +223,7 @@ def avg_pool_backward(c: Lowering, args) -> Value:
         c,
         LibraryFn.AVG_POOL_BACKWARD,
         [grad],
-        [(c.shape, "f32")],
+        [(c.shape, _computed(c))],
         size=list(x.shape[-nd:]),
         **_avg_pool_params(c, args[2:], nd),
     )
@@ -243,7 +248,7 @@ def adaptive_avg_pool(c: Lowering, args) -> Value:
         c,
         LibraryFn.ADAPTIVE_AVG_POOL,
         [x],
-        [(c.shape, "f32")],
+        [(c.shape, _computed(c))],
         out=list(c.shape[-nd:]),
     )
     return out
@@ -257,7 +262,7 @@ def adaptive_avg_pool_backward(c: Lowering, args) -> Value:
         c,
         LibraryFn.ADAPTIVE_AVG_POOL_BACKWARD,
         [grad],
-        [(c.shape, "f32")],
+        [(c.shape, _computed(c))],
         size=list(x.shape[-nd:]),
     )
     return out
@@ -284,6 +289,8 @@ def upsample(c: Lowering, args) -> Value:
     eager). The `.vec` forms take the scale factors as one list."""
     x = args[0]
     _floats(c, [x])
+    if x.element == "f64":  # (the library function places them in float32)
+        raise c.unsupported("not in float64: source positions in float64")
     if c.target in _UPSAMPLES:
         nd, fn = _UPSAMPLES[c.target]
         names = ["scales"] if nd == 1 else ["scales_d", "scales_h", "scales_w"][-nd:]
@@ -295,7 +302,7 @@ def upsample(c: Lowering, args) -> Value:
         c,
         fn,
         [x],
-        [(c.shape, "f32")],
+        [(c.shape, _computed(c))],
         out=list(c.shape[-nd:]),
         align_corners=bool(_arg(c, args, 2, "align_corners", False)),
         scales=[float(s) if s else 0.0 for s in scales],

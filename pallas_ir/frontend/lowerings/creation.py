@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from pallas_ir.frontend.kernel_builder import Value
+from pallas_ir.frontend.kernel_builder import Value, is_float
 from pallas_ir.frontend.lowerings.registry import Lowering, lowers
 
 aten = torch.ops.aten
@@ -52,7 +52,7 @@ def arange(c: Lowering, args) -> Value:
         i = k.cast(prog.position(k, idx[0], n), "i32", element)
         mul, add = (
             ("arith.mulf", "arith.addf")
-            if element == "f32"
+            if is_float(element)
             else ("arith.muli", "arith.addi")
         )
         v = k.op(mul, i, k.constant(step, element))

@@ -32,6 +32,7 @@ from pallas_ir.frontend.kernel_builder import (
     UnsupportedError,
     Value,
     broadcast_index,
+    is_float,
     storage_value,
 )
 from pallas_ir.frontend.lowerings.reductions import reduced_dims
@@ -299,13 +300,17 @@ def float_to_int64_in_range(c: Lowering, args, value: Value) -> None:
     """A float cast to int64 is inside int32 (NaN too is outside: eager gives
     the lowest int64)."""
     x = args[0]
-    if _result_dtype(c) != torch.int64 or not isinstance(x, Value) or x.element != "f32":
+    if (
+        _result_dtype(c) != torch.int64
+        or not isinstance(x, Value)
+        or not is_float(x.element)
+    ):
         return
 
     def bad(k: Kernel, idx) -> SSAValue:
         v = x.emit(k, idx)
-        above = k.cmp("oge", v, k.constant(_INT32_MIN, "f32"))
-        below = k.cmp("olt", v, k.constant(2.0**31, "f32"))
+        above = k.cmp("oge", v, k.constant(_INT32_MIN, x.element))
+        below = k.cmp("olt", v, k.constant(2.0**31, x.element))
         inside = k.op("arith.andi", above, below)
         return k.op("arith.xori", inside, k.constant(True, "i1"))
 
@@ -506,7 +511,7 @@ def compare_with_wide_constant(c: Lowering, args) -> Value:
     """int data (inside int32) compared with a constant outside it: the same answer
     everywhere; float data compares as usual (the constant is a float)."""
     x, constant = args
-    if x.element == "f32":
+    if is_float(x.element):
         return LOWERINGS[c.target](c, args)
     answer = _COMPARISONS[c.target](constant > 0)
     return Value(c.shape, lambda k, idx: k.constant(answer, "i1"), "i1")
@@ -535,8 +540,8 @@ def compare_with_wide_constant(c: Lowering, args) -> Value:
 def arithmetic_with_wide_constant(c: Lowering, args) -> Value:
     """A constant outside int32 is fine where the data is float; with int data it
     is a compile-time UnsupportedError."""
-    if c.element == "f32" and all(
-        not isinstance(a, Value) or a.element == "f32" for a in args
+    if is_float(c.element) and all(
+        not isinstance(a, Value) or is_float(a.element) for a in args
     ):
         return LOWERINGS[c.target](c, args)
     wide = next(a for a in args if isinstance(a, int) and not -(2**31) <= a < 2**31)

@@ -13,6 +13,7 @@ from pallas_ir.frontend.kernel_builder import (
     Kernel,
     Value,
     broadcast_index,
+    is_float,
     scalar_element,
 )
 from pallas_ir.frontend.lowerings.registry import Lowering, lowers
@@ -52,7 +53,7 @@ def _unary(target, k: Kernel, a: SSAValue, element: str) -> SSAValue | None:
     """The scalar op of an element-wise unary ATen op on `a` (already of `element`)."""
     if target in _FLOAT_UNARY:
         return k.op(_FLOAT_UNARY[target], a)
-    f = element == "f32"
+    f = is_float(element)
     if target is aten.neg.default:
         return (
             k.op("arith.negf", a) if f else k.op("arith.subi", k.constant(0, element), a)
@@ -96,7 +97,7 @@ def _unary(target, k: Kernel, a: SSAValue, element: str) -> SSAValue | None:
     if target is aten.logical_not.default:
         return k.op("arith.xori", a, k.constant(True, "i1"))
     if target is aten.bitwise_not.default:  # all bits flipped (true for a bool)
-        if element == "f32":
+        if f:
             return None
         ones = k.constant(True, "i1") if element == "i1" else k.constant(-1, element)
         return k.op("arith.xori", a, ones)
@@ -165,11 +166,13 @@ _LOGICAL = {aten.logical_and.default, aten.logical_or.default, aten.logical_xor.
 
 def _divide(k: Kernel, a, b, element: str, mode: str | None) -> SSAValue:
     """a / b rounded as `mode` (None: true division, "trunc", "floor"), as torch."""
-    if element != "f32":
+    if not is_float(element):
         return k.op("arith.floordivsi" if mode == "floor" else "arith.divsi", a, b)
     q = k.op("arith.divf", a, b)
     if mode is None:
         return q
+    if mode == "trunc" and element == "f64":  # eager's: trunc of the rounded a / b
+        return _unary(aten.trunc.default, k, q, element)  # type: ignore[return-value]
     if mode == "trunc":
         return _truncating_divide(k, a, b, q)
     return _floor_divide(k, a, b, q)
@@ -212,7 +215,7 @@ def _truncating_divide(k: Kernel, a, b, q: SSAValue) -> SSAValue:
         k.op("arith.mulf", q, k.constant(0.0)),
         signed,
     )
-    truncated = _unary(aten.trunc.default, k, q, "f32")
+    truncated = _unary(aten.trunc.default, k, q, "f32")  # (f32's spacings above)
     assert truncated is not None
     near = k.cmp("olt", k.op("math.absf", q), k.constant(2.0**22))
     finite = k.cmp("olt", abs_b, k.constant(math.inf))  # (a gap of inf is no tie)
@@ -256,7 +259,7 @@ def _sign_differs(k: Kernel, mod: SSAValue, b: SSAValue) -> SSAValue:
 def _remainder(k: Kernel, a, b, element: str, floor: bool) -> SSAValue:
     """torch.fmod (`floor` False: C's fmod, the sign of a) or torch.remainder (the sign
     of b: fmod, plus b where the signs differ, as torch's CPU kernel)."""
-    if element == "f32":
+    if is_float(element):
         r = k.op("arith.remf", a, b)
         if not floor:
             return r
@@ -308,15 +311,16 @@ def binary(c: Lowering, args) -> Value:
     alpha = kwargs.get("alpha", 1)
     compare = target in _COMPARE
     # Operands meet in the result's type (a comparison's: the wider operand's).
-    widths = ["f32", "i32", "i1"]
+    widths = ["f64", "f32", "i32", "i1"]
     kinds = [x.element if isinstance(x, Value) else scalar_element(x) for x in (a, b)]
     common = min(kinds, key=widths.index) if compare else c.element
     if target in _LOGICAL:
         common = "i1"
 
     def operand(k, x, idx):
-        if isinstance(x, Value):
-            return k.cast(x.emit(k, broadcast_index(x, shape, idx)), x.element, common)
+        if isinstance(x, Value):  # (a 0-d float64 one meets float32 data in float32)
+            v = x.emit(k, broadcast_index(x, shape, idx))
+            return k.cast(v, x.element, common, converts=True)
         return k.constant(x, common)
 
     def emit(k, idx):
@@ -327,11 +331,12 @@ def binary(c: Lowering, args) -> Value:
             return _ARITHMETIC[target](k, lhs, rhs, common, kwargs)
         if compare:
             fp, ip = _COMPARE[target]
-            return k.cmp(fp if common == "f32" else ip, lhs, rhs)
+            return k.cmp(fp if is_float(common) else ip, lhs, rhs)
         if alpha != 1:
-            mul = "arith.mulf" if common == "f32" else "arith.muli"
+            mul = "arith.mulf" if is_float(common) else "arith.muli"
             rhs = k.op(mul, rhs, k.constant(alpha, common))
-        op = dict(zip(["f32", "i32", "i1"], _BINARY[target]))[common]
+        kind = "float" if is_float(common) else common
+        op = dict(zip(["float", "i32", "i1"], _BINARY[target]))[kind]
         if op is None:
             raise c.unsupported(f"not for {common} data")
         return k.op(op, lhs, rhs)
@@ -367,7 +372,7 @@ def where(c: Lowering, args) -> Value:
     def pick(k, idx):
         test = cond.emit(k, broadcast_index(cond, shape, idx))
         vals = [
-            k.cast(x.emit(k, broadcast_index(x, shape, idx)), x.element, element)
+            k.cast(x.emit(k, broadcast_index(x, shape, idx)), x.element, element, True)
             if isinstance(x, Value)
             else k.constant(x, element)
             for x in (a, b)
@@ -395,7 +400,7 @@ def clamp(c: Lowering, args) -> Value:
 
     def emit(k, idx):
         v = k.cast(a.emit(k, idx), a.element, element)
-        f = element == "f32"
+        f = is_float(element)
         if low is not None:
             v = k.op(
                 "arith.maximumf" if f else "arith.maxsi", v, k.constant(low, element)
@@ -429,14 +434,14 @@ def rectified(c: Lowering, args) -> Value:
         high = k.op("arith.mulf", x, k.constant(scale))
         return k.op("arith.select", positive, high, low)
 
-    return Value(c.shape, emit)
+    return Value(c.shape, emit, c.element)
 
 
 @lowers(aten.isnan.default, aten.isinf.default)
 def float_class(c: Lowering, args) -> Value:
     a, nan = args[0], c.target is aten.isnan.default
 
-    if a.element != "f32":  # an integer or bool is never NaN nor infinite
+    if not is_float(a.element):  # an integer or bool is never NaN nor infinite
         return Value(c.shape, lambda k, idx: k.constant(False, "i1"), "i1")
 
     def emit(k, idx):
@@ -468,7 +473,7 @@ def gelu(c: Lowering, args) -> Value:
         half_x = k.op("arith.mulf", x, k.constant(0.5))
         return k.op("arith.mulf", half_x, one_plus)
 
-    return Value(c.shape, emit)
+    return Value(c.shape, emit, c.element)
 
 
 @lowers(aten.copy.default)
@@ -477,7 +482,7 @@ def copy(c: Lowering, args) -> Value:  # dst's shape and type, src's values
     return Value(
         shape,
         lambda k, idx: k.cast(
-            src.emit(k, broadcast_index(src, shape, idx)), src.element, element
+            src.emit(k, broadcast_index(src, shape, idx)), src.element, element, True
         ),
         element,
     )
@@ -499,7 +504,7 @@ def convert(c: Lowering, args) -> Value:
     rounds = narrow is not None and getattr(source, "dtype", None) != dtype
 
     def emit(k, idx):
-        v = k.cast(a.emit(k, idx), a.element, element)
+        v = k.cast(a.emit(k, idx), a.element, element, converts=True)
         if rounds:  # to bfloat16's or float16's precision, and on in f32
             v = k.cast(k.cast(v, "f32", narrow), narrow, "f32")
         return v
@@ -515,22 +520,28 @@ def fma(c: Lowering, args) -> Value:  # a * b + addend, rounded twice
 
 
 def _at(k: Kernel, x, shape, idx, element: str) -> SSAValue:
-    """Operand `x` (a Value or a Python number) at result index `idx`, as `element`."""
+    """Operand `x` (a Value or a Python number) at result index `idx`, as `element`
+    (the result's type, as torch promotes: a 0-d float64 operand may be narrowed)."""
     if isinstance(x, Value):
-        return k.cast(x.emit(k, broadcast_index(x, shape, idx)), x.element, element)
+        v = x.emit(k, broadcast_index(x, shape, idx))
+        return k.cast(v, x.element, element, converts=True)
     return k.constant(x, element)
 
 
-def float_op(c: Lowering, operands, body) -> Value:
+def float_op(c: Lowering, operands, body, float32_only: str | None = None) -> Value:
     """An element-wise op with a float result: `body(k, *values)` on the operands (Values
-    or Python numbers) at the broadcast index, as f32 (an int operand converts, as
-    torch promotes it)."""
+    or Python numbers) at the broadcast index, as the result's float type (an int
+    operand converts, as torch promotes it). `float32_only`: why the op has no float64
+    form (an UnsupportedError for a float64 result)."""
     shape = c.shape
+    element = c.element if is_float(c.element) else "f32"
+    if element == "f64" and float32_only is not None:
+        raise c.unsupported(f"not in float64: {float32_only}")
 
     def emit(k, idx):
-        return body(k, *(_at(k, x, shape, idx, "f32") for x in operands))
+        return body(k, *(_at(k, x, shape, idx, element) for x in operands))
 
-    return Value(shape, emit)
+    return Value(shape, emit, element)
 
 
 @lowers(
@@ -551,7 +562,7 @@ def clamp_tensor(c: Lowering, args) -> Value:
         low, high = None, args[1]
     if element == "i1":
         raise c.unsupported("not for bool data")
-    f = element == "f32"
+    f = is_float(element)
 
     def emit(k, idx):
         v = _at(k, a, shape, idx, element)
@@ -572,6 +583,7 @@ def fmax_fmin(c: Lowering, args) -> Value:
     a, b = args
     element, shape, top = c.element, c.shape, c.target is aten.fmax.default
     ops = {
+        "f64": ("arith.maxnumf", "arith.minnumf"),
         "f32": ("arith.maxnumf", "arith.minnumf"),
         "i32": ("arith.maxsi", "arith.minsi"),
     }
@@ -600,7 +612,7 @@ def signbit(c: Lowering, args) -> Value:
 
     def emit(k, idx):
         x = a.emit(k, idx)
-        if a.element == "f32":
+        if is_float(a.element):
             return k.cmp(
                 "olt", k.op("math.copysign", k.constant(1.0), x), k.constant(0.0)
             )
@@ -660,7 +672,15 @@ pallas-legalize-mosaic expands the others)."""
 @lowers(*_FLOAT_MATH)
 def float_math(c: Lowering, args) -> Value:
     name = _FLOAT_MATH[c.target]
-    return float_op(c, args[:1], lambda k, a: k.op(name, a))
+    return float_op(
+        c,
+        args[:1],
+        lambda k, a: k.op(name, a),
+        SPECIAL_IN_F32 if "special." in name else None,
+    )
+
+
+SPECIAL_IN_F32 = "its expansion (special_functions) is float32's"
 
 
 @lowers(aten.erfinv.default)
@@ -692,11 +712,13 @@ def erfinv(c: Lowering, args) -> Value:
         )
         return k.op("arith.select", tail, refined, y)
 
-    return float_op(c, args[:1], body)
+    return float_op(c, args[:1], body, SPECIAL_IN_F32)
 
 
 @lowers(aten.nextafter.default)
 def nextafter(c: Lowering, args) -> Value:
+    if c.element == "f64":
+        raise c.unsupported(f"not in float64: {SPECIAL_IN_F32}")
     if c.element != "f32":
         raise c.unsupported(f"not for {c.element} data")
     if c.node.meta["val"].dtype == torch.bfloat16:
@@ -746,7 +768,10 @@ def exp2(c: Lowering, args) -> Value:
         e = k.op("math.exp", k.op("arith.mulf", f, k.constant(math.log(2.0))))
         return _scaled(k, e, k.cast(n, "f32", "i32"))
 
-    return float_op(c, args[:1], body)
+    return float_op(c, args[:1], body, _BITS_OF_F32)
+
+
+_BITS_OF_F32 = "it scales by powers of two made of float32's bits"
 
 
 @lowers(aten.ldexp.Tensor)
@@ -755,12 +780,15 @@ def ldexp(c: Lowering, args) -> Value:
     * 2^100 a number); for a float n, x * pow(2, n)."""
     x, n = args
     shape = c.shape
-    if not isinstance(n, Value) or n.element == "f32":
+    if not isinstance(n, Value) or is_float(n.element):
         return float_op(
             c,
             [x, n],
             lambda k, a, b: k.op("arith.mulf", a, k.op("math.powf", k.constant(2.0), b)),
         )
+
+    if c.element == "f64":
+        raise c.unsupported(f"not in float64: {_BITS_OF_F32}")
 
     def emit(k, idx):
         return _scaled(k, _at(k, x, shape, idx, "f32"), _at(k, n, shape, idx, "i32"))
@@ -774,9 +802,10 @@ def round_decimals(c: Lowering, args) -> Value:
     to even; 10^|d| a float32). XLA divides by the constant as it multiplies by its
     reciprocal, so a result can be an ulp from eager's."""
     decimals = c.kwargs.get("decimals", args[1] if len(args) > 1 else 0)
-    if c.element != "f32":
+    if not is_float(c.element):
         raise c.unsupported(f"not for {c.element} data")
-    scale = float(torch.tensor(10.0 ** abs(decimals), dtype=torch.float32))
+    dtype = torch.float64 if c.element == "f64" else torch.float32
+    scale = float(torch.tensor(10.0 ** abs(decimals), dtype=dtype))
 
     def body(k, a):
         if decimals == 0:
@@ -900,6 +929,8 @@ def rrelu(c: Lowering, args) -> list[Value]:
         raise c.unsupported("random slopes (training) are not compiled")
     shapes = c.shapes
     slope = (lower_ + upper) / 2
-    out = c.lower(aten.leaky_relu.default, [a, slope], shape=shapes[0], element="f32")
-    ones = Value(shapes[1], lambda k, idx: k.constant(1.0))
+    element = a.element if is_float(a.element) else "f32"
+    out = c.lower(aten.leaky_relu.default, [a, slope], shape=shapes[0], element=element)
+    element = c.element if is_float(c.element) else "f32"
+    ones = Value(shapes[1], lambda k, idx: k.constant(1.0, element), element)
     return [out, ones]

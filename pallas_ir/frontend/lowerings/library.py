@@ -18,7 +18,7 @@ from pallas_ir.affine_analysis import row_major_strides
 from pallas_ir.dialects.library_call import Param
 from pallas_ir.frontend.kernel_builder import Buffer, Value, storage_value
 from pallas_ir.frontend.lowerings.registry import Lowering
-from pallas_ir.library import LibraryFn
+from pallas_ir.library import NOT_IN_FLOAT64, LibraryFn
 from pallas_ir.library import functions as library
 
 
@@ -49,6 +49,10 @@ def library_call(
     """The results (shape and kernel element type of each) of library function `fn`
     on `operands`, called with keyword `params`: one XLA kernel, whose operands are
     stored contiguous first where they are not."""
+    if fn in NOT_IN_FLOAT64 and any(
+        e == "f64" for e in [*(v.element for v in operands), *(e for _, e in results)]
+    ):
+        raise c.unsupported(f"not in float64: {NOT_IN_FLOAT64[fn]}")
     if not any(math.prod(shape) for shape, _ in results):
         return [filled(shape, element) for shape, element in results]
     empty = [math.prod(v.shape) == 0 for v in operands]

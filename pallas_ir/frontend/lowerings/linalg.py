@@ -74,7 +74,7 @@ def call(
         return [empty(shape, element) for shape, element in wanted]
     if any(math.prod(v.shape) for v in operands):
         raise c.unsupported("operands with no elements beside ones with elements")
-    dtypes = {"f32": np.float32, "i32": np.int32, "i1": np.int32}
+    dtypes = {"f64": np.float64, "f32": np.float32, "i32": np.int32, "i1": np.int32}
     arrays = [np.zeros(v.shape, dtypes[v.element]) for v in operands]
     try:
         computed = library.run(fn, arrays, params)
@@ -308,20 +308,16 @@ def slogdet(c: Lowering, args) -> list[Value]:
 @lowers(aten.linalg_pinv.atol_rtol_tensor, runs_on=RunsOn.XLA)
 def pinv(c: Lowering, args) -> Value:
     named = bound(c, args)
-    for tolerance in ("atol", "rtol"):
-        if named[tolerance] is not None:
-            raise c.unsupported(
-                f"an explicit {tolerance} (a tensor the frontend does not pass to a "
-                "library call yet; eager makes a float64 one of a Python float)"
-            )
+    # (eager makes a float64 tolerance of a Python float)
+    atol, rtol = named["atol"], named["rtol"]
     return call(
         c,
         LibraryFn.PINV,
-        [named["self"]],
+        [named["self"], *[t for t in (atol, rtol) if t is not None]],
         [(c.shape, c.element)],
         hermitian=bool(named["hermitian"]),
-        has_atol=False,
-        has_rtol=False,
+        has_atol=atol is not None,
+        has_rtol=rtol is not None,
     )[0]
 
 

@@ -36,9 +36,11 @@ def matmul(c: Lowering, args) -> Value:
         rhs = b.emit(k, [*lead, kk, j])
         return k.op("arith.mulf", lhs, rhs)
 
-    buf = Buffer.holding(c.prog.fresh("t"), shape, "f32")
+    # float64 is accumulated in float64 (on XLA), everything else in f32
+    element = "f64" if c.element == "f64" else "f32"
+    buf = Buffer.holding(c.prog.fresh("t"), shape, element)
     c.buffers.append(buf)
-    c.prog.kernel(Value(full, product), buf, [len(shape)], "sum")
+    c.prog.kernel(Value(full, product, element), buf, [len(shape)], "sum")
     out = storage_value(buf, shape, row_major_strides(shape))
     if bias is None and alpha == 1:
         return out
@@ -54,7 +56,7 @@ def matmul(c: Lowering, args) -> Value:
             v = k.op("arith.addf", v, term)
         return v
 
-    return Value(tuple(shape), emit, fused=chained(out, bias))
+    return Value(tuple(shape), emit, element, fused=chained(out, bias))
 
 
 @lowers(aten.addbmm.default)
@@ -78,4 +80,4 @@ def addbmm(c: Lowering, args) -> Value:
             term = k.op("arith.mulf", term, k.constant(beta))
         return k.op("arith.addf", v, term)
 
-    return Value(tuple(shape), emit, fused=chained(total, bias))
+    return Value(tuple(shape), emit, total.element, fused=chained(total, bias))

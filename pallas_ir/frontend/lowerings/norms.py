@@ -31,7 +31,7 @@ def layer_norm(c: Lowering, args) -> list[Value]:
         v = k.op("arith.addf", var.emit(k, idx), k.constant(float(eps)))
         return k.op("math.rsqrt", v)
 
-    rstd = Value(stat_shape, rstd_at, fused=chained(var))
+    rstd = Value(stat_shape, rstd_at, var.element, fused=chained(var))
 
     def out(k, idx):
         v = k.op(
@@ -47,4 +47,4 @@ def layer_norm(c: Lowering, args) -> list[Value]:
             v = k.op("arith.addf", v, bias.emit(k, broadcast_index(bias, x.shape, idx)))
         return v
 
-    return [Value(x.shape, out), mean, rstd]
+    return [Value(x.shape, out, var.element), mean, rstd]

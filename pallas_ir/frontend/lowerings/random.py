@@ -43,9 +43,11 @@ def _transformed(
     c: Lowering, drawn: Value, operands, fn: Callable, gives: str = "f32"
 ) -> Value:
     """`fn(k, draw, *operands)` at each element (operands: Values broadcast to the
-    op's shape, or Python numbers; in f32), a `gives` value cast to the op's element
-    type."""
+    op's shape, or Python numbers; in f32, or in f64 for a float64 result, whose
+    draws are float32 ones widened), a `gives` value cast to the op's element type."""
     shape, element = c.shape, c.element
+    work = "f64" if element == "f64" else "f32"
+    gives = work if gives == "f32" else gives
 
     def emit(k: Kernel, idx) -> SSAValue:
         values = [
@@ -55,10 +57,10 @@ def _transformed(
             for o in operands
         ]
         values = [
-            k.cast(v, o.element, "f32") if isinstance(o, Value) else v
+            k.cast(v, o.element, work) if isinstance(o, Value) else v
             for v, o in zip(values, operands)
         ]
-        v = fn(k, drawn.emit(k, idx), *values)
+        v = fn(k, k.cast(drawn.emit(k, idx), "f32", work), *values)
         return k.cast(v, gives, element) if gives != element else v
 
     return Value(shape, emit, element)

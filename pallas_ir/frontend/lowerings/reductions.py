@@ -83,6 +83,7 @@ def mean(c: Lowering, args) -> Value:
     return Value(
         c.shape,
         lambda k, idx: k.op("arith.mulf", total.emit(k, idx), k.constant(scale)),
+        total.element,
         fused=chained(total),
     )
 
@@ -133,11 +134,12 @@ def variance(c: Lowering, args, kwargs, shape) -> tuple[Value, Value]:
         )
         return k.op("arith.mulf", centred, centred)
 
+    element = "f64" if a.element == "f64" else "f32"
     total = c.lower(
         aten.sum.dim_IntList,
-        [Value(a.shape, square), dims, keep],
+        [Value(a.shape, square, element), dims, keep],
         shape=shape,
-        element="f32",
+        element=element,
     )
     n = math.prod(a.shape[d] for d in dims)
     scale = 1.0 / (n - correction) if n > correction else math.nan
@@ -146,8 +148,8 @@ def variance(c: Lowering, args, kwargs, shape) -> tuple[Value, Value]:
         return k.op("arith.mulf", total.emit(k, idx), k.constant(scale))
 
     if keep:
-        return Value(shape, var, fused=chained(total)), mean
-    return Value(shape, var, fused=chained(total)), remap(
+        return Value(shape, var, element, fused=chained(total)), mean
+    return Value(shape, var, element, fused=chained(total)), remap(
         mean, shape, lambda idx: unreduced(idx, dims, len(a.shape))
     )
 
@@ -170,22 +172,25 @@ def vector_norm(c: Lowering, args) -> Value:
     dims = args[2] if len(args) > 2 else kwargs.get("dim")
     keep = args[3] if len(args) > 3 else kwargs.get("keepdim", False)
     dims = list(range(len(a.shape))) if dims is None else ints(dims)
+    element = "f64" if a.element == "f64" else "f32"
 
     def magnitude(k, idx):
         return k.op("math.absf", a.emit(k, idx))
 
     if order in (math.inf, -math.inf):
         kind = aten.amax.default if order > 0 else aten.amin.default
-        return c.lower(kind, [Value(a.shape, magnitude), dims, keep])
+        return c.lower(kind, [Value(a.shape, magnitude, element), dims, keep])
     if not isinstance(order, int | float):
         raise c.unsupported(f"ord={order} is not supported")
     if order == 0:  # the count of non-zero elements, as a float
 
         def nonzero(k, idx):
             x = a.emit(k, idx)
-            return k.cast(k.cmp("une", x, k.constant(0.0)), "i1", "f32")
+            return k.cast(k.cmp("une", x, k.constant(0.0)), "i1", element)
 
-        return c.lower(aten.sum.dim_IntList, [Value(a.shape, nonzero), dims, keep])
+        return c.lower(
+            aten.sum.dim_IntList, [Value(a.shape, nonzero, element), dims, keep]
+        )
 
     def powered(k, idx):
         if order == 1:
@@ -195,7 +200,7 @@ def vector_norm(c: Lowering, args) -> Value:
             return k.op("arith.mulf", x, x)
         return k.op("math.powf", magnitude(k, idx), k.constant(order))
 
-    total = c.lower(aten.sum.dim_IntList, [Value(a.shape, powered), dims, keep])
+    total = c.lower(aten.sum.dim_IntList, [Value(a.shape, powered, element), dims, keep])
 
     def root(k, idx):
         v = total.emit(k, idx)
@@ -205,4 +210,4 @@ def vector_norm(c: Lowering, args) -> Value:
             return k.op("math.sqrt", v)
         return k.op("math.powf", v, k.constant(1.0 / order))
 
-    return Value(c.shape, root, fused=chained(total))
+    return Value(c.shape, root, element, fused=chained(total))

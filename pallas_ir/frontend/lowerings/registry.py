@@ -192,6 +192,8 @@ def lower(
         raise UnsupportedError(str(target), "no lowering to ta yet", where(node))
     if element is None:
         val = node.meta.get("val")
+        if isinstance(val, list | tuple):  # several results: the first tensor's
+            val = next((v for v in val if isinstance(v, torch.Tensor)), None)
         element = DTYPES.get(val.dtype, "f32") if isinstance(val, torch.Tensor) else "f32"
     ctx = Lowering(prog, node, target, dict(kwargs), shape, element, buffers)
     wide = WIDE_CONSTANTS.get(target)

@@ -60,9 +60,9 @@ def masked_cumsum(c: Lowering, x: Value, dim: int) -> Value:
         )
         return k.op("arith.select", before, x.emit(k, along), k.constant(0.0))
 
-    buf = Buffer.holding(c.prog.fresh("t"), x.shape, "f32")
+    buf = Buffer.holding(c.prog.fresh("t"), x.shape, x.element)
     c.buffers.append(buf)
-    c.prog.kernel(Value((*x.shape, n), masked, "f32"), buf, [rank], "sum")
+    c.prog.kernel(Value((*x.shape, n), masked, x.element), buf, [rank], "sum")
     return storage_value(buf, x.shape, row_major_strides(x.shape))
 
 
@@ -126,6 +126,6 @@ def logcumsumexp(c: Lowering, args) -> Value:
     a, dim = args[0], args[1]
     x = as_rank1(a)
     (result,) = library_call(
-        c, LibraryFn.LOGCUMSUMEXP, [x], [(x.shape, "f32")], dim=dim % len(x.shape)
+        c, LibraryFn.LOGCUMSUMEXP, [x], [(x.shape, x.element)], dim=dim % len(x.shape)
     )
     return in_rank(result, a.shape)

@@ -51,7 +51,12 @@ ELEMENTWISE_POINTS = 8
 compares its position with each of them, which costs less than a second kernel and a
 copy of the base while they are few."""
 
-_ADD = {"f32": "arith.addf", "i32": "arith.addi", "i1": "arith.ori"}
+_ADD = {
+    "f64": "arith.addf",
+    "f32": "arith.addf",
+    "i32": "arith.addi",
+    "i1": "arith.ori",
+}
 """How an accumulating write adds, by element type (bool: or, as torch adds bools)."""
 
 

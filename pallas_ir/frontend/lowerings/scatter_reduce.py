@@ -52,6 +52,10 @@ _IDENTITY = {
     ("prod", "f32"): 1.0,
     ("max", "f32"): -math.inf,
     ("min", "f32"): math.inf,
+    ("sum", "f64"): 0.0,
+    ("prod", "f64"): 1.0,
+    ("max", "f64"): -math.inf,
+    ("min", "f64"): math.inf,
     ("sum", "i32"): 0,
     ("prod", "i32"): 1,
     ("max", "i32"): -(2**31),
@@ -120,8 +124,8 @@ def _reduced(
             n = k.op("arith.addi", n, k.constant(1, "i32"))
         else:  # a position no point writes divides by 1: it keeps the base
             n = k.op("arith.select", hit, n, k.constant(1, "i32"))
-        if element == "f32":
-            return k.op("arith.divf", total, k.cast(n, "i32", "f32"))
+        if element in ("f32", "f64"):
+            return k.op("arith.divf", total, k.cast(n, "i32", element))
         return k.op("arith.floordivsi", total, n)
 
     return Value(shape, mean, element)

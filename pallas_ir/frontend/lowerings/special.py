@@ -11,7 +11,7 @@ import torch
 from xdsl.ir import SSAValue
 
 from pallas_ir.frontend.kernel_builder import Kernel, Value
-from pallas_ir.frontend.lowerings.elementwise import float_op
+from pallas_ir.frontend.lowerings.elementwise import SPECIAL_IN_F32, float_op
 from pallas_ir.frontend.lowerings.library import library_call
 from pallas_ir.frontend.lowerings.registry import Lowering, RunsOn, lowers
 from pallas_ir.library import LibraryFn
@@ -35,7 +35,9 @@ _BESSEL = {
 @lowers(*_BESSEL)
 def bessel_i(c: Lowering, args) -> Value:
     scaled = _BESSEL[c.target]
-    return float_op(c, args[:1], lambda k, x: _scaled_bessel(k, x, scaled))
+    return float_op(
+        c, args[:1], lambda k, x: _scaled_bessel(k, x, scaled), SPECIAL_IN_F32
+    )
 
 
 @lowers(aten.special_spherical_bessel_j0.default)
@@ -63,7 +65,9 @@ def spherical_bessel_j0(c: Lowering, args) -> Value:
 )
 def zeta(c: Lowering, args) -> Value:
     """The Hurwitz zeta function zeta(x, q)."""
-    return float_op(c, args[:2], lambda k, x, q: k.op("special.zeta", x, q))
+    return float_op(
+        c, args[:2], lambda k, x, q: k.op("special.zeta", x, q), SPECIAL_IN_F32
+    )
 
 
 @lowers(aten.igamma.default, aten.igammac.default, runs_on=RunsOn.XLA)
@@ -84,7 +88,7 @@ def igamma(c: Lowering, args) -> Value:
         )
         return k.op("arith.select", k.cmp("oeq", a, inf), at_inf, k.op(name, a, x))
 
-    return float_op(c, args[:2], body)
+    return float_op(c, args[:2], body, SPECIAL_IN_F32)
 
 
 def _trigamma(k: Kernel, x: SSAValue) -> SSAValue:
@@ -140,7 +144,7 @@ def polygamma(c: Lowering, args) -> Value:
         z = k.op("special.zeta", k.constant(float(n + 1)), v)
         return k.op("arith.mulf", z, k.constant(factor))
 
-    return float_op(c, [x], body)
+    return float_op(c, [x], body, SPECIAL_IN_F32)
 
 
 _POLYNOMIALS = (
@@ -173,6 +177,8 @@ def orthogonal_polynomial(c: Lowering, args) -> Value:
     it is the library function `orthogonal_polynomial` on XLA, on x and n broadcast to
     the result's shape as float32."""
     x, n = args[0], args[1]
+    if c.element == "f64":
+        raise c.unsupported("not in float64: the polynomials are computed in float32")
     broadcast = [float_op(c, [v], lambda k, a: a) for v in (x, n)]
     (value,) = library_call(
         c,
