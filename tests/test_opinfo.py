@@ -87,6 +87,16 @@ FLOAT32: tuple[tuple[str, str], ...] = (
     # resampling and padding through decompositions
     ("nn.functional.interpolate", "bilinear"),
     ("nn.functional.pad", "reflect"),
+    # bit-level element-wise ops, index reads and writes, segments
+    ("angle", ""),
+    ("frexp", ""),
+    ("take", ""),
+    ("masked_scatter", ""),
+    ("combinations", ""),
+    ("_segment_reduce", "lengths"),
+    # values read back to Python while tracing (the program is specialised on them)
+    ("narrow", ""),
+    ("equal", ""),
 )
 
 OTHER_DTYPES: tuple[tuple[str, str, str], ...] = (
@@ -96,6 +106,8 @@ OTHER_DTYPES: tuple[tuple[str, str, str], ...] = (
     ("add", "", "int32"),
     ("floor_divide", "", "int32"),
     ("abs", "", "int32"),
+    ("softmax", "", "float64"),
+    ("sum", "", "float64"),
 )
 
 PALLAS_IDIOMS = frozenset(
@@ -113,10 +125,11 @@ def _check(name: str, variant: str, dtype: str) -> None:
         f"{s.status}: {s.description}: {s.message}" for s in counted if s.status != "pass"
     ]
     assert not failed, f"{op_id(op)} {dtype}:\n" + "\n".join(failed)
-    if result.family in PALLAS_IDIOMS:
-        assert all(s.pallas for s in counted), (
+    if result.family in PALLAS_IDIOMS and dtype != "float64":  # float64 runs on XLA
+        kernelless = [s.description for s in counted if s.computes and not s.pallas]
+        assert not kernelless, (
             f"{op_id(op)} ({result.family}) launches no pallas_call on "
-            + ", ".join(s.description for s in counted if not s.pallas)
+            + ", ".join(kernelless)
         )
 
 

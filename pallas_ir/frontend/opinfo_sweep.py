@@ -344,6 +344,9 @@ class SampleResult:
     """The ATen op that has no lowering (`no lowering to ta yet`), else empty."""
     pallas: bool = False
     """The compiled program launches at least one `pl.pallas_call`."""
+    computes: bool = True
+    """The compiled program computes something (not: every result empty, or a view
+    of an input), so it has kernels to launch."""
     seconds: float = 0.0
     description: str = ""
     """The sample: its inputs' shapes, dtypes, and its other arguments."""
@@ -370,9 +373,9 @@ class OpResult:
 
     @property
     def pallas(self) -> bool:
-        """Every passing sample launches a pallas_call."""
+        """Every passing sample that computes something launches a pallas_call."""
         passed = [s for s in self.samples if s.status == "pass"]
-        return bool(passed) and all(s.pallas for s in passed)
+        return bool(passed) and all(s.pallas or not s.computes for s in passed)
 
 
 class Hang(BaseException):
@@ -551,13 +554,14 @@ def check_sample(op, sample, dtype: torch.dtype, compile: Callable) -> SampleRes
         )
     examples = program(op, sample)
     run = program(op, sample)
-    pallas = False
+    pallas, computes = False, True
     try:
         with torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             compiled = compile(examples.fn, examples.inputs)
             source = getattr(compiled, "source", "")
             pallas = "pl.pallas_call(" in source
+            computes = getattr(compiled, "computes", True)
             got = compiled(*run.inputs)
     except Hang:
         raise
@@ -584,6 +588,7 @@ def check_sample(op, sample, dtype: torch.dtype, compile: Callable) -> SampleRes
         why,
         _normalise(why, 6) if why else "",
         pallas=pallas,
+        computes=computes,
         seconds=time.perf_counter() - start,
         description=description,
     )
