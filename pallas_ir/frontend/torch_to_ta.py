@@ -43,6 +43,10 @@ from torch.overrides import TorchFunctionMode
 from xdsl.dialects.builtin import ModuleOp
 
 from pallas_ir.affine_analysis import row_major_strides
+from pallas_ir.frontend.decompositions import (
+    ctc_loss_with_length_lists,
+    decomposition_table,
+)
 from pallas_ir.frontend.kernel_builder import (
     DTYPES,
     NARROW_INTS,
@@ -93,13 +97,18 @@ _DECOMPOSE = [
 
 def frontend_decompositions() -> dict:
     """The ATen decompositions the frontend traces with (core ATen, and the ops of
-    `_DECOMPOSE`); AOTAutograd traces the forward and backward graphs with them too.
+    `_DECOMPOSE`, and the frontend's own: `decompositions.py`); AOTAutograd traces
+    the forward and backward graphs with them too.
     Not the CPU flash attention's: its second result is not the logsumexp its
     backward reads (torch says Inductor must leave it out); attention is traced as
     its math form instead (`MathAttention`)."""
-    decompositions = {**core_aten_decompositions(), **get_decompositions(_DECOMPOSE)}
-    decompositions.pop(aten._scaled_dot_product_flash_attention_for_cpu.default, None)
-    return decompositions
+    table = {
+        **core_aten_decompositions(),
+        **get_decompositions(_DECOMPOSE),
+        **decomposition_table(),
+    }
+    table.pop(aten._scaled_dot_product_flash_attention_for_cpu.default, None)
+    return table
 
 
 class MathAttention(TorchFunctionMode):
@@ -111,6 +120,9 @@ class MathAttention(TorchFunctionMode):
         kwargs = kwargs or {}
         if func is torch._C._nn.scaled_dot_product_attention:
             return aten._scaled_dot_product_attention_math.default(*args, **kwargs)[0]
+        ctc = ctc_loss_with_length_lists(func, args, kwargs)
+        if ctc is not None:
+            return ctc
         return func(*args, **kwargs)
 
 

@@ -9,6 +9,7 @@ from pallas_ir.frontend.lowerings import (  # noqa: F401  (registers the lowerin
     elementwise,
     indexing,
     linalg,
+    losses,
     matmul,
     norms,
     random,
