@@ -16,9 +16,9 @@ from pathlib import Path
 
 import torch
 
+from pallas_ir.frontend.decompositions import decomposition_table
 from pallas_ir.frontend.lowerings import LOWERINGS
 from pallas_ir.frontend.lowerings.registry import RUNS_ON
-from pallas_ir.frontend.decompositions import decomposition_table
 from pallas_ir.frontend.torch_to_ta import frontend_decompositions
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "torch.md"

@@ -34,6 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import torch
+import torch.utils._pytree as pytree
 from torch._decomp import core_aten_decompositions, get_decompositions
 from torch.func import functionalize
 from torch.fx.experimental.proxy_tensor import make_fx
@@ -261,6 +262,9 @@ class TracedProgram:
     random_seed: int | None = None
     """The input that takes the call's random seed (two int32 words the host draws
     from torch's default generator at every call), if a random op needs one."""
+    structure: pytree.TreeSpec | None = None
+    """How `results` nest, where the function returns sequences inside its sequence
+    (`histogramdd`'s (hist, [edges])); None when they do not."""
 
 
 @dataclass(frozen=True)
@@ -410,6 +414,9 @@ def torch_to_ta(
     returned = out_node.args[0]
     returns_sequence = isinstance(returned, list | tuple)
     returned = list(returned) if returns_sequence else [returned]
+    structure = None
+    if any(isinstance(r, list | tuple) for r in returned):
+        returned, structure = pytree.tree_flatten(returned)
     stored: list[KernelOutput] = []
     outputs: list[Buffer] = []
 
@@ -492,6 +499,7 @@ def torch_to_ta(
         returns_sequence,
         checks,
         random_seed,
+        structure,
     )
 
 
