@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 import jax
 import jax.numpy as jnp
 import torch
+import torch.utils._pytree as pytree
 from torch._functorch.aot_autograd import aot_function
 from torch._functorch.partitioners import min_cut_rematerialization_partition
 
@@ -128,6 +129,7 @@ class CompiledFunction:
         self._results = traced.results
         self._copy_back = traced.copy_back
         self._returns_sequence = traced.returns_sequence
+        self._structure = traced.structure
         self._checks = traced.checks
         self._random_seed = traced.random_seed
         self.computes = bool(traced.copy_back or traced.checks) or any(
@@ -306,6 +308,8 @@ class CompiledFunction:
             results = self._with_autograd(every)
         else:
             results = self._run(every)
+            if self._structure is not None:  # AOTAutograd's results come nested
+                return pytree.tree_unflatten(list(results), self._structure)
         return results if self._returns_sequence else results[0]
 
     def _with_autograd(self, tensors: Sequence[torch.Tensor]) -> tuple:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import torch
 
+from pallas_ir.frontend.decompositions import decomposition_table
 from pallas_ir.frontend.lowerings import LOWERINGS
 from pallas_ir.frontend.lowerings.registry import RUNS_ON
 from pallas_ir.frontend.torch_to_ta import frontend_decompositions
@@ -74,6 +75,7 @@ def rows() -> list[tuple[str, str, str]]:
             lowered[name].add(str(RUNS_ON.get(target, "Pallas")))
             overloads[name].add(str(target).split(".", 2)[2])
     decomposed = {_packet(t) for t in frontend_decompositions()} - {None}
+    own = {_packet(t) for t in decomposition_table()} - {None}
     core = set()
     for name in dir(torch.ops.aten):
         packet = getattr(torch.ops.aten, name, None)
@@ -91,8 +93,9 @@ def rows() -> list[tuple[str, str, str]]:
                 name, "lowered (`" + "`, `".join(sorted(overloads[name])) + "`)"
             )
         elif name in decomposed:
+            whose = "`frontend/decompositions.py`" if name in own else "torch's"
             where = "decomposed"
-            why = NOTES.get(name, "into the ops of this table (torch's decomposition)")
+            why = NOTES.get(name, f"into the ops of this table ({whose} decomposition)")
         else:
             where, why = (
                 "refused",

@@ -34,6 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import torch
+import torch.utils._pytree as pytree
 from torch._decomp import core_aten_decompositions, get_decompositions
 from torch.func import functionalize
 from torch.fx.experimental.proxy_tensor import make_fx
@@ -43,6 +44,10 @@ from torch.overrides import TorchFunctionMode
 from xdsl.dialects.builtin import ModuleOp
 
 from pallas_ir.affine_analysis import row_major_strides
+from pallas_ir.frontend.decompositions import (
+    ctc_loss_with_length_lists,
+    decomposition_table,
+)
 from pallas_ir.frontend.kernel_builder import (
     DTYPES,
     NARROW_INTS,
@@ -94,20 +99,22 @@ _DECOMPOSE = [
 
 def frontend_decompositions() -> dict:
     """The ATen decompositions the frontend traces with (core ATen, and the ops of
-    `_DECOMPOSE`); AOTAutograd traces the forward and backward graphs with them too.
+    `_DECOMPOSE`, and the frontend's own: `decompositions.py`); AOTAutograd traces
+    the forward and backward graphs with them too.
     Not the CPU flash attention's: its second result is not the logsumexp its
     backward reads (torch says Inductor must leave it out); attention is traced as
     its math form instead (`MathAttention`). Nor `take`'s."""
-    decompositions = {
+    table = {
         **core_aten_decompositions(),
         **get_decompositions(_DECOMPOSE),
+        **decomposition_table(),
         **SCALAR_READ_DECOMPOSITIONS,
     }
-    decompositions.pop(aten._scaled_dot_product_flash_attention_for_cpu.default, None)
+    table.pop(aten._scaled_dot_product_flash_attention_for_cpu.default, None)
     # `take`'s decomposition indexes with its index tensor, which reads a 0-d index's
     # value while tracing; the frontend lowers `take` itself.
-    decompositions.pop(aten.take.default, None)
-    return decompositions
+    table.pop(aten.take.default, None)
+    return table
 
 
 class MathAttention(TorchFunctionMode):
@@ -119,6 +126,9 @@ class MathAttention(TorchFunctionMode):
         kwargs = kwargs or {}
         if func is torch._C._nn.scaled_dot_product_attention:
             return aten._scaled_dot_product_attention_math.default(*args, **kwargs)[0]
+        ctc = ctc_loss_with_length_lists(func, args, kwargs)
+        if ctc is not None:
+            return ctc
         return func(*args, **kwargs)
 
 
@@ -257,6 +267,9 @@ class TracedProgram:
     random_seed: int | None = None
     """The input that takes the call's random seed (two int32 words the host draws
     from torch's default generator at every call), if a random op needs one."""
+    structure: pytree.TreeSpec | None = None
+    """How `results` nest, where the function returns sequences inside its sequence
+    (`histogramdd`'s (hist, [edges])); None when they do not."""
 
 
 @dataclass(frozen=True)
@@ -406,6 +419,9 @@ def torch_to_ta(
     returned = out_node.args[0]
     returns_sequence = isinstance(returned, list | tuple)
     returned = list(returned) if returns_sequence else [returned]
+    structure = None
+    if any(isinstance(r, list | tuple) for r in returned):
+        returned, structure = pytree.tree_flatten(returned)
     stored: list[KernelOutput] = []
     outputs: list[Buffer] = []
 
@@ -488,6 +504,7 @@ def torch_to_ta(
         returns_sequence,
         checks,
         random_seed,
+        structure,
     )
 
 

@@ -44,6 +44,8 @@ class LibraryFn(StrEnum):
     ADAPTIVE_AVG_POOL_BACKWARD = "adaptive_avg_pool_backward"
     UPSAMPLE_LINEAR = "upsample_linear"
     UPSAMPLE_BICUBIC = "upsample_bicubic"
+    UPSAMPLE_BILINEAR_AA = "upsample_bilinear_aa"
+    GRID_SAMPLE = "grid_sample"
     # linear algebra
     LU_FACTOR = "lu_factor"
     LU = "lu"
@@ -64,6 +66,11 @@ class LibraryFn(StrEnum):
     LSTSQ = "lstsq"
     MATRIX_EXP = "matrix_exp"
     HOUSEHOLDER_PRODUCT = "householder_product"
+    GEQRF = "geqrf"
+    ORMQR = "ormqr"
+
+    # losses
+    CTC_LOSS = "ctc_loss"
 
     # indexing
     EMBEDDING_BAG = "embedding_bag"
@@ -80,6 +87,8 @@ class LibraryFn(StrEnum):
     MODE = "mode"
     SEARCHSORTED = "searchsorted"
     HISTC = "histc"
+    HISTOGRAM_BIN_EDGES = "histogram_bin_edges"
+    HISTOGRAMDD = "histogramdd"
     # scans
     CUMSUM = "cumsum"
     CUMPROD = "cumprod"

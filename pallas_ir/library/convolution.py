@@ -397,3 +397,128 @@ def lib_upsample_bicubic(x, *, out, align_corners, scales):
         index = [jnp.clip(low + k, 0, n - 1) for k in (-1, 0, 1, 2)]
         x = interpolate_along(x, axis, index, bicubic_weights(frac))
     return (x,)
+
+
+def grid_reflect(at, twice_low, twice_high):
+    """ATen's `reflect_coordinates`: `at` reflected off the bounds low and high
+    (given doubled) until it lies between them."""
+    if twice_low == twice_high:
+        return jnp.zeros_like(at)
+    low = twice_low / 2
+    span = (twice_high - twice_low) / 2
+    at = jnp.abs(at - low)
+    extra = jnp.fmod(at, span)
+    flips = jnp.floor(at / span)
+    return jnp.where(jnp.fmod(flips, 2) == 0, extra + low, span - extra + low)
+
+
+def grid_padded(at, n, padding, align_corners):
+    """ATen's `compute_coordinates`: a source position under the padding mode (0
+    zeros: as it is; 1 border: clipped; 2 reflection: reflected, then clipped)."""
+    if padding == 2:
+        twice = (0, 2 * (n - 1)) if align_corners else (-1, 2 * n - 1)
+        at = grid_reflect(at, *twice)
+    if padding in (1, 2):
+        at = jnp.clip(at, 0, n - 1)
+    return at
+
+
+def grid_unnormalized(coord, n, align_corners):
+    """A grid coordinate in [-1, 1] as a position in a dim of `n` elements."""
+    if align_corners:
+        return (coord + 1) / 2 * (n - 1)
+    return ((coord + 1) * n - 1) / 2
+
+
+def grid_taps(x, index):
+    """The elements of `x` (N, C, *spatial) at integer positions `index` (one array
+    (N, *out) a spatial dim), 0 where any is out of bounds: (N, C, *out)."""
+    spatial = x.shape[2:]
+    inside = jnp.ones(index[0].shape, bool)
+    flat = jnp.zeros(index[0].shape, jnp.int32)
+    for at, n in zip(index, spatial):
+        inside = inside & (at >= 0) & (at < n)
+        flat = flat * n + jnp.clip(at, 0, n - 1).astype(jnp.int32)
+    rows = x.reshape(x.shape[0], x.shape[1], -1)
+    taken = jnp.take_along_axis(rows, flat.reshape(flat.shape[0], 1, -1), axis=2)
+    taken = taken.reshape(x.shape[:2] + index[0].shape[1:])
+    return jnp.where(inside[:, None], taken, 0)
+
+
+def lib_grid_sample(x, grid, *, mode, padding, align_corners):
+    """`aten.grid_sampler_{2d,3d}`: `x` (N, C, *spatial) read at the positions of
+    `grid` (N, *out, nd; its last dim x, y[, z] in [-1, 1]) by mode 0 bilinear
+    (trilinear in 3d), 1 nearest (ties to even) or 2 bicubic (A = -0.75), padding
+    0 zeros, 1 border or 2 reflection, as ATen's CPU kernels compute it."""
+    x, grid = computed(x), computed(grid)
+    spatial = x.shape[2:]
+    nd = len(spatial)
+    # the spatial dims in x's order (z, y, x): grid's last dim lists them reversed
+    coords = [grid[..., nd - 1 - d] for d in range(nd)]
+    if mode == 2:
+        at = [grid_unnormalized(g, n, align_corners) for g, n in zip(coords, spatial)]
+        low = [jnp.floor(a) for a in at]
+        weights = [bicubic_weights(a - lo) for a, lo in zip(at, low)]
+        total = 0
+        for i in range(4):
+            row = 0
+            for j in range(4):
+                index = []
+                for d, tap in enumerate((i, j)):
+                    p = grid_padded(low[d] - 1 + tap, spatial[d], padding, align_corners)
+                    index.append(p.astype(jnp.int32))
+                row = row + grid_taps(x, index) * weights[1][j][:, None]
+            total = total + row * weights[0][i][:, None]
+        return (total,)
+    at = [
+        grid_padded(grid_unnormalized(g, n, align_corners), n, padding, align_corners)
+        for g, n in zip(coords, spatial)
+    ]
+    if mode == 1:
+        return (grid_taps(x, [jnp.round(a).astype(jnp.int32) for a in at]),)
+    low = [jnp.floor(a) for a in at]
+    total = 0
+    for corner in range(2**nd):
+        bits = [(corner >> (nd - 1 - d)) & 1 for d in range(nd)]
+        weight = 1
+        for a, lo, b in zip(at, low, bits):
+            weight = weight * (a - lo if b else lo + 1 - a)
+        index = [(lo + b).astype(jnp.int32) for lo, b in zip(low, bits)]
+        total = total + grid_taps(x, index) * weight[:, None]
+    return (total,)
+
+
+def antialias_weights(n, out, align_corners, scale):
+    """The (out, n) matrix of ATen's antialiased bilinear resampling along a dim of
+    `n` (`_upsample_bilinear2d_aa`): each output's triangle filter, widened by the
+    scale when shrinking, over the inputs its support covers, normalised to sum 1."""
+    if align_corners:
+        ratio = (n - 1) / (out - 1) if out > 1 else 0.0
+    else:
+        ratio = 1.0 / scale if scale else n / out
+    support = max(ratio, 1.0)
+    center = ratio * (jnp.arange(out, dtype=jnp.float32) + 0.5)
+    low = jnp.maximum((center - support + 0.5).astype(jnp.int32), 0)
+    high = jnp.minimum((center + support + 0.5).astype(jnp.int32), n)
+    inv = 1.0 / ratio if ratio >= 1.0 else 1.0
+    j = jnp.arange(n)[None, :]
+    covered = (j >= low[:, None]) & (j < high[:, None])
+    t = (j - center[:, None] + 0.5) * inv
+    weight = jnp.where(covered, jnp.maximum(1.0 - jnp.abs(t), 0.0), 0.0)
+    total = jnp.sum(weight, 1, keepdims=True)
+    return jnp.where(total != 0, weight / jnp.where(total != 0, total, 1), 0.0)
+
+
+def lib_upsample_bilinear_aa(x, *, out, align_corners, scales):
+    """`aten._upsample_bilinear2d_aa`: the last two dims each resampled by a matrix
+    of antialiasing weights (width first, as eager's separable passes go)."""
+    x = computed(x)
+    for axis in (x.ndim - 1, x.ndim - 2):
+        d = axis - (x.ndim - 2)
+        w = antialias_weights(x.shape[axis], out[d], align_corners, scales[d])
+        x = jnp.moveaxis(
+            jnp.tensordot(x, w, axes=([axis], [1]), precision=lax.Precision.HIGHEST),
+            -1,
+            axis,
+        )
+    return (x,)

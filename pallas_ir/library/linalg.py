@@ -340,3 +340,25 @@ def lib_householder_product(a, tau):
     """`torch.linalg.householder_product`: the first n columns of the product of the
     Householder reflectors (columns of A below the diagonal, scaled by tau)."""
     return (lax.linalg.householder_product(a, tau),)
+
+
+def lib_geqrf(a):
+    """`torch.geqrf`: LAPACK's QR, R on and above the diagonal, the Householder
+    reflectors below it, and their scales tau."""
+    qr, tau = jax._src.lax.linalg.geqrf(a)  # public jax wraps it in `qr` only
+    return qr, tau
+
+
+def lib_ormqr(a, tau, other, *, left, transpose):
+    """`torch.ormqr`: `other` times Q (on the left or right, transposed if asked),
+    Q the full square product of the reflectors in `a` and `tau` (as `geqrf` gives
+    them: the first columns of `a`, one per tau; past them, the identity)."""
+    m, k = a.shape[-2], tau.shape[-1]
+    pad = [(0, 0)] * (a.ndim - 1)
+    full = jnp.pad(a[..., :k], pad + [(0, m - k)])
+    scales = jnp.pad(tau, pad[:-1] + [(0, m - tau.shape[-1])])
+    q = lax.linalg.householder_product(full, scales)
+    if transpose:
+        q = jnp.swapaxes(q, -1, -2)
+    product = (q, other) if left else (other, q)
+    return (jnp.matmul(*product, precision=lax.Precision.HIGHEST),)

@@ -501,3 +501,125 @@ def lib_histc(x, *, bins, low, high, bfloat16, checked=False):
         return (counts,)
     unbounded = ~(jnp.isfinite(lo) & jnp.isfinite(hi))
     return counts, unbounded, lo
+
+
+def fused_multiply_add(a, b, c):
+    """a * b + c in float32 rounded once, as a fused multiply-add gives it: the
+    product's rounding error (Veltkamp's split, Dekker's product) and the sum's
+    (Knuth's two-sum) added back before the last rounding."""
+
+    # barriers: a compiler that contracted or reassociated these would lose the
+    # errors they measure
+    a, b, c = lax.optimization_barrier((a, b, c))
+
+    def split(v):
+        big = lax.optimization_barrier(v * jnp.float32(4097))
+        high = lax.optimization_barrier(big - (big - v))
+        return high, v - high
+
+    product = lax.optimization_barrier(a * b)
+    (a_hi, a_lo), (b_hi, b_lo) = split(a), split(b)
+    product_error = ((a_hi * b_hi - product) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+    total = lax.optimization_barrier(product + c)
+    back = total - product
+    sum_error = (product - (total - back)) + (c - back)
+    return total + (sum_error + product_error)
+
+
+def linspace_f32(start, end, steps):
+    """`torch.linspace(start, end, steps)` in float32 as eager's CPU kernel computes
+    it: the first half up from `start`, the second down from `end`, by a float32
+    step, each point one fused multiply-add."""
+    start, end = jnp.float32(start), jnp.float32(end)
+    # a barrier: XLA would divide by a constant as a multiply by its reciprocal
+    step = (end - start) / lax.optimization_barrier(jnp.float32(max(steps - 1, 1)))
+    index = jnp.arange(steps, dtype=jnp.float32)
+    up = fused_multiply_add(step, index, start)
+    down = fused_multiply_add(-step, jnp.float32(steps - 1) - index, end)
+    return jnp.where(jnp.arange(steps) < steps // 2, up, down)
+
+
+def lib_histogram_bin_edges(x, *, bins, bounds=None, checked=False):
+    """The bin edges of `torch.histogram`/`histogramdd` with bin counts `bins` (one a
+    dim of `x`, shaped (M, D)): per dim, `bins + 1` points of a float32 linspace over
+    `bounds` (low, high pairs: the op's `range`), else the data's min to max (0 to 1 for no data), an
+    empty range widened by 0.5 each way. With `checked`, also whether a range taken
+    from the data is not finite (eager raises) and the first such low end."""
+    edges, bad, lows = [], [], []
+    for dim, count in enumerate(bins):
+        if bounds is not None:  # widened in float64, as eager does, then rounded
+            lo, hi = bounds[2 * dim], bounds[2 * dim + 1]
+            lo, hi = (lo - 0.5, hi + 0.5) if lo == hi else (lo, hi)
+            edges.append(linspace_f32(lo, hi, count + 1))
+            continue
+        if x.shape[0] == 0:
+            lo, hi = jnp.float32(0), jnp.float32(1)
+        else:
+            lo, hi = jnp.min(x[:, dim]), jnp.max(x[:, dim])
+        bad.append(~(jnp.isfinite(lo) & jnp.isfinite(hi)))
+        lows.append(lo)
+        same = lo == hi
+        lo, hi = jnp.where(same, lo - 0.5, lo), jnp.where(same, hi + 0.5, hi)
+        edges.append(linspace_f32(lo, hi, count + 1))
+    if not checked:
+        return tuple(edges)
+    bad, lows = jnp.stack(bad), jnp.stack(lows)  # `checked` only without bounds
+    return (*edges, jnp.any(bad), lows[jnp.argmax(bad)])
+
+
+def histogram_bin(values, edges, local_search):
+    """The bin of each of `values` among the increasing `edges` as eager's CPU
+    kernel finds it, and whether it is counted (within the outer edges, not NaN):
+    by binary search (`upper_bound`), or with `local_search` by linear interpolation
+    in float32 corrected against the edges one bin either way; the last bin closed."""
+    n = edges.shape[0]
+    left, right = edges[0], edges[n - 1]
+    inside = (values >= left) & (values <= right)
+    if local_search:
+        scaled = (values - left) * jnp.float32(n - 1) / (right - left)
+        guess = jnp.where(inside, scaled, 0).astype(jnp.int32)
+        low = jnp.maximum(guess - 1, 0)
+        high = jnp.minimum(guess + 2, n)
+        # upper_bound in edges[low:high]: the first edge there above the value
+        window = low[:, None] + jnp.arange(3)[None, :]
+        above = (window < high[:, None]) & (
+            edges[jnp.clip(window, 0, n - 1)] > values[:, None]
+        )
+        first = jnp.where(jnp.any(above, 1), low + jnp.argmax(above, 1), high)
+        position = first - 1
+    else:
+        position = jnp.sum(edges[None, :] <= values[:, None], 1) - 1
+    position = jnp.where(position == n - 1, n - 2, position)
+    return position, inside
+
+
+def lib_histogramdd(x, *operands, weighted, density, local_search):
+    """`torch.histogramdd` (and `histogram`, with D = 1) of the rows of `x`, shaped
+    (M, D), over the bin edges of each dim (the operands after `x`, then the weight of
+    each row if `weighted`): the count (or weight) in each bin, summed in float32;
+    with `density`, divided by the total and by each bin's width."""
+    d = x.shape[1]
+    edges, weight = operands[:d], (operands[d].reshape(-1) if weighted else None)
+    shape = tuple(e.shape[0] - 1 for e in edges)
+    flat = jnp.zeros((x.shape[0],), jnp.int32)
+    counted = jnp.ones((x.shape[0],), bool)
+    for dim, e in enumerate(edges):
+        position, inside = histogram_bin(x[:, dim], e, local_search)
+        flat = flat * shape[dim] + jnp.clip(position, 0, shape[dim] - 1)
+        counted = counted & inside
+    amount = jnp.ones((x.shape[0],), jnp.float32) if weight is None else weight
+    total = 1
+    for n in shape:
+        total *= n
+    hist = (
+        jnp.zeros((total,), jnp.float32)
+        .at[jnp.where(counted, flat, total)]
+        .add(amount.astype(jnp.float32), mode="drop")
+        .reshape(shape)
+    )
+    if density:
+        hist = hist / jnp.sum(hist)
+        for dim, e in enumerate(edges):
+            width = jnp.diff(e).reshape([-1 if k == dim else 1 for k in range(d)])
+            hist = hist / width
+    return (hist,)

@@ -11,6 +11,7 @@ from pallas_ir.frontend.lowerings import (  # noqa: F401  (registers the lowerin
     index_writes,
     indexing,
     linalg,
+    losses,
     matmul,
     norms,
     random,

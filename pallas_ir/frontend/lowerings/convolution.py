@@ -310,6 +310,49 @@ def upsample(c: Lowering, args) -> Value:
     return out
 
 
+@lowers(aten._upsample_bilinear2d_aa.default, runs_on=RunsOn.XLA)
+def upsample_bilinear_aa(c: Lowering, args) -> Value:
+    """Antialiased bilinear resampling: a matrix of eager's filter weights a dim."""
+    x = args[0]
+    _floats(c, [x])
+    scales = [_arg(c, args, 3, "scales_h"), _arg(c, args, 4, "scales_w")]
+    (out,) = library_call(
+        c,
+        LibraryFn.UPSAMPLE_BILINEAR_AA,
+        [x],
+        [(c.shape, "f32")],
+        out=list(c.shape[-2:]),
+        align_corners=bool(_arg(c, args, 2, "align_corners", False)),
+        scales=[float(s) if s else 0.0 for s in scales],
+    )
+    return out
+
+
+@lowers(aten.grid_sampler_2d.default, aten.grid_sampler_3d.default, runs_on=RunsOn.XLA)
+def grid_sampler(c: Lowering, args) -> Value:
+    """`F.grid_sample`: gathers of the input at the grid's positions, weighted."""
+    x, grid = args[0], args[1]
+    _floats(c, [x, grid])
+    mode, padding = (
+        int(_arg(c, args, 2, "interpolation_mode", 0)),
+        int(_arg(c, args, 3, "padding_mode", 0)),
+    )
+    if mode not in (0, 1, 2) or padding not in (0, 1, 2):
+        raise c.unsupported(f"interpolation mode {mode}, padding mode {padding}")
+    if mode == 2 and len(x.shape) != 4:  # eager raises too
+        raise c.unsupported("bicubic interpolation takes a 4-D input only")
+    (out,) = library_call(
+        c,
+        LibraryFn.GRID_SAMPLE,
+        [x, grid],
+        [(c.shape, "f32")],
+        mode=mode,
+        padding=padding,
+        align_corners=bool(_arg(c, args, 4, "align_corners", False)),
+    )
+    return out
+
+
 @lowers(aten.constant_pad_nd.default)
 def constant_pad_nd(c: Lowering, args) -> Value:
     """Padding (or cropping, a negative pad) with a constant: each element reads the

@@ -385,6 +385,38 @@ def householder_product(c: Lowering, args) -> Value:
     return call(c, LibraryFn.HOUSEHOLDER_PRODUCT, args[:2], [(c.shape, c.element)])[0]
 
 
+@lowers(aten.geqrf.default, runs_on=RunsOn.XLA)
+def geqrf(c: Lowering, args) -> list[Value]:
+    return call(c, LibraryFn.GEQRF, args[:1], results(c))
+
+
+@lowers(aten.ormqr.default, runs_on=RunsOn.XLA)
+def ormqr(c: Lowering, args) -> Value:
+    named = bound(c, args)
+    a, tau, other = named["self"], named["input2"], named["input3"]
+    return call(
+        c,
+        LibraryFn.ORMQR,
+        [a, tau, other],
+        [(c.shape, c.element)],
+        left=bool(named["left"]),
+        transpose=bool(named["transpose"]),
+    )[0]
+
+
+@lowers(
+    aten.linalg_ldl_factor_ex.default,
+    aten.linalg_ldl_factor.default,
+    aten.linalg_ldl_solve.default,
+    runs_on=RunsOn.REFUSED,
+)
+def ldl(c: Lowering, args) -> Value:
+    raise c.unsupported(
+        "LAPACK's sytrf (Bunch-Kaufman pivoting) has no XLA form, and its pivots "
+        "(which ldl_solve reads) cannot be matched without a port of it"
+    )
+
+
 _CHECK_REASONS = {
     "inv": "The diagonal element {value} is zero, the inversion could not be "
     "completed because the input matrix is singular.",

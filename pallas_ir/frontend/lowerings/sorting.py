@@ -1,5 +1,5 @@
 """Sorting and selection (`sort`, `topk`, `kthvalue`, `median`, `nanmedian`, `mode`,
-`searchsorted`, `bucketize`, `histc`): library functions on XLA
+`searchsorted`, `bucketize`, `histc`, `histogram`, `histogramdd`): library functions on XLA
 (`pallas_ir.library.sorting`). Ops whose result's shape depends on the data
 (`nonzero`, `unique`) are refused (`masked_select` too, but by a constant mask:
 `index_writes`)."""
@@ -14,6 +14,7 @@ from pallas_ir.affine_analysis import row_major_strides
 from pallas_ir.frontend.kernel_builder import (
     Value,
     const,
+    ints,
     remap,
     scalar_element,
     storage_value,
@@ -249,6 +250,122 @@ def histc(c: Lowering, args) -> Value:
         c.where,
     )
     return counts
+
+
+def _rows(c: Lowering, a: Value, d: int) -> Value:
+    """`a` as (M, d) rows, read from contiguous storage (a flat buffer reshaped)."""
+    n = math.prod(a.shape)
+    shape = (n // d if d else 0, d)
+    return storage_value(contiguous(c, a), shape, row_major_strides(shape))
+
+
+def _flat(c: Lowering, a: Value) -> Value:
+    n = math.prod(a.shape)
+    return storage_value(contiguous(c, a), (n,), row_major_strides((n,)))
+
+
+def _bin_edges(
+    c: Lowering, rows: Value, bins: list[int], bounds: list[float] | None
+) -> list[Value]:
+    """The bin edges of a histogram of `rows` with `bins` bins a dim (eager's
+    linspace over `bounds`, or over the data's range, which must be finite)."""
+    if any(b <= 0 for b in bins):  # eager raises too
+        raise c.unsupported(f"bins must be > 0, but got {bins}")
+    if bounds is not None:
+        bounds = [float(b) for b in bounds]
+        if len(bounds) != 2 * len(bins):
+            raise c.unsupported(f"range should have {2 * len(bins)} elements")
+        for lo, hi in zip(bounds[::2], bounds[1::2]):
+            if not (math.isfinite(lo) and math.isfinite(hi)):
+                raise c.unsupported(f"the range [{lo}, {hi}] is not finite")
+            if lo > hi:
+                raise c.unsupported(f"min should not exceed max ({lo} > {hi})")
+    shapes: list[tuple[list[int], str]] = [([b + 1], "f32") for b in bins]
+    checked = bounds is None and rows.shape[0] > 0 and c.prog.checking
+    if not checked:
+        return library_call(
+            c, LibraryFn.HISTOGRAM_BIN_EDGES, [rows], shapes, bins=bins, bounds=bounds
+        )
+    *edges, unbounded, lowest = library_call(
+        c,
+        LibraryFn.HISTOGRAM_BIN_EDGES,
+        [rows],
+        [*shapes, ((), "i1"), ((), "f32")],
+        bins=bins,
+        bounds=None,
+        checked=True,
+    )
+    c.prog.check(
+        unbounded,
+        lowest,
+        RuntimeError,
+        str(c.target),
+        "the range of the data (its min {value} to its max) is not finite",
+        c.where,
+    )
+    return edges
+
+
+def _histogramdd(
+    c: Lowering,
+    rows: Value,
+    edges: list[Value],
+    weight: Value | None,
+    local_search: bool,
+) -> Value:
+    """The histogram of `rows` (M, D) over `edges` (one a dim), as eager bins it."""
+    density = bool(c.kwargs.get("density", False))
+    shape = [e.shape[0] - 1 for e in edges]
+    operands = [rows, *edges] + ([_flat(c, weight)] if weight is not None else [])
+    (hist,) = library_call(
+        c,
+        LibraryFn.HISTOGRAMDD,
+        operands,
+        [(shape, "f32")],
+        weighted=weight is not None,
+        density=density,
+        local_search=local_search,
+    )
+    return hist
+
+
+@lowers(aten.histogram.bin_ct, aten.histogram.bins_tensor, runs_on=RunsOn.XLA)
+def histogram(c: Lowering, args) -> list[Value]:
+    a = args[0]
+    rows = _rows(c, a, 1)
+    weight = c.kwargs.get("weight")
+    if c.target == aten.histogram.bins_tensor:
+        edges = args[1]
+        return [_histogramdd(c, rows, [edges], weight, local_search=False), edges]
+    bins = int(_arg(c, args, 1, "bins", 100))
+    (edges,) = _bin_edges(c, rows, [bins], c.kwargs.get("range"))
+    return [_histogramdd(c, rows, [edges], weight, local_search=True), edges]
+
+
+def _dd_rows(c: Lowering, a: Value) -> Value:
+    if len(a.shape) < 2:  # eager raises too
+        raise c.unsupported("the input should have at least 2 dimensions")
+    return _rows(c, a, a.shape[-1])
+
+
+@lowers(aten._histogramdd_bin_edges.default, runs_on=RunsOn.XLA)
+def histogramdd_bin_edges(c: Lowering, args) -> list[Value]:
+    rows = _dd_rows(c, args[0])
+    return _bin_edges(c, rows, ints(args[1]), c.kwargs.get("range"))
+
+
+@lowers(aten._histogramdd_from_bin_cts.default, runs_on=RunsOn.XLA)
+def histogramdd_from_bin_cts(c: Lowering, args) -> Value:
+    rows = _dd_rows(c, args[0])
+    edges = _bin_edges(c, rows, ints(args[1]), c.kwargs.get("range"))
+    return _histogramdd(c, rows, edges, c.kwargs.get("weight"), local_search=True)
+
+
+@lowers(aten._histogramdd_from_bin_tensors.default, runs_on=RunsOn.XLA)
+def histogramdd_from_bin_tensors(c: Lowering, args) -> Value:
+    rows = _dd_rows(c, args[0])
+    edges = list(args[1])
+    return _histogramdd(c, rows, edges, c.kwargs.get("weight"), local_search=False)
 
 
 @lowers(
