@@ -213,3 +213,21 @@ def test_the_sweep_runs_ops_in_a_worker() -> None:
     assert [(r.op, r.dtype, r.status, r.pallas) for r in results] == [
         ("abs", "float32", "pass", True)
     ]
+
+
+def test_a_result_closer_to_float64_than_eager_is_not_wrong() -> None:
+    """`matrix_exp` of large entries: eager's float32 is far from the float64 answer;
+    a result halfway between them is eager's conditioning, not a wrong answer."""
+    op = find_op("matrix_exp")
+    (sample,) = [s for s in samples(op, torch.float32, 3) if s.input.shape == (5, 5, 5)]
+
+    def halfway(fn, inputs):
+        def run(x):
+            eager, exact = fn(x), torch.linalg.matrix_exp(x.double())
+            return (exact + (eager.double() - exact) / 2).float()
+
+        return run
+
+    assert check_sample(op, sample, DTYPES["float32"], halfway).status == "pass"
+    worse = lambda fn, inputs: lambda x: fn(x) * 1.01
+    assert check_sample(op, sample, DTYPES["float32"], worse).status == "wrong"

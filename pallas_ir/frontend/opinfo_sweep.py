@@ -513,7 +513,37 @@ def _is_rounding(op, sample, dtype: torch.dtype, got: object, want: object) -> b
     if wider is None:
         return False
     reference = _reference(op, sample, wider, want)
-    return reference is not None and not _mismatch(got, reference)
+    if reference is None:
+        return False
+    return not _mismatch(got, reference) or _no_further_than_eager(got, want, reference)
+
+
+def _no_further_than_eager(got: object, want: object, reference: object) -> bool:
+    """Every floating result of `got` is as close to the wider-precision `reference`
+    as eager's is (largest error; NaN where it has NaN) and every other result is
+    eager's: eager's own float32 conditioning (`matrix_exp` of large entries), not a
+    wrong answer."""
+    leaves = _leaves(got), _leaves(want), _leaves(reference)
+    if len({len(ls) for ls in leaves}) != 1:
+        return False
+    for g, w, r in zip(*leaves, strict=True):
+        if not (_is_tensor(g) and _is_tensor(w) and _is_tensor(r)):
+            if _close(g, w):
+                return False
+            continue
+        if not w.is_floating_point() or g.shape != w.shape or g.dtype != w.dtype:
+            if _close(g, w):
+                return False
+            continue
+        g, w, r = g.double(), w.double(), r.double()
+        if not torch.equal(g.isnan(), r.isnan()):
+            return False
+        if (
+            g.numel()
+            and (g - r).abs().nan_to_num().max() > (w - r).abs().nan_to_num().max()
+        ):
+            return False
+    return True
 
 
 def _classify_exception(e: BaseException) -> SampleResult:
