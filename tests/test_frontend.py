@@ -362,7 +362,7 @@ def test_the_compiled_object_keeps_every_stage(compiled) -> None:
 @pytest.mark.parametrize(
     ("fn", "inputs", "message"),
     [
-        (lambda x: x * float(x.numpy().sum()), [_randn(8, 128)], r"Tensor\.numpy"),
+        (lambda x: x.view(7, -1), [_randn(8, 128)], r"trace: RuntimeError"),
         (lambda x: x[x > 0], [_randn(8, 128)], r"boolean mask index"),
         (lambda x: torch.nonzero(x), [_randn(8, 128)], r"aten\.nonzero"),
         (lambda x: {"y": x}, [_randn(8, 128)], r"must return tensors"),

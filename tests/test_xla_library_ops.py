@@ -11,7 +11,13 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from support.programs import aot_failures, compile_programs, flat, library_call_reference
+from support.programs import (
+    aot_failures,
+    assert_like_eager,
+    compile_programs,
+    flat,
+    library_call_reference,
+)
 from torch.nn.modules.linear_cross_entropy import (
     _linear_cross_entropy_batch_chunked as lce_chunked,
 )
@@ -179,11 +185,7 @@ def compiled():
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_matches_eager(name: str, compiled) -> None:
     k, fn, inputs = compiled[name]
-    got, want = flat(k(*inputs)), flat(fn(*inputs))
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        assert g.dtype == w.dtype and g.shape == w.shape
-        torch.testing.assert_close(g, w, equal_nan=True, atol=2e-5, rtol=1e-4)
+    assert_like_eager(k(*inputs), fn(*inputs), atol=2e-5, rtol=1e-4)
 
 
 @pytest.mark.parametrize("name", LIBRARY_CALLS)

@@ -117,11 +117,6 @@ def frontend_decompositions() -> dict:
     return table
 
 
-_HOST_READS = (torch.Tensor.numpy, torch.Tensor.__array__, torch.Tensor.tolist)
-"""Tensor methods that hand data to Python with no ATen op to see: `.item()` is
-`_local_scalar_dense`, which the program specialises on and checks; these are not."""
-
-
 class MathAttention(TorchFunctionMode):
     """While tracing, `F.scaled_dot_product_attention` is its math form (matmuls, a
     masked softmax), which differentiates through ops the frontend lowers, rather than
@@ -129,12 +124,6 @@ class MathAttention(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if func in _HOST_READS:  # data the program could not check at a call
-            raise UnsupportedError(
-                f"Tensor.{func.__name__}",
-                "reads a tensor's data on the host while tracing; the compiled program "
-                "would keep the example's values (use `.item()` or tensor ops)",
-            )
         if func is torch._C._nn.scaled_dot_product_attention:
             return aten._scaled_dot_product_attention_math.default(*args, **kwargs)[0]
         ctc = ctc_loss_with_length_lists(func, args, kwargs)

@@ -32,6 +32,17 @@ def flat(out) -> list[torch.Tensor]:
     return [out]
 
 
+def assert_like_eager(got, want, **tolerance) -> None:
+    """A compiled function's result `got` is eager's `want`: as many tensors, each of
+    eager's dtype and shape, its values close (`tolerance` for `assert_close`; NaN
+    where eager has NaN, integers exactly)."""
+    got, want = flat(got), flat(want)
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        torch.testing.assert_close(g, w, equal_nan=True, **tolerance)
+
+
 def aot_failures(compiled: Mapping[str, object], chip: str = "v5e") -> dict[str, str]:
     """name → the TPU compiler's message, for each compiled function (or a tuple whose
     first item is one) whose module does not AOT-compile for `chip`; empty when all do."""

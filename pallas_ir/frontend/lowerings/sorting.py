@@ -241,14 +241,7 @@ def histc(c: Lowering, args) -> Value:
         checked=True,
         **params,
     )
-    c.prog.check(
-        unbounded,
-        lowest,
-        RuntimeError,
-        str(c.target),
-        "the range of the data (its min {value} to its max) is not finite",
-        c.where,
-    )
+    _check_finite_range(c, unbounded, lowest)
     return counts
 
 
@@ -295,14 +288,7 @@ def _bin_edges(
         bounds=None,
         checked=True,
     )
-    c.prog.check(
-        unbounded,
-        lowest,
-        RuntimeError,
-        str(c.target),
-        "the range of the data (its min {value} to its max) is not finite",
-        c.where,
-    )
+    _check_finite_range(c, unbounded, lowest)
     return edges
 
 
@@ -383,4 +369,17 @@ def data_dependent_shape(c: Lowering, args) -> Value:
     raise c.unsupported(
         "data-dependent output shape: its size depends on the values of its input, "
         "and a compiled program has fixed shapes (torch.compile runs it in eager)"
+    )
+
+
+def _check_finite_range(c: Lowering, unbounded: Value, lowest: Value) -> None:
+    """The call raises eager's RuntimeError where the data a histogram bins has no
+    finite range (`unbounded`, with the data's `lowest` value)."""
+    c.prog.check(
+        unbounded,
+        lowest,
+        RuntimeError,
+        str(c.target),
+        "the range of the data (its min {value} to its max) is not finite",
+        c.where,
     )
