@@ -105,11 +105,37 @@ class BackgroundLit:
 BACKGROUND_LIT = pytest.StashKey[BackgroundLit]()
 
 
+SLOW_FIRST = (
+    "test_training.py",
+    "test_grad_properties.py",
+    "test_examples.py",
+    "test_convolution.py",
+    "test_frontend.py",
+    "test_opinfo.py",
+    "test_elementwise_ops.py",
+    "test_linalg_fft.py",
+    "test_random_ops.py",
+    "test_sorting_and_scans.py",
+    "test_hostile_inputs.py",
+    "test_frontend_fuzz.py",
+)
+"""The files that take longest (the per-file times pytest prints at the end), run
+first so that two workers finish together; the others follow in name order and the
+lit files last."""
+
+
+def _order(item) -> tuple[int, str]:
+    name = item.path.name
+    if name == "test_filecheck.py":
+        return (len(SLOW_FIRST) + 1, name)
+    return (SLOW_FIRST.index(name) if name in SLOW_FIRST else len(SLOW_FIRST), name)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
+    items.sort(key=_order)  # stable: a file's tests keep their order
     lit_items = [item for item in items if item.path.name == "test_filecheck.py"]
     if not lit_items:
         return
-    items[:] = [item for item in items if item not in lit_items] + lit_items
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     if worker is None:  # one process: lit on the cores it leaves
         directory = Path(tempfile.mkdtemp(prefix="lit-"))
@@ -128,3 +154,32 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     lit = session.config.stash.get(BACKGROUND_LIT, None)
     if lit is not None:
         lit.finish(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
+
+
+FILE_SECONDS = pytest.StashKey[dict[str, float]]()
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    config = _CONFIG.get("config")
+    if config is not None:
+        seconds = config.stash.setdefault(FILE_SECONDS, {})
+        path = report.nodeid.split("::")[0]
+        seconds[path] = seconds.get(path, 0.0) + report.duration
+
+
+_CONFIG: dict[str, pytest.Config] = {}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _CONFIG["config"] = config
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
+    """Seconds per test file (setup, call and teardown), the slowest 15: what keeps
+    `SLOW_FIRST` and the suite's time budget honest."""
+    seconds = config.stash.get(FILE_SECONDS, {})
+    if len(seconds) < 2:
+        return
+    terminalreporter.section("seconds per test file")
+    for path, total in sorted(seconds.items(), key=lambda kv: -kv[1])[:15]:
+        terminalreporter.write_line(f"{total:8.1f}  {path}")
