@@ -156,30 +156,21 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         lit.finish(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
 
 
-FILE_SECONDS = pytest.StashKey[dict[str, float]]()
+FILE_SECONDS: dict[str, float] = {}
+"""Seconds (setup, call and teardown) per test file, of the reports this process
+sees: under xdist the controller gets every worker's."""
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    config = _CONFIG.get("config")
-    if config is not None:
-        seconds = config.stash.setdefault(FILE_SECONDS, {})
-        path = report.nodeid.split("::")[0]
-        seconds[path] = seconds.get(path, 0.0) + report.duration
-
-
-_CONFIG: dict[str, pytest.Config] = {}
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    _CONFIG["config"] = config
+    path = report.nodeid.split("::")[0]
+    FILE_SECONDS[path] = FILE_SECONDS.get(path, 0.0) + report.duration
 
 
 def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
     """Seconds per test file (setup, call and teardown), the slowest 15: what keeps
     `SLOW_FIRST` and the suite's time budget honest."""
-    seconds = config.stash.get(FILE_SECONDS, {})
-    if len(seconds) < 2:
+    if len(FILE_SECONDS) < 2:
         return
     terminalreporter.section("seconds per test file")
-    for path, total in sorted(seconds.items(), key=lambda kv: -kv[1])[:15]:
+    for path, total in sorted(FILE_SECONDS.items(), key=lambda kv: -kv[1])[:15]:
         terminalreporter.write_line(f"{total:8.1f}  {path}")
