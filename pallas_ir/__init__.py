@@ -86,8 +86,14 @@ def verify(module: ModuleOp) -> None:
         raise IRError(errors)
 
 
-def run_passes(module: ModuleOp, pipeline: str, ctx: Context | None = None) -> ModuleOp:
-    """Apply a `-p`-style pipeline in place, verifying after each pass."""
+def run_passes(
+    module: ModuleOp,
+    pipeline: str,
+    ctx: Context | None = None,
+    verify_each: bool = True,
+) -> ModuleOp:
+    """Apply a `-p`-style pipeline in place, verifying after each pass as MLIR's pass
+    manager does (`verify_each=False`: the caller verifies)."""
     from xdsl.universe import Universe
 
     from pallas_ir.registry import get_all_passes
@@ -96,7 +102,8 @@ def run_passes(module: ModuleOp, pipeline: str, ctx: Context | None = None) -> M
     ctx = ctx or make_context()
     for p in PassPipeline.parse_spec(available, pipeline).passes:
         p.apply(ctx, module)
-        verify(module)
+        if verify_each:
+            verify(module)
     return module
 
 

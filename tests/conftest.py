@@ -13,6 +13,31 @@ os.environ.setdefault("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")
 import pytest
 from hypothesis import HealthCheck, settings
 
+
+def _quick_cpu_compiles() -> None:
+    """XLA:CPU's compiles of the interpreted kernels are much of the suite's time and
+    its programs are small: compile them with LLVM's optimisations off (measured: 11%
+    less time on test_frontend and test_grad_properties). XLA reads the flags once, when
+    the backend starts; the environment is restored after it, so child processes (the
+    TPU compiles, the examples) keep their defaults."""
+    import jax
+
+    before = os.environ.get("XLA_FLAGS")
+    os.environ["XLA_FLAGS"] = (
+        f"{before or ''} --xla_backend_optimization_level=0 "
+        "--xla_llvm_disable_expensive_passes=true"
+    ).strip()
+    try:
+        jax.devices()
+    finally:
+        if before is None:
+            del os.environ["XLA_FLAGS"]
+        else:
+            os.environ["XLA_FLAGS"] = before
+
+
+_quick_cpu_compiles()
+
 # CI: bounded and derandomized. Long runs live in benchmarks/.
 settings.register_profile(
     "ci",

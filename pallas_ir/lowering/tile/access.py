@@ -10,6 +10,7 @@ turns that into a rejection (and xla-outline into an XLA kernel).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
@@ -25,7 +26,7 @@ from pallas_ir.affine_analysis import (
 )
 from pallas_ir.diagnostics import PassError
 from pallas_ir.dialects import tensor_access as ta
-from pallas_ir.dialects.common import ReductionKind
+from pallas_ir.dialects.common import KernelOpBase, ReductionKind
 from pallas_ir.dtypes import numpy_dtype
 from pallas_ir.passes.access_rewrites import access_offset
 from pallas_ir.tpu_rules import rows_per_sublane
@@ -237,15 +238,33 @@ def rows_addressable(op: ta.LoadOp) -> bool:
     return not data_dependent or shape[-2] % packed == 0
 
 
-def host_storage(module: ModuleOp, kernel: ta.KernelOp, index: int) -> MemRefType | None:
+def kernel_launches(module: ModuleOp, kernel: ta.KernelOp) -> list[ta.LaunchOp]:
+    """The launches of `kernel`. Only host code launches, so kernel bodies (most of the
+    module's ops) are not walked: walking them once per argument of every kernel made
+    tiling quadratic in program size."""
+    name = kernel.sym_name.data
+    return [
+        op
+        for top in module.ops
+        if not isinstance(top, KernelOpBase)
+        for op in top.walk()
+        if isinstance(op, ta.LaunchOp) and op.callee.string_value() == name
+    ]
+
+
+def host_storage(
+    module: ModuleOp,
+    kernel: ta.KernelOp,
+    index: int,
+    launches: Sequence[ta.LaunchOp] | None = None,
+) -> MemRefType | None:
     """The N-D shape the host holds kernel argument `index` in at every launch: the
-    storage shape nearest the host's own buffer along the chain of host reshapes."""
+    storage shape nearest the host's own buffer along the chain of host reshapes.
+    `launches`: the kernel's, when the caller has them."""
     found: set[MemRefType] = set()
-    for launch in module.walk():
-        if not isinstance(launch, ta.LaunchOp):
-            continue
-        if launch.callee.string_value() != kernel.sym_name.data:
-            continue
+    if launches is None:
+        launches = kernel_launches(module, kernel)
+    for launch in launches:
         value: SSAValue = launch.args[index]
         chain = [value.type]
         while isinstance(value.owner, ta.ReshapeOp):

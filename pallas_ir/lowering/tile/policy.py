@@ -24,6 +24,7 @@ from pallas_ir.lowering.tile.access import (
     analyse,
     element_type,
     host_storage,
+    kernel_launches,
     lookup_dims,
     splittable,
 )
@@ -504,10 +505,11 @@ def the_loop(kernel: ta.KernelOp) -> ta.LoopOp | Rejection:
 
 def kernel_storage(module: ModuleOp, kernel: ta.KernelOp) -> dict[int, MemRefType]:
     """The N-D storage the host holds each kernel argument in (see `host_storage`)."""
+    launches = kernel_launches(module, kernel)
     return {
         a.index: t
         for a in kernel.body.block.args
-        if (t := host_storage(module, kernel, a.index)) is not None
+        if (t := host_storage(module, kernel, a.index, launches)) is not None
     }
 
 
