@@ -744,6 +744,111 @@ class GatherOp(IRDLOperation):
 
 
 @irdl_op_definition
+class ScatterOp(IRDLOperation):
+    """Write the rows of a tile to rows of a buffer picked by prefetched indices: row r
+    of the `(R, W)` tile goes to `dest[lead..., index[m + r], :]`, where `lead` are the
+    lead map's results (one per dest dim before the scattered one) and `m` the index
+    map's (the element offset into the index buffer). Rows with `m + r` past the end of
+    the index buffer (a ragged last step) are not written; what no row reaches keeps
+    its contents (the dest is `inout`).
+
+    ```mlir
+    tl.scatter %rows, %cache[affine_map<(d0, d1, d2) -> (d0, d1)>],
+        %pos[affine_map<(d0, d1, d2) -> (d2 * 8)>](%i, %j, %k)
+        : tensor<8x128xf32>, memref<2x4x64x128xf32>, memref<16xi32>
+    ```
+
+    Rows are written in order, and the grid dims the index map uses are sequential, so
+    where two rows go to one place the later one wins, as in eager PyTorch. With
+    `accumulate <sum>` each row is added to what is there (repeated indices sum).
+    `tl-to-pallas` turns it into one manual row DMA per row, from VMEM into the dest
+    left in HBM and aliased to the kernel's output: exactly the rows written move (the
+    KV-cache update idiom).
+    """
+
+    name = "tl.scatter"
+
+    value = operand_def(TensorType)
+    dest = operand_def(MemRefType)
+    index = operand_def(MemRefType)
+    dims = var_operand_def(IndexType)
+    lead_map = prop_def(AffineMapAttr)
+    index_map = prop_def(AffineMapAttr)
+    accumulate = opt_prop_def(TlReductionKindAttr)
+
+    traits = traits_def(HasAncestor(GridOp), MemoryWriteEffect(), MemoryReadEffect())
+    assembly_format = (
+        "$value `,` $dest `[` $lead_map `]` `,` $index `[` $index_map `]` `` "
+        "`(` $dims `)` (`accumulate` ` ` `<` $accumulate^ `>`)? attr-dict "
+        "`:` type($value) `,` type($dest) `,` type($index)"
+    )
+
+    def __init__(
+        self,
+        value: SSAValue,
+        dest: SSAValue,
+        lead_map: AffineMapAttr,
+        index: SSAValue,
+        index_map: AffineMapAttr,
+        dims: Sequence[SSAValue],
+        accumulate: ReductionKind | None = None,
+    ):
+        super().__init__(
+            operands=[value, dest, index, dims],
+            properties={
+                "lead_map": lead_map,
+                "index_map": index_map,
+                "accumulate": None
+                if accumulate is None
+                else TlReductionKindAttr(ReductionKind(accumulate)),
+            },
+        )
+
+    def verify_(self) -> None:
+        tile, dest, index = self.value.type, self.dest.type, self.index.type
+        assert isinstance(tile, TensorType) and isinstance(dest, MemRefType)
+        assert isinstance(index, MemRefType)
+        n = len(self.dims)
+        rank = dest.get_num_dims()
+        verify_map_arity(self.lead_map.data, n, 0, rank - 2, "scatter lead")
+        verify_map_arity(self.index_map.data, n, 0, 1, "scatter index")
+        if rank < 2 or tile.get_num_dims() != 2:
+            raise VerifyException(
+                f"tl.scatter writes rows of a 2-D tile into a buffer of rank >= 2, not "
+                f"{tile} into {dest}"
+            )
+        if tile.get_shape()[1] != dest.get_shape()[-1]:
+            raise VerifyException(f"rows of {tile} are not whole rows of {dest}")
+        if tile.element_type != dest.element_type:
+            raise VerifyException("a scatter keeps the buffer's element type")
+        if not isinstance(index.element_type, IntegerType):
+            raise VerifyException("tl.scatter reads an integer index buffer")
+        if self.accumulate is not None and (
+            verify_reduction_kind(self.accumulate, self.name) != ReductionKind.SUM
+        ):
+            raise VerifyException("a scatter accumulates with <sum> only")
+        grid = self.parent_op()
+        while not isinstance(grid, GridOp):
+            assert grid is not None  # HasAncestor(GridOp)
+            grid = grid.parent_op()
+        for k, d in enumerate(self.dims):
+            if _grid_extent(d) is None:
+                raise VerifyException(
+                    f"scatter dim operand #{k} must be an index of the enclosing tl.grid"
+                )
+            if (
+                k in self.index_map.data.used_dims()
+                and grid.semantics.data[d.index].data != GridSemantics.SEQUENTIAL  # type: ignore[attr-defined]
+            ):
+                raise VerifyException(
+                    "the grid dims a scatter's index map uses must be sequential: rows "
+                    "that go to one place are written in order"
+                )
+        _kernel_arg(self.index, frozenset({ArgRole.PREFETCH}), "scatter index")
+        _kernel_arg(self.dest, frozenset({ArgRole.INOUT}), "scattered")
+
+
+@irdl_op_definition
 class IotaOp(IRDLOperation):
     """The loop indices a tile covers, as i32 values: element `x` along `dim` is
     `offset + x` (the same across the other dims), where the map gives the offset from
@@ -797,6 +902,7 @@ TiledLoop = Dialect(
     [
         IotaOp,
         GatherOp,
+        ScatterOp,
         DotOp,
         KernelOp,
         GridOp,
