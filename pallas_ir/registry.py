@@ -79,6 +79,12 @@ def _indirect_load_to_scalar_prefetch() -> type[ModulePass]:
     return IndirectLoadToScalarPrefetchPass
 
 
+def _indirect_store_to_row_dma() -> type[ModulePass]:
+    from pallas_ir.passes.indirect_store_to_row_dma import IndirectStoreToRowDmaPass
+
+    return IndirectStoreToRowDmaPass
+
+
 def _tile() -> type[ModulePass]:
     from pallas_ir.lowering.tile import TilePass
 
@@ -117,6 +123,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "stride-to-reshape": _stride_to_reshape,
         "canonicalize-permutation": _canonicalize_permutation,
         "indirect-load-to-scalar-prefetch": _indirect_load_to_scalar_prefetch,
+        "indirect-store-to-row-dma": _indirect_store_to_row_dma,
         "tile-policy": _tile_policy,
         "xla-outline": _xla_outline,
         "tile": _tile,
@@ -127,7 +134,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
 TA_PASSES = (
     "split-kernel-loops,stride-to-reshape,canonicalize-permutation,"
-    "indirect-load-to-scalar-prefetch"
+    "indirect-load-to-scalar-prefetch,indirect-store-to-row-dma"
 )
 """The ta → ta rewrites, in pipeline order."""
 

@@ -145,6 +145,22 @@ PROGRAMS = {
         _kv_write,
         lambda: [_randn(2, 4, 64, 128), _randn(2, 4, 16, 128), _rows(64, 16, 2)],
     ),
+    "kv_cache_write_ragged": (  # 12 rows: a step of 8, then a step of 4
+        _kv_write,
+        lambda: [_randn(2, 4, 64, 128), _randn(2, 4, 12, 128), _rows(64, 12, 3)],
+    ),
+    "index_copy_repeated_rows": (  # the later write to a row wins, as in eager
+        lambda x, i, v: x.index_copy(0, i, v),
+        lambda: [
+            _randn(16, 256),
+            torch.tensor([3, 7, 3, 1, 7, 3, 0, 2, 5, 9, 3, 7]),
+            _randn(12, 256),
+        ],
+    ),
+    "index_add_repeated_rows": (  # repeated rows add up, across steps of 8 rows
+        lambda x, i, v: x.index_add(0, i, v),
+        lambda: [_randn(16, 256), _randint(0, 4, 20), _randn(20, 256)],
+    ),
     "kv_cache_write_at_static_position": (
         _kv_write_static,
         lambda: [_randn(2, 4, 64, 128), _randn(2, 4, 128)],
@@ -250,19 +266,45 @@ def test_a_write_of_few_points_fuses_into_a_pallas_kernel(name: str) -> None:
     assert k.source.count("pl.pallas_call(") == 1
 
 
+ROW_SCATTERS = [
+    "embedding_dense_backward",
+    "index_put_accumulate_2d",
+    "index_put_rows",
+    "index_copy_3d",
+    "index_add_3d",
+    "kv_cache_write_at_many_positions",
+    "kv_cache_write_ragged",
+    "index_copy_repeated_rows",
+    "index_add_repeated_rows",
+]
+
+
+@pytest.mark.parametrize("name", ROW_SCATTERS)
+def test_a_write_of_whole_rows_is_a_pallas_row_scatter(name: str, compiled) -> None:
+    """A data-dependent write (or sum) of whole rows of 32-bit data is the KV-cache
+    update idiom: indices scalar-prefetched, the written buffer left in HBM and aliased
+    to the kernel's output, one row DMA a row; none of it on XLA."""
+    k = compiled[name]
+    assert "tl.scatter" in k.ir["tile"]
+    assert not _xla_functions(k)
+    assert "input_output_aliases" in k.source
+    assert "make_async_copy" in k.source
+
+
 @pytest.mark.parametrize(
     ("name", "update"),
     [
-        ("embedding_dense_backward", ".add("),
         ("scatter_add_gather_backward", ".add("),
-        ("kv_cache_write_at_many_positions", ".set("),
+        ("scatter_src_wide", ".set("),
+        ("index_put_non_adjacent_3d", ".add("),
     ],
 )
-def test_a_data_dependent_write_is_an_xla_scatter_in_the_program(
+def test_a_data_dependent_write_of_elements_is_an_xla_scatter_in_the_program(
     name: str, update: str, compiled
 ) -> None:
-    """A larger data-dependent write runs as an XLA scatter (-add) inside the jitted
-    program, after a Pallas kernel copies the base."""
+    """A larger data-dependent write of single elements (an index per element, or on
+    the lane dim) runs as an XLA scatter (-add) inside the jitted program, after a
+    Pallas kernel copies the base."""
     k = compiled[name]
     (function,) = _xla_functions(k)
     lines = k.source.splitlines()
@@ -274,13 +316,14 @@ def test_a_data_dependent_write_is_an_xla_scatter_in_the_program(
 
 
 def test_the_cost_of_a_scatter_add_counts_each_point(compiled) -> None:
-    """An XLA scatter-add of 64 rows of 128 floats into 100 rows: it reads the gradient
-    (32 KiB) and the 64 indices, and reads and writes one element per point (a row may
-    repeat: the model counts points, not distinct rows)."""
-    (scatter,) = compiled["embedding_dense_backward"].cost_report().xla_calls
-    points = 64 * 128 * 4
+    """An XLA scatter-add of 16 x 32 points into f32[16, 128] (gather's backward): it
+    reads the source and the indices (one each a point), and reads and writes one
+    element a point (an element may repeat: the model counts points, not distinct
+    elements)."""
+    (scatter,) = compiled["scatter_add_gather_backward"].cost_report().xla_calls
+    points = 16 * 32 * 4
     assert scatter.kind == "kernel"
-    assert scatter.read == points + 64 * 4 + points
+    assert scatter.read == points + points + points
     assert scatter.written == points
 
 

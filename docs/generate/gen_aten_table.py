@@ -49,10 +49,11 @@ REFUSED = {
 }
 NOTES = {
     "prod": "Pallas; a product reduction runs on XLA (Mosaic has no `reduce_prod`)",
-    "index_put": "Pallas for at most 8 written points (element-wise selects), XLA beyond",
+    "index_put": "Pallas: element-wise selects for at most 8 written points, a row "
+    "scatter (row DMAs) for whole 32-bit rows beyond; XLA for other writes beyond 8",
     "scatter": "Pallas for at most 8 written points (element-wise selects), XLA beyond",
     "scatter_add": "Pallas for at most 8 written points (element-wise selects), XLA beyond",
-    "_unsafe_index_put": "Pallas for at most 8 written points, XLA beyond",
+    "_unsafe_index_put": "as `index_put`",
     "_local_scalar_dense": "read from the example inputs while tracing (`.item()`, a "
     "Python `if` on a tensor): the program is specialised on the value and checks it "
     "at every call (`UnsupportedError` when it changed)",

@@ -6,7 +6,7 @@ check its loss curve against eager PyTorch.
 Token and position embeddings, causal self-attention, an MLP and a cross-entropy loss:
 AOTAutograd splits each step into a forward and a backward graph, and pallas_ir compiles
 both into Pallas kernels (run in interpret mode without a TPU). The embeddings' backward
-is a scatter-add, which runs on XLA inside the same jitted program.
+is a scatter-add of whole rows: a Pallas row scatter (one row DMA a token).
 """
 
 from __future__ import annotations

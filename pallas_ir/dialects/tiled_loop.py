@@ -748,7 +748,8 @@ class ScatterOp(IRDLOperation):
     """Write the rows of a tile to rows of a buffer picked by prefetched indices: row r
     of the `(R, W)` tile goes to `dest[lead..., index[m + r], :]`, where `lead` are the
     lead map's results (one per dest dim before the scattered one) and `m` the index
-    map's (the element offset into the index buffer). Rows with `m + r` past the end of
+    map's (the element offset into the rank-1 index buffer, read flat as gathers read
+    theirs). Rows with `m + r` past the end of
     the index buffer (a ragged last step) are not written; what no row reaches keeps
     its contents (the dest is `inout`).
 
@@ -821,8 +822,8 @@ class ScatterOp(IRDLOperation):
             raise VerifyException(f"rows of {tile} are not whole rows of {dest}")
         if tile.element_type != dest.element_type:
             raise VerifyException("a scatter keeps the buffer's element type")
-        if not isinstance(index.element_type, IntegerType):
-            raise VerifyException("tl.scatter reads an integer index buffer")
+        if not isinstance(index.element_type, IntegerType) or index.get_num_dims() != 1:
+            raise VerifyException("tl.scatter reads a rank-1 integer index buffer")
         if self.accumulate is not None and (
             verify_reduction_kind(self.accumulate, self.name) != ReductionKind.SUM
         ):

@@ -51,6 +51,7 @@ from pallas_ir.dialects.tensor_access import (
     LoadOp,
     LoopOp,
     ReshapeOp,
+    StoreOp,
     root_buffer,
 )
 from pallas_ir.passes.options import (
@@ -631,7 +632,7 @@ class _KernelRewrite:
         for d in decisions:
             load = d.gather.load
             if d.gather.reshape:
-                buffer = self._reshaped(load, d.gather.shape)
+                buffer = view_before_loop(self.kernel, load, d.gather.shape)
                 load.operands = [buffer, *load.dims, *load.symbols]
                 load.properties["map"] = AffineMapAttr(d.gather.map)
             load.attributes[ta.GATHER_ATTR] = ta.GatherStrategyAttr(
@@ -639,33 +640,33 @@ class _KernelRewrite:
             )
             self.report.applied(load, d.gather.table, d.detail)
 
-    def _reshaped(self, load: LoadOp, shape: tuple[int, ...]) -> SSAValue:
-        """The buffer of `load` viewed as `shape`: an existing `ta.reshape` in the
-        kernel body if there is one, else a new one right before the load's loop."""
-        source = load.buffer
-        mtype = source.type
-        assert isinstance(mtype, MemRefType)
-        want = MemRefType(mtype.element_type, shape)
-        loop = load.parent_op()
-        while not isinstance(loop, LoopOp):
-            assert loop is not None  # ta.load verifies it is inside a ta.loop
-            loop = loop.parent_op()
-        for op in self.kernel.body.block.ops:
-            if op is loop:
-                break
-            if (
-                isinstance(op, ReshapeOp)
-                and op.source is source
-                and op.result.type == want
-            ):
-                return op.result
-        reshape = ReshapeOp(source, want)
-        if source.name_hint:
-            # Named as stride-to-reshape names its views: `%emb_1000x256`.
-            reshape.result.name_hint = f"{source.name_hint}_{_shape_str(shape)}"
-        reshape.location = load.location
-        Rewriter.insert_op(reshape, InsertPoint.before(loop))
-        return reshape.result
+
+
+def view_before_loop(
+    kernel: KernelOp, access: LoadOp | StoreOp, shape: tuple[int, ...]
+) -> SSAValue:
+    """The buffer of `access` viewed as `shape`: an existing `ta.reshape` in the kernel
+    body if there is one, else a new one right before the access's loop."""
+    source = access.buffer
+    mtype = source.type
+    assert isinstance(mtype, MemRefType)
+    want = MemRefType(mtype.element_type, shape)
+    loop = access.parent_op()
+    while not isinstance(loop, LoopOp):
+        assert loop is not None  # ta accesses verify they are inside a ta.loop
+        loop = loop.parent_op()
+    for op in kernel.body.block.ops:
+        if op is loop:
+            break
+        if isinstance(op, ReshapeOp) and op.source is source and op.result.type == want:
+            return op.result
+    reshape = ReshapeOp(source, want)
+    if source.name_hint:
+        # Named as stride-to-reshape names its views: `%emb_1000x256`.
+        reshape.result.name_hint = f"{source.name_hint}_{_shape_str(shape)}"
+    reshape.location = access.location
+    Rewriter.insert_op(reshape, InsertPoint.before(loop))
+    return reshape.result
 
 
 @dataclass(frozen=True)

@@ -89,6 +89,14 @@ def written(
     return storage_value(out, shape, row_major_strides(shape))
 
 
+def materialised(c: Lowering, value: Value) -> Value:
+    """`value` computed into a buffer of its own, and read from it."""
+    out = Buffer.holding(c.prog.fresh("t"), value.shape, value.element)
+    c.buffers.append(out)
+    c.prog.kernel(value, out)
+    return storage_value(out, value.shape, row_major_strides(value.shape))
+
+
 def _as_vector(v: Value) -> Value:
     """A 0-d value as one of shape (1,)."""
     return remap(v, (1,), lambda idx: []) if not v.shape else v
@@ -155,13 +163,31 @@ def index_put(c: Lowering, args) -> Value:
 
     strides = row_major_strides(base.shape)
     n_bcast = len(bcast)
+    # The wrapped indices, computed once into buffers of their own: the write then
+    # reads each as it is, which makes it a row scatter (indirect-store-to-row-dma)
+    # where it writes whole rows.
+    wrapped = {
+        d: materialised(
+            c,
+            Value(
+                indices[d].shape,
+                lambda k, at, d=d: index_value(k, indices[d], at, base.shape[d], True),
+                "i32",
+            ),
+        )
+        for d in indexed
+    }
 
     def emit_write(k: Kernel, point: Index) -> tuple[SSAValue, AffineExpr]:
         where = point[lead : lead + n_bcast]
         rest = iter([*point[:lead], *point[lead + n_bcast :]])
         terms = []
         for d, stride in enumerate(strides):
-            e = k.symbol(index_at(k, d, where)) if d in indexed else next(rest)
+            if d in indexed:
+                i = wrapped[d]
+                e = k.symbol(i.emit(k, broadcast_index(i, bcast, where)))
+            else:
+                e = next(rest)
             terms.append(e * stride)
         return source(k, point), linear(terms)
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
+from xdsl.ir.affine import AffineSymExpr
 
 from pallas_ir.affine_analysis import (
     LinearExpr,
@@ -26,7 +27,7 @@ from pallas_ir.affine_analysis import (
 )
 from pallas_ir.diagnostics import PassError
 from pallas_ir.dialects import tensor_access as ta
-from pallas_ir.dialects.common import KernelOpBase, ReductionKind
+from pallas_ir.dialects.common import ArgRole, KernelOpBase, ReductionKind
 from pallas_ir.dtypes import numpy_dtype
 from pallas_ir.passes.access_rewrites import access_offset
 from pallas_ir.tpu_rules import rows_per_sublane
@@ -220,6 +221,66 @@ def gather_access(op: ta.LoadOp) -> Access:
     )
 
 
+def scatter_access(op: ta.StoreOp) -> Access:
+    """A row scatter as indirect-store-to-row-dma leaves it: a store (or a sum) of whole
+    rows of 32-bit data, the second-minor index a bare symbol read from a `prefetch`
+    index buffer, the others loop dims. It is written by row DMA (`tl.scatter`)."""
+    t = op.buffer.type
+    assert isinstance(t, MemRefType)
+    rank = t.get_num_dims()
+    results = op.map.data.results
+    positions = [d.index for d in op.dims]  # type: ignore[attr-defined]
+    index = _index_load(op.symbols[0], op) if len(op.symbols) == 1 else None
+    kernel = op.parent_op()
+    while kernel is not None and not isinstance(kernel, ta.KernelOp):
+        kernel = kernel.parent_op()
+    root = None if index is None else ta.root_buffer(index.buffer)
+    if (
+        rank < 2
+        or index is None
+        or kernel is None
+        or not isinstance(root, BlockArgument)
+        or kernel.role_of(root) != ArgRole.PREFETCH
+        or not isinstance(results[rank - 2], AffineSymExpr)
+        or numpy_dtype(t.element_type).itemsize != 4
+        or op.combine not in (None, ReductionKind.SUM)
+    ):
+        raise PassError(
+            op,
+            "tile: a data-dependent store (a scatter) is tiled only as a row scatter "
+            "(indirect-store-to-row-dma did not make it one)",
+        )
+    dims: list[tuple[int | None, int]] = []
+    for k, e in enumerate(results):
+        lin = linearize(e)
+        if k == rank - 2:
+            dims.append((None, 0))
+        elif lin is not None and not lin.symbols and not lin.constant and (
+            list(lin.dims.values()) == [1]
+        ):
+            dims.append((positions[next(iter(lin.dims))], 0))
+        else:
+            raise PassError(op, f"tile: row scatter index {k} ({e}) is not a loop dim")
+    found = lookup_dims(index)
+    if found is None or set(found[1]) & {l for l, _ in dims}:
+        raise PassError(
+            op,
+            "tile: a row scatter reads its indices consecutively along one loop dim, "
+            "and along none that picks a place in a row",
+        )
+    return Access(
+        op, op.buffer, tuple(t.get_shape()), 32, tuple(dims), (), ((rank - 2, index),)
+    )
+
+
+def scatter_lookup(a: Access) -> tuple[int, dict[int, int], int]:
+    """How a row scatter reads its indices (`scatter_access`, `lookup_dims`): the loop
+    dim its rows follow, {loop dim: coefficient} and the constant offset."""
+    found = lookup_dims(a.gathers[0][1])
+    assert found is not None  # scatter_access checked
+    return found
+
+
 def rows_addressable(op: ta.LoadOp) -> bool:
     """Whether one row of the gathered table can be addressed at a dynamic row: not
     when rows of narrow data pack several to a 32-bit sublane and the gathered
@@ -336,15 +397,13 @@ def analyse(
 ) -> Access:
     t = op.buffer.type
     assert isinstance(t, MemRefType)
+    if isinstance(op, ta.StoreOp) and op.symbols:
+        return scatter_access(op)
     if isinstance(op, ta.StoreOp) and op.combine is not None:
         # Points of different grid steps may reach one element: no block of a
         # parallel grid holds it alone.
         raise PassError(op, "tile: accumulating stores (scatter-adds) are not tiled yet")
     if op.symbols:
-        if not isinstance(op, ta.LoadOp):
-            raise PassError(
-                op, "tile: data-dependent stores (scatters) are not tiled yet"
-            )
         return gather_access(op)
     root = ta.root_buffer(op.buffer)
     index = root.index if isinstance(root, BlockArgument) else None

@@ -51,7 +51,13 @@ from pallas_ir.dialects.common import (
     ReductionKind,
     arith_predicate,
 )
-from pallas_ir.lowering.tile.access import Access, Storage, contraction, lookup_dims
+from pallas_ir.lowering.tile.access import (
+    Access,
+    Storage,
+    contraction,
+    lookup_dims,
+    scatter_lookup,
+)
 from pallas_ir.lowering.tile.legality import rows_by_dma
 from pallas_ir.lowering.tile.policy import Rejection, TilePlan
 
@@ -246,9 +252,41 @@ class Emitter:
         read.name_hint = index.result.name_hint
         return read
 
-    def store(self, access: Access, v: SSAValue) -> None:
+    def scatter_rows(self, access: Access, v: SSAValue) -> None:
+        """A row scatter: the stored value as the (rows, W) tile of this grid step's
+        lookups, written by `tl.scatter` to the rows the prefetched indices pick."""
         op = access.op
         assert isinstance(op, ta.StoreOp)
+        _, index = access.gathers[0]
+        lookup, coefficients, constant = scatter_lookup(access)
+        *lead, _, lane = access.dims
+        walked = replace(access, dims=(*lead, (lookup, 0), lane), gathers=())
+        tile = self.to_buffer_order(walked, v)
+        rows = self.reshape(tile, self.tile_shape(walked)[-2:])
+        n_grid = len(self.plan.grid)
+        offsets = self.offsets(walked).data.results
+        # The step's first index: its grid index times the tile along each dim the
+        # index is read along (1 but for the lookup dim's rows), times the coefficient.
+        first: AffineExpr = AffineConstantExpr(constant)
+        for l, c in sorted(coefficients.items()):
+            if self.plan.tiles[l] < self.loop.extents[l]:  # a whole dim has no index
+                first = first + AffineDimExpr(l) * (c * self.plan.tiles[l])
+        self.add(
+            tl.ScatterOp(
+                rows,
+                self.buffers[access.buffer],
+                AffineMapAttr(AffineMap(n_grid, 0, tuple(offsets[: len(lead)]))),
+                self.buffers[ta.root_buffer(index.buffer)],
+                AffineMapAttr(AffineMap(n_grid, 0, (first,))),
+                self.grid_ivs(),
+                op.combine,
+            )
+        )
+
+    def to_buffer_order(self, access: Access, v: SSAValue) -> SSAValue:
+        """A value in loop space as the tile the access stores: loop order → buffer
+        order, unused loop dims dropped."""
+        op = access.op
         assert isinstance(v.type, TensorType)
         used = access.loop_to_buffer()
         shape = list(v.type.get_shape())
@@ -266,7 +304,12 @@ class Emitter:
         if perm != list(range(len(perm))):
             v = self.reshape(v, [self.loop_shape(access)[l] for l in loop_order])
             v = self.add(tl.TransposeOp(v, perm))
-        v = self.reshape(v, self.tile_shape(access))
+        return self.reshape(v, self.tile_shape(access))
+
+    def store(self, access: Access, v: SSAValue) -> None:
+        op = access.op
+        assert isinstance(op, ta.StoreOp)
+        v = self.to_buffer_order(access, v)
         offsets = self.offsets(access)
         if access.merged_into is None:
             buffer = self.buffers[access.buffer]
@@ -462,7 +505,10 @@ class Emitter:
 
     def emit_store(self, op: ta.StoreOp) -> None:
         shape = self.shape_of(op.value) or [1] * self.rank
-        self.store(self.accesses[op], self.operand(op.value, shape))
+        if op in self.dma:
+            self.scatter_rows(self.dma[op], self.operand(op.value, shape))
+        else:
+            self.store(self.accesses[op], self.operand(op.value, shape))
 
     def emit_reduce(self, op: ta.ReduceOp) -> None:
         reduce_dims = list(range(len(self.loop.parallel_extents), self.rank))
@@ -693,6 +739,9 @@ def build_kernel(module: ModuleOp, kernel: ta.KernelOp, plan: TilePlan) -> None:
         found = lookup_dims(a.gathers[0][1])
         assert found is not None
         rows = plan.tiles[found[0]]
+        if a.is_store:
+            emit_remark(op, f"tile: row scatter by row DMA, {rows} rows per grid step")
+            continue
         strategy = ta.gather_strategy(a.op)
         if op in resident:
             emit_remark(

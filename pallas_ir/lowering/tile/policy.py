@@ -26,6 +26,7 @@ from pallas_ir.lowering.tile.access import (
     host_storage,
     kernel_launches,
     lookup_dims,
+    scatter_lookup,
     splittable,
 )
 from pallas_ir.lowering.tile.legality import (
@@ -106,6 +107,15 @@ def row_gather(
     return lookup, rows, others
 
 
+def scatter_rows(extent: int) -> list[int]:
+    """The rows per grid step a row scatter may take, best first: a sublane tile of
+    them (8), or all of them where they are few; the other accesses along the lookup
+    dim pick the first they allow. Each row is one DMA, unrolled in the kernel."""
+    if extent <= block_rows(32):
+        return [extent]
+    return [block_rows(32)] + ([extent] if extent <= MAX_UNROLLED_ROWS else [])
+
+
 class RejectionKind(Enum):
     """Why a kernel does not tile, as far as what to do about it goes."""
 
@@ -142,7 +152,9 @@ class TilePlan:
     tiles: list[int]
     grid: list[int]
     sequential: int = 0
-    """How many trailing grid dims walk a split reduction (in order, sequentially)."""
+    """How many trailing grid dims run in order: those of a split reduction, and a row
+    scatter's from the first dim its indices are read along (a later write to a row
+    wins)."""
     accesses: dict[Operation, Access] = field(default_factory=dict[Operation, Access])
     """The tiled loads and stores (gathers by row DMA are in `dma`)."""
     skip: set[Operation] = field(default_factory=set[Operation])
@@ -390,6 +402,17 @@ def classify_gathers(loop: ta.LoopOp, accesses: dict[Operation, Access]) -> Gath
     for op, a in list(accesses.items()):
         for _, index in a.gathers:
             skip.add(index)
+        if a.is_store and a.gathers:  # a row scatter: rows written by DMA, whole
+            dma[op] = a
+            accesses.pop(op)
+            lookup, coefficients, _ = scatter_lookup(a)
+            forced.update((l, [1]) for l in coefficients)  # `tokens[b, t]`: one b
+            forced[lookup] = scatter_rows(extents[lookup])
+            *lead, _, (lane, _) = a.dims
+            forced.update((l, [1]) for l, _ in lead if l is not None)
+            if lane is not None:
+                forced[lane] = [extents[lane]]
+            continue
         by_dma = row_gather(a, extents, len(loop.parallel_extents))
         if by_dma is not None:
             lookup, rows, others = by_dma
@@ -613,6 +636,16 @@ def plan_kernel(
     if isinstance(plan, Rejection):
         return plan
     merge_lane_split_stores(accesses, plan, loop.extents)
+    # A row scatter writes its rows in order: the grid walks the dims its indices are
+    # read along, and those after them (whole rows), sequentially.
+    scatters = [min(scatter_lookup(a)[1]) for a in dma.values() if a.is_store]
+    sequential = max([plan.sequential] + [len(plan.grid) - l for l in scatters])
     return replace(
-        plan, accesses=accesses, skip=skip, dma=dma, resident=resident, budget=budget
+        plan,
+        sequential=sequential,
+        accesses=accesses,
+        skip=skip,
+        dma=dma,
+        resident=resident,
+        budget=budget,
     )
