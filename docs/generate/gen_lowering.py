@@ -275,6 +275,7 @@ Ratios are from section 7.
 | gathers: scalar prefetch (G1) | **implemented** | `tile` turns index loads into `tl.scalar_load`, one row per grid step, `(…, A, 1, B)` views for one-row blocks (section 3.2); `tl-to-pallas` makes prefetch operands (`i32`, converted on the host) and index-map bindings (section 4.5); `examples/ta/embedding.mlir` (pipeline tests), `examples/tl/embedding.mlir` (tl tests), `examples/pallas/embedding.mlir` (`tests/test_examples.py`, `tests/test_cost_model.py`). The `(V, 1, D)` table view is a relayout of the whole table on every call | kernel 1.000; with the host copies 17.6 |
 | gathers: manual row DMA (G3) | **implemented** (32-bit tables; indices read one lookup at a time, whole rows of the table's leading dims) | `tile` emits `tl.gather` for a `gather = #ta<gather_strategy dma>` load, 8 lookups per grid step (a ragged last step reads the last index into the block's padding, which the write drops), or all of them (at most 128, the DMAs are unrolled) when another access walks the lookups along its lanes, as a rank-1 output does (`examples/ta/embedding_row_sum.mlir`, ratio 1.012); `tl-to-pallas` reads each index from SMEM (`pallas.read`), starts one row DMA per row from the table left in HBM into a VMEM buffer and waits (`pallas.dma_start`/`dma_wait`, a DMA semaphore scratch); `examples/ta/embedding.mlir` (pipeline tests), `examples/tl/embedding_dma.mlir` (tl tests), `examples/pallas/embedding_dma.mlir` (`tests/test_examples.py`). No relayout of the table. G3c: an index buffer over the SMEM budget (`gather = #ta<gather_strategy dma_chunked>`) stays an `in` operand streamed as an SMEM block of 1024 lookups, block index `first lookup floordiv 1024`, read at `start mod 1024` (`tests/test_lowering_pipeline.py::test_gather_indices_over_smem_are_streamed_in_chunks`) | 1.006 (the int64 → int32 index conversion) |
 | gathers: VMEM-resident table (G4) | **implemented** | for `gather = #ta<gather_strategy vmem>` (many lookups into a small table) when the table, double-buffered, takes at most half the VMEM budget: the table is one whole block with a constant index map (fetched once) and the 8 rows of a step are local VMEM→VMEM row copies; else row DMAs with a remark; `examples/ta/embedding_many.mlir` (4096 lookups into a 100 × 128 table: 51200 B of table traffic instead of 2 MiB of rows; pipeline tests) | 1.023 (the int64 → int32 index conversion) |
+| row scatters by row DMA writes (the KV-cache update, `index_put`/`index_add` of whole rows) | **implemented from `tl`** (32-bit rows; the frontend/`tile` side that emits `tl.scatter` is in progress) | `tl-to-pallas` keeps the `inout` dest in HBM (`any`, aliased to an `any` output), prefetches the positions, stores the tile to VMEM and writes each row by DMA (`pallas.dma_write_start`/`dma_write_wait`), one at a time in order, guarded by `pallas.when` past the end of the positions; `accumulate <sum>` reads each row back first (section 4.12); `tests/test_scatter_rows.py` (interpret mode against numpy and both reference interpreters, AOT for v5e and v6e), `tests/filecheck/lowering/tl-to-pallas/scatter-rows.mlir` | 1.000 (exactly the rows written; twice that read and written with `accumulate`) |
 | reductions kept whole in a tile | **implemented** | reduction loop dims are one tile, reduced in the kernel (`tl.reduce` → `pallas.reduce`); `examples/ta/row_sum.mlir`, `examples/ta/softmax.mlir` (pipeline tests) | 1.000 |
 | reductions accumulated across an `arbitrary` grid dim | **implemented** (splittable loops) | when whole rows do not fit the VMEM budget, `tile` splits a single `sum`/`prod`/`max`/`min` reduction whose results are only stored over a trailing `sequential` grid dim (section 1), `tl-to-pallas` accumulates in the resident output block under `pallas.when` (32-bit data), or in a 32-bit VMEM scratch with init and finalize steps (8- and 16-bit data) (section 4.7); `tests/test_lowering_pipeline.py::test_reductions_over_budget_accumulate_across_a_sequential_dim` (`row_sum` and `matmul` with a 256 KiB budget), `::test_bf16_split_reduction_accumulates_in_an_f32_scratch`, `examples/tl/row_sum_accumulate.mlir` (tl tests). Not split: softmax-like reuse of the reduced value, `argmax`/`argmin` | 1.000 |
 | softmax | **implemented** | rows reduced whole, `tl.broadcast` of the row max and sum; `examples/ta/softmax.mlir` (pipeline tests), `examples/tl/softmax_rows.mlir` (tl tests). Rows that do not fit VMEM are rejected (not splittable) | 1.000 |
@@ -861,6 +862,53 @@ spelled differently is already explicit IR. An op it has no spelling for is a lo
 `EmitError`.
 """)
 
+kv = (SCRATCH / "kv_cache_update.mlir").read_text().rstrip("\n")
+kv_out = run("pallas-opt kv_cache_update.mlir -p tl-to-pallas", cwd=SCRATCH)
+kv_cost = run(
+    "pallas-opt kv_cache_update.mlir -p tl-to-pallas --cost-report",
+    cwd=SCRATCH,
+    stream="stderr",
+)
+P(f"""### 4.12 Row writes: `tl.scatter`, the KV-cache update
+
+`tl.scatter` writes row r of a `(R, W)` tile to `dest[lead..., index[m + r], :]`, rows
+past the end of the index buffer not written, in order (docs/dialects.md). It becomes
+the mirror of the G3 gather (`pallas_ir/lowering/tl_to_pallas/scatters.py`):
+
+- the `inout` dest stays in HBM: passed in with `#pallas.block_spec<any>` and aliased to
+  an output with `#pallas.block_spec<any>` (no block, no VMEM), so what no row reaches
+  keeps its value and only the rows written move; the kernel writes through the output
+  ref (the input ref is unused);
+- the index buffer is a scalar-prefetch operand (flat, `i32`);
+- the tile is stored to a VMEM scratch `(R, W)`; then for each row r the index is read
+  from SMEM (`pallas.read`) and the row written by DMA (`pallas.dma_write_start`), and
+  waited for (`pallas.dma_write_wait`) before the next row, so a later row to the same
+  place wins, as in eager PyTorch;
+- a row that some step's `m + r` may put past the end is guarded by
+  `pallas.when (m + r < len(index))` (from the bounds of `m` over the grid: rows always
+  inside are not guarded, rows never inside are not emitted);
+- with `accumulate <sum>` each row first reads the dest row into a spare `(1, W)` VMEM
+  row (`pallas.dma_start`/`dma_wait`), adds its own, stores the sum there and writes it
+  back: a later row to the same place reads what an earlier one wrote;
+- grid dims the index map uses are `sequential` (the tl verifier), so `arbitrary`; a
+  grid dim the lead map does not use may also send rows of different steps to one place
+  and becomes `arbitrary` too; the lead map's dims keep their semantics.
+
+Only 32-bit rows: a row of 8- or 16-bit data shares a 32-bit sublane with its
+neighbours, and Mosaic rejects the one-row write (measured for bf16: "Offsets along
+tiled dimensions must be aligned to tiles"); such a scatter is a located error. A dest
+that another op of the kernel reads or writes is an error too (its rows move only by
+DMA). The cost model counts each row written (and read back) at each step it runs
+(section 5). `kv_cache_update.mlir`, `cache[b, h, pos[j]] = k[b, h, j]` for 12
+positions, 8 rows a step (the second step has 4: rows 4 to 7 are guarded):
+
+{block(kv, "mlir")}
+
+{shown("pallas-opt kv_cache_update.mlir -p tl-to-pallas", excerpt(kv_out, "func.func", "%at_5 = "))}
+
+{shown("pallas-opt kv_cache_update.mlir -p tl-to-pallas --cost-report 2>&1 >/dev/null", kv_cost, "")}
+""")
+
 # --------------------------------------------------------------------------------------
 ar_cost = run(f"pallas-opt {ar} -p tl-to-pallas --cost-report", stream="stderr")
 py = """import numpy as np, pallas_ir
@@ -902,8 +950,15 @@ P(f"""## 5. The HBM traffic model
 - **Footprint.** VMEM = every VMEM block twice (double-buffered) plus VMEM scratch; SMEM
   = prefetch operands plus SMEM blocks and scratch. Values computed inside the kernel are
   not counted.
-- **Memory space `any`.** Manual DMAs are not modelled: such an operand counts as one
-  read of the whole array (traffic and minimum) and is marked a bound.
+- **Memory space `any`.** An array left in HBM moves only by the kernel's row DMAs:
+  each row read (`pallas.dma_start`: a gather, a strided read) or written
+  (`pallas.dma_write_start`: a scatter; an accumulating one also reads the row back)
+  moves that row at every grid step it runs; under `pallas.when`, at the steps whose
+  condition holds, evaluated from the grid position (a condition that depends on data
+  makes the count a bound). Rows picked by data mark a read a bound (the minimum is the
+  distinct rows). An `any` input the kernel never uses (aliased to an output: an `inout`
+  buffer, a scatter's dest) costs nothing. Other manual DMAs count one read of the whole
+  array, marked a bound.
 
 The same numbers fill `pl.CostEstimate` (`bytes_accessed`, section 4.9).
 
@@ -928,9 +983,7 @@ every call, 16× the kernel's own traffic:
 
 What the model does not see: HBM tile layouts (arrays are counted at their logical
 size, whatever (8, 128) tiling or padding XLA gives them), and in-kernel intermediates
-in the VMEM footprint. An aliased `inout` input (section 4.6) is counted
-as a whole-array read and marks the call a bound, although the kernel never touches it
-(`examples/tl/accumulate_bf16.mlir`: 32768 B counted for the alias).
+in the VMEM footprint.
 """)
 
 # --------------------------------------------------------------------------------------

@@ -5,7 +5,10 @@ Per the TPU pipeline, a grid runs in row-major order (last grid dim fastest), an
 operand's block is fetched from HBM only when its block index differs from the previous
 grid step's; an output block is written back when its index changes and after the last
 step. Edge blocks that run past an array move only their in-bounds part. Scalar-prefetch
-operands are copied to SMEM once. Index maps that read prefetched values are evaluated on
+operands are copied to SMEM once. An array left in HBM (`any`) moves only by the row
+DMAs the kernel makes: a row read or written moves that row, at each grid step it runs
+(under `pallas.when`, the steps whose condition holds); an array only aliased to an
+output (inout, or a scatter's dest) costs nothing beyond its rows. Index maps that read prefetched values are evaluated on
 index data when it is given; without it the model assumes every step fetches (an upper
 bound) and says so.
 
@@ -38,7 +41,7 @@ from pallas_ir.dialects import pallas, xla
 from pallas_ir.dialects import tiled_loop as tl
 from pallas_ir.dialects.common import TransposeOpBase, find_forward
 from pallas_ir.dtypes import numpy_dtype
-from pallas_ir.reference.ops import INTEGER_DIVISIONS, eval_affine
+from pallas_ir.reference.ops import INTEGER_DIVISIONS, eval_affine, evaluate
 from pallas_ir.tpu_rules import (
     PIPELINE_BUFFERS,
     vmem_block_bytes,
@@ -55,6 +58,9 @@ class OperandTraffic:
     fetches: int
     bound: bool = False
     """True when the count is an upper bound (data-dependent index maps, no data)."""
+    read_back: int = 0
+    """Bytes an output reads back from HBM (the rows an accumulating row DMA write
+    adds to), beside the `bytes` it writes; part of the minimum."""
 
 
 @dataclass(frozen=True)
@@ -67,7 +73,7 @@ class CallCost:
 
     @property
     def read(self) -> int:
-        return sum(o.bytes for o in self.operands if o.role != "out")
+        return sum(o.bytes if o.role != "out" else o.read_back for o in self.operands)
 
     @property
     def written(self) -> int:
@@ -257,6 +263,7 @@ class CostReport:
             for o in c.operands:
                 lines.append(
                     f"    {o.role:8s} {o.name:12s} {o.bytes:>12d} B in {o.fetches} DMAs"
+                    f"{f', {o.read_back} B read back' if o.read_back else ''}"
                     f" (minimum {o.minimum} B){' bound' if o.bound else ''}"
                 )
         for x in self.xla_calls:
@@ -430,6 +437,70 @@ def _merged_windows(sel: np.ndarray, starts: np.ndarray, shape: Sequence[int]) -
     return int(sum(int(m.sum()) for m in cells.values()))
 
 
+def _grid_scalar(value: SSAValue, points: np.ndarray) -> np.ndarray | None:
+    """A kernel scalar computed from the grid position alone (`pallas.program_id`,
+    constants and `arith`), at every grid point; None when it depends on data."""
+    op = value.owner
+    if isinstance(op, pallas.ProgramIdOp):
+        return points[:, op.axis.value.data]
+    if not isinstance(op, Operation) or op.dialect_name() != "arith":
+        return None
+    args = [_grid_scalar(o, points) for o in op.operands]
+    if any(a is None for a in args):
+        return None
+    return evaluate(op, args)
+
+
+def _active_steps(op: Operation, points: np.ndarray) -> tuple[int, bool]:
+    """How many grid steps run `op` (inside `pallas.when`s, those where every
+    condition holds), and whether that count is exact (the conditions depend on the
+    grid position alone)."""
+    active = np.ones(len(points), dtype=bool)
+    exact = True
+    parent = op.parent_op()
+    while isinstance(parent, pallas.WhenOp):
+        holds = _grid_scalar(parent.condition, points)
+        if holds is None:
+            exact = False
+        else:
+            active &= np.broadcast_to(np.asarray(holds, dtype=bool), active.shape)
+        parent = parent.parent_op()
+    return int(active.sum()), exact
+
+
+def _row_writes(
+    name: str,
+    role: str,
+    ref: SSAValue,
+    writes: Sequence[pallas.DmaWriteStartOp],
+    shape: Sequence[int],
+    item: int,
+    points: np.ndarray,
+) -> OperandTraffic:
+    """An array in HBM written by row DMAs (a `tl.scatter`): each write moves its row,
+    at every grid step it runs, and so does each read of a row to add to it (an
+    accumulating scatter); nothing else of the array moves (it is aliased, not
+    copied). All of it is needed."""
+    written = read = copies = 0
+    exact = True
+    for w in writes:
+        steps, known = _active_steps(w, points)
+        written += steps * math.prod(shape[1 + len(w.dst_lead) :]) * item
+        copies += steps
+        exact &= known
+    reads = [
+        u.operation
+        for u in ref.uses
+        if isinstance(u.operation, pallas.DmaStartOp) and u.operation.src is ref
+    ]
+    for r in reads:
+        steps, known = _active_steps(r, points)
+        read += steps * math.prod(shape[1 + len(r.src_lead) :]) * item * r.row_count
+        copies += steps
+        exact &= known
+    return OperandTraffic(name, role, written, written + read, copies, not exact, read)
+
+
 def _operand_traffic(
     name: str,
     role: str,
@@ -446,6 +517,13 @@ def _operand_traffic(
             # Passed only to be aliased to an output (an inout buffer): it stays in HBM
             # and the kernel never reads it.
             return OperandTraffic(name, role, 0, 0, 0)
+        writes = [
+            u.operation
+            for u in ref.uses
+            if isinstance(u.operation, pallas.DmaWriteStartOp)
+        ]
+        if writes:
+            return _row_writes(name, role, ref, writes, shape, item, points)
         dmas = [
             u.operation for u in ref.uses if isinstance(u.operation, pallas.DmaStartOp)
         ]

@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     TensorType,
 )
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import (
     AffineConstantExpr,
 )
@@ -185,18 +185,38 @@ class KernelEmitter:
             inner.emit(nested)
         self.lines += [f"    {line}" for line in inner.lines or ["pass"]]
 
+    def _rows_at(
+        self, ref: SSAValue, lead: Sequence[SSAValue], row: SSAValue, p: int
+    ) -> str:
+        """The rows a DMA addresses at dynamic indices: `ref.at[b, pl.ds(row, p)]`."""
+        n = self.namer
+        return f"{n[ref]}.at[{''.join(f'{n[v]}, ' for v in lead)}pl.ds({n[row]}, {p})]"
+
+    def _row_at(self, ref: SSAValue, r: int, p: int) -> str:
+        """Row (or, for `p > 1`, slab) `r` of a VMEM buffer: `rows.at[pl.ds(r, 1)]`."""
+        return (
+            f"{self.namer[ref]}.at[{r}]"
+            if p > 1
+            else f"{self.namer[ref]}.at[pl.ds({r}, 1)]"
+        )
+
+    def _copy(self, src: str, dst: str, op: Operation, sem: SSAValue) -> None:
+        start = isinstance(op, pallas.DmaStartOp | pallas.DmaWriteStartOp)
+        phase = "start" if start else "wait"
+        self.lines.append(
+            f"pltpu.make_async_copy({src}, {dst}, {self.namer[sem]}).{phase}()"
+        )
+
     @emit.register
     def _(self, op: pallas.DmaStartOp | pallas.DmaWaitOp) -> None:
-        n = self.namer
-        row, r = n[op.src_row], op.dst_row.value.data
-        lead = "".join(f"{n[v]}, " for v in op.src_lead)
-        phase = "start" if isinstance(op, pallas.DmaStartOp) else "wait"
         p = op.row_count
-        dst = f"{n[op.dst]}.at[{r}]" if p > 1 else f"{n[op.dst]}.at[pl.ds({r}, 1)]"
-        self.lines.append(
-            f"pltpu.make_async_copy({n[op.src]}.at[{lead}pl.ds({row}, {p})], "
-            f"{dst}, {n[op.sem]}).{phase}()"
-        )
+        src = self._rows_at(op.src, op.src_lead, op.src_row, p)
+        self._copy(src, self._row_at(op.dst, op.dst_row.value.data, p), op, op.sem)
+
+    @emit.register
+    def _(self, op: pallas.DmaWriteStartOp | pallas.DmaWriteWaitOp) -> None:
+        src = self._row_at(op.src, op.src_row.value.data, 1)
+        self._copy(src, self._rows_at(op.dst, op.dst_lead, op.dst_row, 1), op, op.sem)
 
     @emit.register
     def _(self, op: pallas.StoreOp) -> None:

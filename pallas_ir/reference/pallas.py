@@ -77,7 +77,16 @@ def _run_ops(
             # Lands at once; waits are no-ops.
             dst[op.dst_row.value.data] = src[row : row + p] if p > 1 else src[row]
             continue
-        if isinstance(op, pallas.DmaWaitOp):
+        if isinstance(op, pallas.DmaWriteStartOp):
+            n_lead = len(op.dst_lead)
+            dst = args[1][tuple(int(v) for v in args[2 : 2 + n_lead])]
+            row = int(args[2 + n_lead])
+            if not 0 <= row < dst.shape[0]:
+                raise ReferenceError(f"a row DMA writes row {row} of {dst.shape[0]}")
+            # Lands at once, in place (the `any` ref is the array itself).
+            dst[row] = args[0][op.src_row.value.data]
+            continue
+        if isinstance(op, pallas.DmaWaitOp | pallas.DmaWriteWaitOp):
             continue
         if isinstance(op, pallas.LoadOp | pallas.SliceOp):
             # A slice of a value means what a load of a ref does.
@@ -253,13 +262,16 @@ def call_index_limits(call: pallas.CallOp | pallas.XlaCallOp) -> dict[int, int]:
             spec.prefetch, symbol_limits(spec.map, grid, blocks), strict=True
         ):
             bound(p, limit)
-    # Row DMAs read the row (and the leading indices) prefetched indices name.
+    # Row DMAs read (or write) the row, at the leading indices, prefetched indices name.
     for dma in call.walk():
-        if not isinstance(dma, pallas.DmaStartOp):
+        if isinstance(dma, pallas.DmaStartOp):
+            array, at = dma.src.type, [*dma.src_lead, dma.src_row]
+        elif isinstance(dma, pallas.DmaWriteStartOp):
+            array, at = dma.dst.type, [*dma.dst_lead, dma.dst_row]
+        else:
             continue
-        src = dma.src.type
-        assert isinstance(src, pallas.RefType)
-        for k, value in enumerate([*dma.src_lead, dma.src_row]):
+        assert isinstance(array, pallas.RefType)
+        for k, value in enumerate(at):
             # (A slab of packed rows starts at P * (index / P).)
             while isinstance(value.owner, arith.MuliOp | arith.DivSIOp):
                 value = value.owner.lhs
@@ -269,7 +281,7 @@ def call_index_limits(call: pallas.CallOp | pallas.XlaCallOp) -> dict[int, int]:
             # The index ref is a prefetch operand or a streamed input (G3c): either
             # way ref k is call operand k.
             if isinstance(ref, BlockArgument) and ref.index < len(call.args):
-                bound(ref.index, src.get_shape()[k])
+                bound(ref.index, array.get_shape()[k])
     return limits
 
 

@@ -4,7 +4,8 @@ point in row-major order.
 A `tl.load` reads the tile whose first element is at the map's element offsets (with its
 strides); the part of a tile past the end of its buffer reads as NaN (0 for integers), so a
 kernel whose valid results depend on padding is caught. A `tl.store` writes the in-bounds
-part of its tile. Tile compute is numpy on whole tiles.
+part of its tile; a `tl.scatter` writes its rows one by one, in order. Tile compute is
+numpy on whole tiles.
 """
 
 from __future__ import annotations
@@ -84,6 +85,24 @@ def _store(
     buffer[where] = tile
 
 
+def _scatter(op: tl.ScatterOp, env: dict[SSAValue, Any], dims: list[Any]) -> None:
+    """Row r of the tile to `dest[lead..., index[m + r], :]`, in order (a later row
+    wins, or with `accumulate` adds); positions past the end of the index buffer are
+    not written."""
+    dest, tile = env[op.dest], np.asarray(env[op.value])
+    flat = env[op.index].reshape(-1)
+    lead = tuple(int(eval_affine(e, dims, [])) for e in op.lead_map.data.results)
+    (start,) = (int(eval_affine(e, dims, [])) for e in op.index_map.data.results)
+    rows = dest[lead]
+    for r in range(min(tile.shape[0], flat.size - start)):
+        at = int(flat[start + r])
+        if not 0 <= at < rows.shape[0]:
+            raise ReferenceError(
+                f"'tl.scatter': index {at} leaves the scattered dim of {rows.shape[0]}"
+            )
+        rows[at] = rows[at] + tile[r] if op.accumulate is not None else tile[r]
+
+
 def run_kernel(kernel: tl.KernelOp, buffers: Sequence[np.ndarray]) -> None:
     """Run one tiled kernel in place on its argument buffers."""
     block = kernel.body.block
@@ -129,6 +148,8 @@ def run_kernel(kernel: tl.KernelOp, buffers: Sequence[np.ndarray]) -> None:
                         )
                     picked.append(at)
                 local[op.result] = table[tuple(picked)]
+            elif isinstance(op, tl.ScatterOp):
+                _scatter(op, local, args[3:])
             elif isinstance(op, tl.ScalarLoadOp):
                 buf = local[op.buffer]
                 idx = tuple(
@@ -182,6 +203,10 @@ def index_limits(kernel: tl.KernelOp) -> dict[int, int]:
                 assert isinstance(table, MemRefType)
                 for k, index in enumerate(op.indices):
                     bound(_buffer_argument(kernel, index), table.get_shape()[k])
+            elif isinstance(op, tl.ScatterOp):
+                dest = op.dest.type
+                assert isinstance(dest, MemRefType)
+                bound(_buffer_argument(kernel, op.index), dest.get_shape()[-2])
             elif isinstance(op, tl.LoadOp | tl.StoreOp) and op.symbols:
                 buffer = op.buffer.type
                 assert isinstance(buffer, MemRefType)

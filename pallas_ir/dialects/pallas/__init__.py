@@ -14,7 +14,8 @@ IR that verifies lowers for TPU as far as block shapes go.
 
 The package's modules: `attributes` (memory spaces, refs, block specs, cost estimates,
 static slices), `call` (`pallas.call`, `pallas.xla_call`), `ops` (loads, stores and
-compute in a kernel) and `dma` (row copies). Every public name is re-exported here.
+compute in a kernel) and `dma` (row copies, read and written). Every public name is
+re-exported here.
 """
 
 from xdsl.ir import Dialect
@@ -35,7 +36,14 @@ from pallas_ir.dialects.pallas.attributes import (
     SliceAttr,
 )
 from pallas_ir.dialects.pallas.call import CallOp, XlaCallOp
-from pallas_ir.dialects.pallas.dma import DmaOpBase, DmaStartOp, DmaWaitOp
+from pallas_ir.dialects.pallas.dma import (
+    DmaOpBase,
+    DmaStartOp,
+    DmaWaitOp,
+    DmaWriteOpBase,
+    DmaWriteStartOp,
+    DmaWriteWaitOp,
+)
 from pallas_ir.dialects.pallas.ops import (
     BroadcastOp,
     CompareOp,
@@ -71,6 +79,9 @@ __all__ = [
     "DmaOpBase",
     "DmaStartOp",
     "DmaWaitOp",
+    "DmaWriteOpBase",
+    "DmaWriteStartOp",
+    "DmaWriteWaitOp",
     "DotOp",
     "Indexer",
     "IotaOp",
@@ -100,6 +111,8 @@ Pallas = Dialect(
         IotaOp,
         DmaStartOp,
         DmaWaitOp,
+        DmaWriteStartOp,
+        DmaWriteWaitOp,
         ReadOp,
         WhenOp,
         DotOp,

@@ -1,4 +1,6 @@
-"""The `pallas` dialect's DMA ops: row copies started and waited on in a kernel."""
+"""The `pallas` dialect's DMA ops: row copies started and waited on in a kernel, into
+VMEM (`pallas.dma_start`/`pallas.dma_wait`: reads) and from VMEM into an array left in
+HBM (`pallas.dma_write_start`/`pallas.dma_write_wait`: writes)."""
 
 from __future__ import annotations
 
@@ -29,6 +31,51 @@ from xdsl.utils.exceptions import VerifyException
 
 from pallas_ir.dialects.pallas.attributes import MemorySpace, RefType
 from pallas_ir.dialects.pallas.call import CallOp
+
+
+def verify_row_copy(
+    src: SSAValue,
+    dst: SSAValue,
+    sem: SSAValue,
+    indexed: SSAValue,
+    n_lead: int,
+    local_row: int,
+    rows: int = 1,
+) -> None:
+    """What every row DMA obeys, whichever way it copies: one side (`indexed`: `src`
+    of a read, `dst` of a write) is addressed at `n_lead` dynamic leading indices and a
+    dynamic row, the other (the VMEM buffer) at the static row `local_row` (with
+    `rows = P`, slab `local_row` of a `(R, P, ...)` buffer); the rows fit each other
+    (same trailing dims and element type); the copy signals a DMA semaphore."""
+    local = dst if indexed is src else src
+    it, lt, st = indexed.type, local.type, sem.type
+    assert isinstance(it, RefType) and isinstance(lt, RefType)
+    assert isinstance(st, RefType)
+    if st.space != MemorySpace.SEMAPHORE or st.get_shape() or st.element_type != i32:
+        raise VerifyException("a row DMA signals a rank-0 i32 `semaphore` ref")
+    if len(it.get_shape()) <= n_lead or not lt.get_shape():
+        raise VerifyException(
+            f"a row DMA copies rows: {it} needs a dim after its {n_lead} leading "
+            f"indices, and the VMEM buffer {lt} a rank >= 1"
+        )
+    trailing = list(lt.get_shape()[1:])
+    if rows > 1:
+        if trailing[:1] != [rows]:
+            raise VerifyException(
+                f"a copy of {rows} rows lands in a slab of a (R, {rows}, ...) "
+                f"destination, not {lt}"
+            )
+        trailing = trailing[1:]
+    if (
+        list(it.get_shape()[n_lead + 1 :]) != trailing
+        or it.element_type != lt.element_type
+    ):
+        raise VerifyException(
+            f"rows of {src.type} do not fit rows of {dst.type}: same trailing dims "
+            "and type needed"
+        )
+    if not 0 <= local_row < lt.get_shape()[0]:
+        raise VerifyException(f"row {local_row} is outside {lt}")
 
 
 class DmaOpBase(IRDLOperation):
@@ -79,44 +126,23 @@ class DmaOpBase(IRDLOperation):
         return 1 if self.rows is None else self.rows.value.data
 
     def verify_(self) -> None:
-        src, dst, sem = self.src.type, self.dst.type, self.sem.type
+        src, dst = self.src.type, self.dst.type
         assert isinstance(src, RefType) and isinstance(dst, RefType)
-        assert isinstance(sem, RefType)
         if src.space not in (MemorySpace.ANY, MemorySpace.VMEM) or (
             dst.space != MemorySpace.VMEM
         ):
             raise VerifyException(
                 "a row DMA copies from an `any` or `vmem` ref into a `vmem` ref"
             )
-        if (
-            sem.space != MemorySpace.SEMAPHORE
-            or sem.get_shape()
-            or sem.element_type != i32
-        ):
-            raise VerifyException("a row DMA signals a rank-0 i32 `semaphore` ref")
-        lead = len(self.src_lead)
-        if len(src.get_shape()) <= lead or not dst.get_shape():
-            raise VerifyException(
-                f"a row DMA copies rows: {src} needs a dim after its {lead} leading "
-                "indices, and the destination rank >= 1"
-            )
-        trailing = list(dst.get_shape()[1:])
-        if self.row_count > 1:
-            if trailing[:1] != [self.row_count]:
-                raise VerifyException(
-                    f"a copy of {self.row_count} rows lands in a slab of a "
-                    f"(R, {self.row_count}, ...) destination, not {dst}"
-                )
-            trailing = trailing[1:]
-        if (
-            list(src.get_shape()[lead + 1 :]) != trailing
-            or src.element_type != dst.element_type
-        ):
-            raise VerifyException(
-                f"rows of {src} do not fit rows of {dst}: same trailing dims and type needed"
-            )
-        if not 0 <= self.dst_row.value.data < dst.get_shape()[0]:
-            raise VerifyException(f"row {self.dst_row.value.data} is outside {dst}")
+        verify_row_copy(
+            self.src,
+            self.dst,
+            self.sem,
+            self.src,
+            len(self.src_lead),
+            self.dst_row.value.data,
+            self.row_count,
+        )
 
 
 @irdl_op_definition
@@ -143,3 +169,84 @@ class DmaWaitOp(DmaOpBase):
     """
 
     name = "pallas.dma_wait"
+
+
+class DmaWriteOpBase(IRDLOperation):
+    """Shared by `pallas.dma_write_start` and `pallas.dma_write_wait`: row `src_row` (a
+    static int) of `src` (VMEM) to the row at a dynamic index of `dst`, an array left in
+    HBM (memory space `any`), signalling `sem`:
+    `pltpu.make_async_copy(src.at[pl.ds(r, 1)], dst.at[pl.ds(row, 1)], sem)`. With
+    leading indices (`%dst at [%b, %h] [%row]`), the row is one of `dst[b, h]`:
+    `dst.at[b, h, pl.ds(row, 1)]`. The mirror of a read (`DmaOpBase`), with the same
+    rules on the rows and the semaphore (`verify_row_copy`).
+    """
+
+    src = operand_def(RefType)
+    dst = operand_def(RefType)
+    dst_lead = var_operand_def(i32)
+    dst_row = operand_def(i32)
+    sem = operand_def(RefType)
+    src_row = prop_def(IntegerAttr[I64])
+
+    traits = traits_def(HasAncestor(CallOp))
+    assembly_format = (
+        "$src `[` $src_row `]` `,` $dst (`at` ` ` `[` $dst_lead^ `]`)? `[` $dst_row `]` "
+        "`,` $sem attr-dict `:` type($src) `,` type($dst) `,` type($sem)"
+    )
+
+    def __init__(
+        self,
+        src: SSAValue,
+        src_row: int,
+        dst: SSAValue,
+        dst_row: SSAValue,
+        sem: SSAValue,
+        dst_lead: Sequence[SSAValue] = (),
+    ):
+        super().__init__(
+            operands=[src, dst, dst_lead, dst_row, sem],
+            properties={"src_row": IntegerAttr(src_row, i64)},
+        )
+
+    def verify_(self) -> None:
+        src, dst = self.src.type, self.dst.type
+        assert isinstance(src, RefType) and isinstance(dst, RefType)
+        if src.space != MemorySpace.VMEM or dst.space != MemorySpace.ANY:
+            raise VerifyException(
+                "a row DMA write copies from a `vmem` ref into an `any` ref"
+            )
+        verify_row_copy(
+            self.src,
+            self.dst,
+            self.sem,
+            self.dst,
+            len(self.dst_lead),
+            self.src_row.value.data,
+        )
+
+
+@irdl_op_definition
+class DmaWriteStartOp(DmaWriteOpBase):
+    """Start a row write from VMEM into an array in HBM (see `DmaWriteOpBase`).
+
+    ```mlir
+    pallas.dma_write_start %rows[3], %cache_out at [%b, %h] [%row], %sem
+        : !pallas.ref<8x128xf32, vmem>, !pallas.ref<2x4x64x128xf32, any>, !pallas.ref<i32, semaphore>
+    ```
+    """
+
+    name = "pallas.dma_write_start"
+
+
+@irdl_op_definition
+class DmaWriteWaitOp(DmaWriteOpBase):
+    """Wait for a row write started with the same operands; after it, the row is in
+    HBM (a later read or write of it sees it).
+
+    ```mlir
+    pallas.dma_write_wait %rows[3], %cache_out at [%b, %h] [%row], %sem
+        : !pallas.ref<8x128xf32, vmem>, !pallas.ref<2x4x64x128xf32, any>, !pallas.ref<i32, semaphore>
+    ```
+    """
+
+    name = "pallas.dma_write_wait"

@@ -13,7 +13,9 @@ Each `ta.launch` of a `tl.kernel` in `func.func @forward` becomes one `pallas.ca
 * tile compute is copied: `arith`/`math` as they are, `tl.transpose/broadcast/reduce`
   as their `pallas` forms;
 * an `inout` buffer is passed in and aliased to its output, so what the kernel does
-  not write keeps its value.
+  not write keeps its value;
+* a `tl.scatter` keeps its `inout` dest in HBM (`any` in, aliased to an `any` output)
+  and writes the tile's rows there one by one by row DMA, at prefetched positions.
 
 On the host, buffers (memrefs, written in place) become SSA tensors: a launch reads
 the current value of each buffer and defines a new value for each one it writes;
@@ -28,7 +30,8 @@ into what Mosaic accepts.
 
 The package: `convert` (the pass and the kernel conversion), `access` (block and
 offset math), `host` (`@forward`'s buffers as SSA tensors), `gathers` (row DMAs and
-packed rows) and `accumulate` (accumulating stores across `sequential` grid dims).
+packed rows), `scatters` (row DMA writes) and `accumulate` (accumulating stores across
+`sequential` grid dims).
 """
 
 from pallas_ir.lowering.tl_to_pallas.convert import TlToPallasPass

@@ -51,6 +51,12 @@ from pallas_ir.lowering.tl_to_pallas.gathers import (
     strided_rows,
 )
 from pallas_ir.lowering.tl_to_pallas.host import Host
+from pallas_ir.lowering.tl_to_pallas.scatters import (
+    check_scatters,
+    scatter_rows,
+    scatter_scratch,
+    scatter_semantics,
+)
 from pallas_ir.passes.options import CHIP, CheckedOptionsPass, Rule
 from pallas_ir.tpu_rules import (
     CHIPS,
@@ -191,6 +197,8 @@ class TlToPallasPass(CheckedOptionsPass):
                     group = chunked if streamed else conv.prefetch
                     if index not in group:
                         group.append(index)
+            if isinstance(o, tl.ScatterOp) and o.index not in conv.prefetch:
+                conv.prefetch.append(o.index)  # type: ignore[arg-type]
             if isinstance(o, tl.ScalarLoadOp):
                 arg = o.buffer
                 assert isinstance(arg, BlockArgument)
@@ -207,8 +215,13 @@ class TlToPallasPass(CheckedOptionsPass):
             o for o in body_ops if isinstance(o, tl.GatherOp) or o in row_loads
         ]
         stores = [o for o in body_ops if isinstance(o, tl.StoreOp)]
-        for o in [*loads, *gathers, *stores]:
-            buffer = o.buffer if isinstance(o, tl.LoadOp | tl.StoreOp) else o.table
+        # Scattered buffers stay in HBM, aliased to outputs: rows move by DMA writes.
+        scatters = [o for o in body_ops if isinstance(o, tl.ScatterOp)]
+        for o in [*loads, *gathers, *stores, *scatters]:
+            if isinstance(o, tl.LoadOp | tl.StoreOp):
+                buffer = o.buffer
+            else:
+                buffer = o.table if isinstance(o, tl.GatherOp) else o.dest
             element = buffer.type.element_type  # type: ignore[attr-defined]
             if getattr(element, "bitwidth", 0) > MAX_ELEMENT_BITS:
                 name = f"%{buffer.name_hint}" if buffer.name_hint else "a buffer"
@@ -224,6 +237,7 @@ class TlToPallasPass(CheckedOptionsPass):
                     s, "tl-to-pallas: a buffer is stored twice in one grid step"
                 )
             stored[s.buffer] = s
+        check_scatters(scatters, body_ops)
         in_accesses = [
             conv.access(o, o.result.type, o.buffer.type.get_shape()) for o in loads
         ]  # type: ignore[arg-type, union-attr]
@@ -241,6 +255,15 @@ class TlToPallasPass(CheckedOptionsPass):
                 continue
             alias_inputs.append(buf)
             aliases.append((n_pre + len(loads) + len(gathers) + len(alias_inputs) - 1, k))
+        for k, sc in enumerate(scatters):
+            assert isinstance(sc.dest, BlockArgument)
+            alias_inputs.append(sc.dest)
+            aliases.append(
+                (
+                    n_pre + len(loads) + len(gathers) + len(alias_inputs) - 1,
+                    len(stores) + k,
+                )
+            )
         # A gather's index buffer is read flat (tl.gather's offsets are row-major
         # positions): an N-D one is flattened on the host with its i32 conversion.
         scalar_read = {o.buffer for o in body_ops if isinstance(o, tl.ScalarLoadOp)}
@@ -249,6 +272,13 @@ class TlToPallasPass(CheckedOptionsPass):
             for a in [*conv.prefetch, *chunked]
             if a not in scalar_read and a.type.get_num_dims() != 1  # type: ignore[attr-defined]
         }
+        for sc in scatters:
+            if sc.index in scalar_read and sc.index.type.get_num_dims() != 1:  # type: ignore[attr-defined]
+                raise PassError(
+                    sc,
+                    "tl-to-pallas: a scatter reads its index buffer flat, and a "
+                    "tl.scalar_load reads it N-D; one of them has to change",
+                )
 
         def index_operand(a: BlockArgument) -> SSAValue:
             value = host.as_int32(host.read(launch.args[a.index], launch))
@@ -264,6 +294,7 @@ class TlToPallasPass(CheckedOptionsPass):
         operands += [host.read(launch.args[a.index], launch) for a in alias_inputs]
         operands += [index_operand(a) for a in chunked]
         result_types = [tensor_of(s.buffer.type) for s in stores]  # type: ignore[arg-type]
+        result_types += [tensor_of(sc.dest.type) for sc in scatters]  # type: ignore[arg-type]
         # Gathered tables stay in HBM (`any`): rows come by manual DMA; a table marked
         # `table = "vmem"` (G4) is one whole block that stays resident (its index never
         # changes, so it is fetched once), and the row DMAs are local VMEM copies.
@@ -288,6 +319,7 @@ class TlToPallasPass(CheckedOptionsPass):
             *(index_chunk_spec(a, gathers, conv) for a in chunked),
         ]
         out_specs = [a.spec for a in out_accesses]
+        out_specs += [pallas.BlockSpecAttr.any()] * len(scatters)
         # The kernel region.
         ref_types: list[pallas.RefType] = []
         for a in conv.prefetch:
@@ -312,6 +344,12 @@ class TlToPallasPass(CheckedOptionsPass):
             ref_types.append(
                 pallas.RefType(acc.spec.ref_shape(), s.value.type.element_type)
             )  # type: ignore[union-attr]
+        for sc in scatters:
+            t = sc.dest.type
+            assert isinstance(t, MemRefType)
+            ref_types.append(
+                pallas.RefType(t.get_shape(), t.element_type, pallas.MemorySpace.ANY)
+            )
         # Each gather's rows land in a VMEM buffer, signalled on a DMA semaphore.
         scratch: list[pallas.RefType] = []
         for g in gathers:
@@ -326,6 +364,12 @@ class TlToPallasPass(CheckedOptionsPass):
                 shape = [t.get_shape()[-2], g.buffer.type.get_shape()[-1]]  # type: ignore[attr-defined]
             scratch.append(pallas.RefType(shape, t.element_type))
             scratch.append(pallas.RefType([], i32, pallas.MemorySpace.SEMAPHORE))
+        # Each scatter's tile is stored to VMEM rows, written out by DMA.
+        scatter_refs_at: dict[tl.ScatterOp, tuple[int, int]] = {}
+        for sc in scatters:
+            more = scatter_scratch(sc)
+            scatter_refs_at[sc] = (len(scratch), len(scratch) + len(more))
+            scratch += more
         # A split reduction of 8- or 16-bit data accumulates in a 32-bit VMEM scratch
         # (initialised at the first step of its sequential dims, written to the output
         # block, narrowed, at the last); wider data accumulates in the output block.
@@ -347,7 +391,10 @@ class TlToPallasPass(CheckedOptionsPass):
         for a, ref in chunk_refs.items():
             ref.name_hint = f"{a.name_hint}_chunk" if a.name_hint else None
         out_refs = refs[first_out : first_out + len(stores)]
-        scratch_refs = refs[first_out + len(stores) :]
+        dest_refs = refs[
+            first_out + len(stores) : first_out + len(stores) + len(scatters)
+        ]
+        scratch_refs = refs[first_out + len(stores) + len(scatters) :]
         gather_refs = {
             g: (table_refs[k], scratch_refs[2 * k], scratch_refs[2 * k + 1])
             for k, g in enumerate(gathers)
@@ -361,6 +408,14 @@ class TlToPallasPass(CheckedOptionsPass):
             scratch_refs[2 * k + 1].name_hint = "sem"
         for k in acc_scratch.values():
             scratch_refs[k].name_hint = "acc"
+        alias_refs = refs[n_pre + len(loads) + len(gathers) : first_out - len(chunked)]
+        for sc, ref, kept in zip(scatters, dest_refs, alias_refs[-len(scatters) :]):
+            if sc.dest.name_hint:  # the input ref is unused: it only aliases the output
+                name = sc.dest.name_hint
+                ref.name_hint, kept.name_hint = f"{name}_hbm", f"{name}_in"
+            lo, hi = scatter_refs_at[sc]
+            for name, r in zip(("rows", "sem", "old"), scratch_refs[lo:hi]):
+                r.name_hint = name
         for ref, o in zip(in_refs, loads):
             ref.name_hint = f"{o.buffer.name_hint}_ref" if o.buffer.name_hint else None
         for ref, s in zip(out_refs, stores):
@@ -393,6 +448,16 @@ class TlToPallasPass(CheckedOptionsPass):
                     index_refs = [refs[conv.prefetch.index(i)] for i in o.indices]  # type: ignore[arg-type]
                 *prologue, new = gather_rows(
                     start, index_refs, table_ref, rows_ref, sem, o, chunk
+                )
+                for p in prologue:
+                    p.location = o.location
+                    body.add_op(p)
+            elif isinstance(o, tl.ScatterOp):
+                lo, hi = scatter_refs_at[o]
+                index_ref = refs[conv.prefetch.index(o.index)]  # type: ignore[arg-type]
+                dest_ref = dest_refs[scatters.index(o)]
+                *prologue, new = scatter_rows(
+                    conv, o, values[o.value], index_ref, dest_ref, scratch_refs[lo:hi]
                 )
                 for p in prologue:
                     p.location = o.location
@@ -456,7 +521,9 @@ class TlToPallasPass(CheckedOptionsPass):
             grid.extents,
             in_specs,
             out_specs,
-            [_SEMANTICS[s.data] for s in grid.semantics.data],
+            scatter_semantics(
+                conv, scatters, [_SEMANTICS[s.data] for s in grid.semantics.data]
+            ),
             num_scalar_prefetch=n_pre,
             scratch_shapes=scratch,
             input_output_aliases=aliases,
@@ -480,4 +547,6 @@ class TlToPallasPass(CheckedOptionsPass):
             call.properties["vmem_limit_bytes"] = IntegerAttr(limit, i64)
         for s, r in zip(stores, call.outs):
             host.write(launch.args[s.buffer.index], r)  # type: ignore[attr-defined]
+        for sc, r in zip(scatters, call.outs[len(stores) :]):
+            host.write(launch.args[sc.dest.index], r)  # type: ignore[attr-defined]
         return call

@@ -1088,3 +1088,56 @@ func.func @forward(%t: tensor<1000x256xbf16>) -> tensor<8x256xbf16> {
   }
   func.return %o : tensor<8x256xbf16>
 }
+
+// -----
+
+// A row DMA write copies a row of a VMEM buffer into an array left in HBM (`any`).
+func.func @forward(%t: tensor<1000x256xf32>) -> tensor<1000x256xf32> {
+  %o = pallas.call @k(%t) grid [1]
+      in [#pallas.block_spec<any>]
+      out [#pallas.block_spec<any>]
+      semantics [arbitrary] scratch [!pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>] aliases [0 -> 0]
+      : (tensor<1000x256xf32>) -> tensor<1000x256xf32>
+      kernel(%t_in: !pallas.ref<1000x256xf32, any>, %t_hbm: !pallas.ref<1000x256xf32, any>, %rows: !pallas.ref<8x256xf32, vmem>, %sem: !pallas.ref<i32, semaphore>) {
+    %r = arith.constant 3 : i32
+    pallas.dma_write_start %rows[0], %t_hbm[%r], %sem : !pallas.ref<8x256xf32, vmem>, !pallas.ref<1000x256xf32, any>, !pallas.ref<i32, semaphore>
+    // expected-error@+1 {{a row DMA write copies from a `vmem` ref into an `any` ref}}
+    pallas.dma_write_start %rows[0], %rows[%r], %sem : !pallas.ref<8x256xf32, vmem>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+    // expected-error@+1 {{a row DMA write copies from a `vmem` ref into an `any` ref}}
+    pallas.dma_write_wait %t_in[0], %t_hbm[%r], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<1000x256xf32, any>, !pallas.ref<i32, semaphore>
+  }
+  func.return %o : tensor<1000x256xf32>
+}
+
+// -----
+
+// A row DMA write shares the rules of a read (`verify_row_copy`): a DMA semaphore, rows
+// that fit (same trailing dims and type), a source row inside the VMEM buffer, a row dim
+// after the leading indices.
+func.func @forward(%t: tensor<1000x256xf32>) -> tensor<1000x256xf32> {
+  %o = pallas.call @k(%t) grid [1]
+      in [#pallas.block_spec<any>]
+      out [#pallas.block_spec<any>]
+      semantics [arbitrary] scratch [!pallas.ref<8x256xf32, vmem>, !pallas.ref<8x128xf32, vmem>, !pallas.ref<i32, semaphore>, !pallas.ref<i32, vmem>] aliases [0 -> 0]
+      : (tensor<1000x256xf32>) -> tensor<1000x256xf32>
+      kernel(%t_in: !pallas.ref<1000x256xf32, any>, %t_hbm: !pallas.ref<1000x256xf32, any>, %rows: !pallas.ref<8x256xf32, vmem>, %narrow: !pallas.ref<8x128xf32, vmem>, %sem: !pallas.ref<i32, semaphore>, %flag: !pallas.ref<i32, vmem>) {
+    %r = arith.constant 3 : i32
+    // expected-error@+1 {{a row DMA signals a rank-0 i32 `semaphore` ref}}
+    pallas.dma_write_start %rows[0], %t_hbm[%r], %flag : !pallas.ref<8x256xf32, vmem>, !pallas.ref<1000x256xf32, any>, !pallas.ref<i32, vmem>
+    // expected-error@+1 {{rows of !pallas.ref<8x128xf32, vmem> do not fit rows of !pallas.ref<1000x256xf32, any>: same trailing dims and type needed}}
+    pallas.dma_write_start %narrow[0], %t_hbm[%r], %sem : !pallas.ref<8x128xf32, vmem>, !pallas.ref<1000x256xf32, any>, !pallas.ref<i32, semaphore>
+    // expected-error@+1 {{row 8 is outside !pallas.ref<8x256xf32, vmem>}}
+    pallas.dma_write_wait %rows[8], %t_hbm[%r], %sem : !pallas.ref<8x256xf32, vmem>, !pallas.ref<1000x256xf32, any>, !pallas.ref<i32, semaphore>
+    // expected-error@+1 {{a row DMA copies rows: !pallas.ref<1000x256xf32, any> needs a dim after its 2 leading indices, and the VMEM buffer !pallas.ref<8x256xf32, vmem> a rank >= 1}}
+    pallas.dma_write_start %rows[0], %t_hbm at [%r, %r] [%r], %sem : !pallas.ref<8x256xf32, vmem>, !pallas.ref<1000x256xf32, any>, !pallas.ref<i32, semaphore>
+  }
+  func.return %o : tensor<1000x256xf32>
+}
+
+// -----
+
+func.func @forward(%t: !pallas.ref<1000x256xf32, any>, %rows: !pallas.ref<8x256xf32, vmem>, %sem: !pallas.ref<i32, semaphore>, %r: i32) {
+  // expected-error@+1 {{'pallas.dma_write_start' expects ancestor op 'pallas.call'}}
+  pallas.dma_write_start %rows[0], %t[%r], %sem : !pallas.ref<8x256xf32, vmem>, !pallas.ref<1000x256xf32, any>, !pallas.ref<i32, semaphore>
+  func.return
+}

@@ -684,3 +684,82 @@ func.func @forward(%t: tensor<1000x256xbf16>) -> tensor<4x2x256xbf16> {
   }
   func.return %o : tensor<4x2x256xbf16>
 }
+
+// -----
+
+// The KV-cache update that tl-to-pallas makes of a tl.scatter: the cache stays in HBM,
+// passed in `any` and aliased to an `any` output (what no row reaches keeps its value).
+// Each step stores its 2 new rows to a VMEM scratch and writes row r to
+// cache[b, pos[2 s + r]] by DMA, waiting before the next row. %pos holds 3 positions,
+// so row 1 is written only where 2 s + 1 < 3.
+func.func @forward(%pos: tensor<3xi32>, %new: tensor<2x2x2x128xf32>, %cache: tensor<2x64x128xf32>) -> tensor<2x64x128xf32> {
+  %out = pallas.call @kv(%pos, %new, %cache) grid [2, 2] prefetch 1
+      in [#pallas.block_spec<[squeezed, squeezed, 2, 128], (d0, d1) -> (d0, d1, 0, 0)>, #pallas.block_spec<any>]
+      out [#pallas.block_spec<any>]
+      semantics [parallel, arbitrary] scratch [!pallas.ref<2x128xf32, vmem>, !pallas.ref<i32, semaphore>] aliases [2 -> 0]
+      : (tensor<3xi32>, tensor<2x2x2x128xf32>, tensor<2x64x128xf32>) -> tensor<2x64x128xf32>
+      kernel(%pos_ref: !pallas.ref<3xi32, smem>, %new_ref: !pallas.ref<2x128xf32, vmem>, %cache_in: !pallas.ref<2x64x128xf32, any>, %cache_hbm: !pallas.ref<2x64x128xf32, any>, %rows: !pallas.ref<2x128xf32, vmem>, %sem: !pallas.ref<i32, semaphore>) {
+    %v = pallas.load %new_ref[...] : !pallas.ref<2x128xf32, vmem> -> tensor<2x128xf32>
+    pallas.store %v, %rows[...] : tensor<2x128xf32>, !pallas.ref<2x128xf32, vmem>
+    %b = pallas.program_id 0 : i32
+    %s = pallas.program_id 1 : i32
+    %two = arith.constant 2 : i32
+    %m = arith.muli %s, %two : i32
+    %row0 = pallas.read %pos_ref[%m] : !pallas.ref<3xi32, smem> -> i32
+    pallas.dma_write_start %rows[0], %cache_hbm at [%b] [%row0], %sem : !pallas.ref<2x128xf32, vmem>, !pallas.ref<2x64x128xf32, any>, !pallas.ref<i32, semaphore>
+    pallas.dma_write_wait %rows[0], %cache_hbm at [%b] [%row0], %sem : !pallas.ref<2x128xf32, vmem>, !pallas.ref<2x64x128xf32, any>, !pallas.ref<i32, semaphore>
+    %one = arith.constant 1 : i32
+    %m1 = arith.addi %m, %one : i32
+    %three = arith.constant 3 : i32
+    %inside = arith.cmpi slt, %m1, %three : i32
+    pallas.when %inside {
+      %row1 = pallas.read %pos_ref[%m1] : !pallas.ref<3xi32, smem> -> i32
+      pallas.dma_write_start %rows[1], %cache_hbm at [%b] [%row1], %sem {note = "last"} : !pallas.ref<2x128xf32, vmem>, !pallas.ref<2x64x128xf32, any>, !pallas.ref<i32, semaphore>
+      pallas.dma_write_wait %rows[1], %cache_hbm at [%b] [%row1], %sem : !pallas.ref<2x128xf32, vmem>, !pallas.ref<2x64x128xf32, any>, !pallas.ref<i32, semaphore>
+    }
+  }
+  func.return %out : tensor<2x64x128xf32>
+}
+
+// -----
+
+// Without leading indices: row 3 of a VMEM buffer to row %r of a 2-D array in HBM.
+func.func @forward(%t: tensor<1000x256xf32>, %x: tensor<8x256xf32>, %r: tensor<1xi32>) -> tensor<1000x256xf32> {
+  %o = pallas.call @put(%r, %x, %t) grid [1] prefetch 1
+      in [#pallas.block_spec<[8, 256], (d0) -> (0, 0)>, #pallas.block_spec<any>]
+      out [#pallas.block_spec<any>]
+      semantics [arbitrary] scratch [!pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>] aliases [2 -> 0]
+      : (tensor<1xi32>, tensor<8x256xf32>, tensor<1000x256xf32>) -> tensor<1000x256xf32>
+      kernel(%r_ref: !pallas.ref<1xi32, smem>, %x_ref: !pallas.ref<8x256xf32, vmem>, %t_in: !pallas.ref<1000x256xf32, any>, %t_hbm: !pallas.ref<1000x256xf32, any>, %rows: !pallas.ref<8x256xf32, vmem>, %sem: !pallas.ref<i32, semaphore>) {
+    %v = pallas.load %x_ref[...] : !pallas.ref<8x256xf32, vmem> -> tensor<8x256xf32>
+    pallas.store %v, %rows[...] : tensor<8x256xf32>, !pallas.ref<8x256xf32, vmem>
+    %c0 = arith.constant 0 : i32
+    %row = pallas.read %r_ref[%c0] : !pallas.ref<1xi32, smem> -> i32
+    pallas.dma_write_start %rows[3], %t_hbm[%row], %sem : !pallas.ref<8x256xf32, vmem>, !pallas.ref<1000x256xf32, any>, !pallas.ref<i32, semaphore>
+    pallas.dma_write_wait %rows[3], %t_hbm[%row], %sem : !pallas.ref<8x256xf32, vmem>, !pallas.ref<1000x256xf32, any>, !pallas.ref<i32, semaphore>
+  }
+  func.return %o : tensor<1000x256xf32>
+}
+
+// CHECK-LABEL: pallas.call @kv(%pos, %new, %cache) grid [2, 2] prefetch 1
+// CHECK-NEXT:      in [#pallas.block_spec<[squeezed, squeezed, 2, 128], (d0, d1) -> (d0, d1, 0, 0)>, #pallas.block_spec<any>]
+// CHECK-NEXT:      out [#pallas.block_spec<any>]
+// CHECK-NEXT:      semantics [parallel, arbitrary] scratch [!pallas.ref<2x128xf32, vmem>, !pallas.ref<i32, semaphore>] aliases [2 -> 0]
+// CHECK:           %row0 = pallas.read %pos_ref[%m] : !pallas.ref<3xi32, smem> -> i32
+// CHECK-NEXT:      pallas.dma_write_start %rows[0], %cache_hbm at [%b] [%row0], %sem : !pallas.ref<2x128xf32, vmem>, !pallas.ref<2x64x128xf32, any>, !pallas.ref<i32, semaphore>
+// CHECK-NEXT:      pallas.dma_write_wait %rows[0], %cache_hbm at [%b] [%row0], %sem : !pallas.ref<2x128xf32, vmem>, !pallas.ref<2x64x128xf32, any>, !pallas.ref<i32, semaphore>
+// CHECK:           pallas.when %inside {
+// CHECK-NEXT:        %row1 = pallas.read %pos_ref[%m1] : !pallas.ref<3xi32, smem> -> i32
+// CHECK-NEXT:        pallas.dma_write_start %rows[1], %cache_hbm at [%b] [%row1], %sem {note = "last"} : !pallas.ref<2x128xf32, vmem>, !pallas.ref<2x64x128xf32, any>, !pallas.ref<i32, semaphore>
+// CHECK-NEXT:        pallas.dma_write_wait %rows[1], %cache_hbm at [%b] [%row1], %sem : !pallas.ref<2x128xf32, vmem>, !pallas.ref<2x64x128xf32, any>, !pallas.ref<i32, semaphore>
+// CHECK-NEXT:      }
+
+// CHECK-LABEL: pallas.call @put
+// CHECK:           pallas.dma_write_start %rows[3], %t_hbm[%row], %sem : !pallas.ref<8x256xf32, vmem>, !pallas.ref<1000x256xf32, any>, !pallas.ref<i32, semaphore>
+// CHECK-NEXT:      pallas.dma_write_wait %rows[3], %t_hbm[%row], %sem : !pallas.ref<8x256xf32, vmem>, !pallas.ref<1000x256xf32, any>, !pallas.ref<i32, semaphore>
+
+// The generic form: operands src, dst, the leading indices, the row, the semaphore; the
+// source row is a property.
+// CHECK-GENERIC:   "pallas.dma_write_start"(%rows, %cache_hbm, %b, %row0, %sem) <{src_row = 0 : i64}> : (!pallas.ref<2x128xf32, vmem>, !pallas.ref<2x64x128xf32, any>, i32, i32, !pallas.ref<i32, semaphore>) -> ()
+// CHECK-GENERIC:   "pallas.dma_write_wait"(%rows, %cache_hbm, %b, %row1, %sem) <{src_row = 1 : i64}> : (!pallas.ref<2x128xf32, vmem>, !pallas.ref<2x64x128xf32, any>, i32, i32, !pallas.ref<i32, semaphore>) -> ()
+// CHECK-GENERIC:   "pallas.dma_write_start"(%rows, %t_hbm, %row, %sem) <{src_row = 3 : i64}> : (!pallas.ref<8x256xf32, vmem>, !pallas.ref<1000x256xf32, any>, i32, !pallas.ref<i32, semaphore>) -> ()

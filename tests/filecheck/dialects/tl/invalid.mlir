@@ -703,3 +703,69 @@ tl.kernel @iota(%o: memref<64x256xf32> {role = "out"}) {
     %j = tl.iota dim 1 offset affine_map<(d0, d1) -> (d1 * 128)> (%i, %jj) : tensor<8x128xf32>
   }
 }
+
+// -----
+
+// tl.scatter: rows that go to one place are written in order, so the grid dims its
+// index map uses must be sequential.
+tl.kernel @k(%pos: memref<16xi32> {role = "prefetch"}, %x: memref<16x128xf32> {role = "in"}, %c: memref<64x128xf32> {role = "inout"}) {
+  tl.grid [2] (parallel) (%i) {
+    %v = tl.load %x[affine_map<(d0) -> (d0 * 8, 0)>](%i) : memref<16x128xf32> -> tensor<8x128xf32>
+    // expected-error@+1 {{the grid dims a scatter's index map uses must be sequential: rows that go to one place are written in order}}
+    tl.scatter %v, %c[affine_map<(d0) -> ()>], %pos[affine_map<(d0) -> (d0 * 8)>](%i) : tensor<8x128xf32>, memref<64x128xf32>, memref<16xi32>
+  }
+}
+
+// -----
+
+// The index buffer is scalar-prefetched (read a scalar at a time from SMEM).
+tl.kernel @k(%pos: memref<16xi32> {role = "in"}, %x: memref<16x128xf32> {role = "in"}, %c: memref<64x128xf32> {role = "inout"}) {
+  tl.grid [2] (sequential) (%i) {
+    %v = tl.load %x[affine_map<(d0) -> (d0 * 8, 0)>](%i) : memref<16x128xf32> -> tensor<8x128xf32>
+    // expected-error@+1 {{scatter index buffer is kernel argument #0 with role 'in'; expected 'prefetch'}}
+    tl.scatter %v, %c[affine_map<(d0) -> ()>], %pos[affine_map<(d0) -> (d0 * 8)>](%i) : tensor<8x128xf32>, memref<64x128xf32>, memref<16xi32>
+  }
+}
+
+// -----
+
+// The dest keeps what no row reaches: it is inout, not out.
+tl.kernel @k(%pos: memref<16xi32> {role = "prefetch"}, %x: memref<16x128xf32> {role = "in"}, %c: memref<64x128xf32> {role = "out"}) {
+  tl.grid [2] (sequential) (%i) {
+    %v = tl.load %x[affine_map<(d0) -> (d0 * 8, 0)>](%i) : memref<16x128xf32> -> tensor<8x128xf32>
+    // expected-error@+1 {{scattered buffer is kernel argument #2 with role 'out'; expected 'inout'}}
+    tl.scatter %v, %c[affine_map<(d0) -> ()>], %pos[affine_map<(d0) -> (d0 * 8)>](%i) : tensor<8x128xf32>, memref<64x128xf32>, memref<16xi32>
+  }
+}
+
+// -----
+
+// A scatter writes whole rows: the tile is as wide as the dest's last dim.
+tl.kernel @k(%pos: memref<16xi32> {role = "prefetch"}, %x: memref<16x128xf32> {role = "in"}, %c: memref<64x256xf32> {role = "inout"}) {
+  tl.grid [2] (sequential) (%i) {
+    %v = tl.load %x[affine_map<(d0) -> (d0 * 8, 0)>](%i) : memref<16x128xf32> -> tensor<8x128xf32>
+    // expected-error@+1 {{rows of tensor<8x128xf32> are not whole rows of memref<64x256xf32>}}
+    tl.scatter %v, %c[affine_map<(d0) -> ()>], %pos[affine_map<(d0) -> (d0 * 8)>](%i) : tensor<8x128xf32>, memref<64x256xf32>, memref<16xi32>
+  }
+}
+
+// -----
+
+// One leading index per dest dim before the scattered one.
+tl.kernel @k(%pos: memref<16xi32> {role = "prefetch"}, %x: memref<16x128xf32> {role = "in"}, %c: memref<4x64x128xf32> {role = "inout"}) {
+  tl.grid [2] (sequential) (%i) {
+    %v = tl.load %x[affine_map<(d0) -> (d0 * 8, 0)>](%i) : memref<16x128xf32> -> tensor<8x128xf32>
+    // expected-error@+1 {{scatter lead map has 0 results but the buffer needs 1}}
+    tl.scatter %v, %c[affine_map<(d0) -> ()>], %pos[affine_map<(d0) -> (d0 * 8)>](%i) : tensor<8x128xf32>, memref<4x64x128xf32>, memref<16xi32>
+  }
+}
+
+// -----
+
+tl.kernel @k(%pos: memref<16xi32> {role = "prefetch"}, %x: memref<16x128xf32> {role = "in"}, %c: memref<64x128xf32> {role = "inout"}) {
+  tl.grid [2] (sequential) (%i) {
+    %v = tl.load %x[affine_map<(d0) -> (d0 * 8, 0)>](%i) : memref<16x128xf32> -> tensor<8x128xf32>
+    // expected-error@+1 {{a scatter accumulates with <sum> only}}
+    tl.scatter %v, %c[affine_map<(d0) -> ()>], %pos[affine_map<(d0) -> (d0 * 8)>](%i) accumulate <max> : tensor<8x128xf32>, memref<64x128xf32>, memref<16xi32>
+  }
+}

@@ -331,3 +331,35 @@ tl.kernel @iota(%o: memref<64x256xi32> {role = "out"}) {
     tl.store %j, %o[affine_map<(d0, d1) -> (d0 * 8, d1 * 128)>](%i, %jj) : tensor<8x128xi32>, memref<64x256xi32>
   }
 }
+
+// -----
+
+// tl.scatter, the KV-cache update: row r of the (8, 128) tile goes to row pos[8 k + r]
+// of cache[b, h] (the lead map gives the leading indices, the index map the offset into
+// %pos); the dims the index map uses are sequential, so rows are written in order.
+// With `accumulate <sum>` the rows add to what is there (the dest is inout).
+tl.kernel @kv_update(%pos: memref<16xi32> {role = "prefetch"}, %k: memref<2x4x16x128xf32> {role = "in"}, %cache: memref<2x4x64x128xf32> {role = "inout"}) {
+  tl.grid [2, 4, 2] (parallel, parallel, sequential) (%b, %h, %s) {
+    %t = tl.load %k[affine_map<(d0, d1, d2) -> (d0, d1, d2 * 8, 0)>](%b, %h, %s) : memref<2x4x16x128xf32> -> tensor<1x1x8x128xf32>
+    %rows = tl.reshape %t : tensor<1x1x8x128xf32> to tensor<8x128xf32>
+    tl.scatter %rows, %cache[affine_map<(d0, d1, d2) -> (d0, d1)>], %pos[affine_map<(d0, d1, d2) -> (d2 * 8)>](%b, %h, %s) : tensor<8x128xf32>, memref<2x4x64x128xf32>, memref<16xi32>
+  }
+}
+
+tl.kernel @index_add(%pos: memref<12xi32> {role = "prefetch"}, %x: memref<12x128xf32> {role = "in"}, %table: memref<64x128xf32> {role = "inout"}) {
+  tl.grid [2] (sequential) (%i) {
+    %v = tl.load %x[affine_map<(d0) -> (d0 * 8, 0)>](%i) : memref<12x128xf32> -> tensor<8x128xf32>
+    tl.scatter %v, %table[affine_map<(d0) -> ()>], %pos[affine_map<(d0) -> (d0 * 8)>](%i) accumulate <sum> {note = "sum"} : tensor<8x128xf32>, memref<64x128xf32>, memref<12xi32>
+  }
+}
+
+// CHECK-LABEL: tl.kernel @kv_update
+// CHECK:         tl.scatter %rows, %cache[affine_map<(d0, d1, d2) -> (d0, d1)>], %pos[affine_map<(d0, d1, d2) -> ((d2 * 8))>](%b, %h, %s) : tensor<8x128xf32>, memref<2x4x64x128xf32>, memref<16xi32>
+// CHECK-LABEL: tl.kernel @index_add
+// CHECK:         tl.scatter %v, %table[affine_map<(d0) -> ()>], %pos[affine_map<(d0) -> ((d0 * 8))>](%i) accumulate <sum> {note = "sum"} : tensor<8x128xf32>, memref<64x128xf32>, memref<12xi32>
+
+// The generic scatter: operands tile, dest, index buffer, then the dim operands.
+// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "kv_update"
+// CHECK-GENERIC:           "tl.scatter"(%rows, %cache, %pos, %b, %h, %s) <{lead_map = affine_map<(d0, d1, d2) -> (d0, d1)>, index_map = affine_map<(d0, d1, d2) -> ((d2 * 8))>}> : (tensor<8x128xf32>, memref<2x4x64x128xf32>, memref<16xi32>, index, index, index) -> ()
+// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "index_add"
+// CHECK-GENERIC:           "tl.scatter"(%v, %table, %pos, %i) <{lead_map = affine_map<(d0) -> ()>, index_map = affine_map<(d0) -> ((d0 * 8))>, accumulate = #tl<reduction_kind sum>}> {note = "sum"} : (tensor<8x128xf32>, memref<64x128xf32>, memref<12xi32>, index) -> ()

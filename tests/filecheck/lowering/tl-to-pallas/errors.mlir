@@ -50,3 +50,35 @@ func.func @forward(%x: memref<8x128xi64>) -> memref<8x128xi64> {
   ta.launch @wide(%x, %out) : memref<8x128xi64>, memref<8x128xi64>
   func.return %out : memref<8x128xi64>
 }
+
+// -----
+
+// A scatter writes one row at a time by DMA; a bf16 row shares a 32-bit sublane with its
+// neighbour, which a DMA cannot split.
+tl.kernel @scatter_bf16(%pos: memref<16xi32> {role = "prefetch"}, %x: memref<16x128xbf16> {role = "in"}, %c: memref<64x128xbf16> {role = "inout"}) {
+  tl.grid [1] (sequential) (%i) {
+    %v = tl.load %x[affine_map<(d0) -> (0, 0)>](%i) : memref<16x128xbf16> -> tensor<16x128xbf16>
+    // expected-error@+1 {{tl-to-pallas: a scatter writes rows by DMA, one at a time, and a row of bf16 shares a 32-bit sublane with its neighbours; only 32-bit rows are written so}}
+    tl.scatter %v, %c[affine_map<(d0) -> ()>], %pos[affine_map<(d0) -> (d0 * 16)>](%i) : tensor<16x128xbf16>, memref<64x128xbf16>, memref<16xi32>
+  }
+}
+func.func @forward(%pos: memref<16xi32>, %x: memref<16x128xbf16>, %c: memref<64x128xbf16>) -> memref<64x128xbf16> {
+  ta.launch @scatter_bf16(%pos, %x, %c) : memref<16xi32>, memref<16x128xbf16>, memref<64x128xbf16>
+  func.return %c : memref<64x128xbf16>
+}
+
+// -----
+
+// A scattered buffer stays in HBM, moved by row DMAs only: no tile of it is loaded in
+// the same kernel.
+tl.kernel @scatter_and_load(%pos: memref<16xi32> {role = "prefetch"}, %x: memref<16x128xf32> {role = "in"}, %c: memref<64x128xf32> {role = "inout"}) {
+  tl.grid [2] (sequential) (%i) {
+    // expected-error@+1 {{tl-to-pallas: a scattered buffer stays in HBM, written by row DMAs; 'tl.load' may not use it in the same kernel}}
+    %w = tl.load %c[affine_map<(d0) -> (d0 * 8, 0)>](%i) : memref<64x128xf32> -> tensor<8x128xf32>
+    tl.scatter %w, %c[affine_map<(d0) -> ()>], %pos[affine_map<(d0) -> (d0 * 8)>](%i) : tensor<8x128xf32>, memref<64x128xf32>, memref<16xi32>
+  }
+}
+func.func @forward(%pos: memref<16xi32>, %x: memref<16x128xf32>, %c: memref<64x128xf32>) -> memref<64x128xf32> {
+  ta.launch @scatter_and_load(%pos, %x, %c) : memref<16xi32>, memref<16x128xf32>, memref<64x128xf32>
+  func.return %c : memref<64x128xf32>
+}
