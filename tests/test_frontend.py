@@ -348,6 +348,7 @@ def test_the_compiled_object_keeps_every_stage(compiled) -> None:
         "stride-to-reshape",
         "canonicalize-permutation",
         "indirect-load-to-scalar-prefetch",
+        "indirect-store-to-row-dma",
         "tile-policy",
         "xla-outline",
         "tile",

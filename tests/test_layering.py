@@ -55,6 +55,7 @@ PASS_HELPERS = frozenset(
         "pallas_ir.passes.kernel_fission",
         "pallas_ir.passes.options",
         "pallas_ir.passes.access_rewrites",
+        "pallas_ir.passes.indirect_access",
         "pallas_ir.passes.xla_outline",
     }
 )

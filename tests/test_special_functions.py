@@ -101,6 +101,10 @@ PROGRAMS = {
 }
 
 OPINFO = (1.3e-6, 1e-5)
+TOLERANCE = {"polynomials": (4e-6, 1e-5)}
+"""The polynomials' recurrences grow their rounding with the degree (to 1.9e-6 of eager
+at degree 9, measured where XLA:CPU compiles without LLVM's optimisations, as the test
+suite does); the special functions' expansions keep OpInfo's float32 tolerance."""
 
 
 @pytest.fixture(scope="module")
@@ -111,9 +115,10 @@ def compiled() -> dict[str, tuple]:
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_matches_eager(name: str, compiled) -> None:
     k, fn, inputs = compiled[name]
+    rtol, atol = TOLERANCE.get(name, OPINFO)
     for g, w in zip(flat(k(*inputs)), flat(fn(*inputs)), strict=True):
         assert g.dtype == w.dtype and g.shape == w.shape
-        torch.testing.assert_close(g, w, rtol=OPINFO[0], atol=OPINFO[1], equal_nan=True)
+        torch.testing.assert_close(g, w, rtol=rtol, atol=atol, equal_nan=True)
 
 
 def test_bessel_and_airy_are_expanded_in_a_pallas_kernel(compiled) -> None:
@@ -143,8 +148,8 @@ def test_ta_reference_matches_eager(compiled) -> None:
         torch.testing.assert_close(
             torch.from_numpy(np.asarray(g)),
             w,
-            rtol=OPINFO[0],
-            atol=OPINFO[1],
+            rtol=TOLERANCE["polynomials"][0],
+            atol=TOLERANCE["polynomials"][1],
             equal_nan=True,
         )
 

@@ -21,14 +21,12 @@ coefficients (valid for every index value inside its torch dim).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from itertools import pairwise
 from math import prod
 from typing import ClassVar
 
 from xdsl.context import Context
-from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     MemRefType,
@@ -37,22 +35,26 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import (
     AffineDimExpr,
-    AffineExpr,
     AffineMap,
     AffineSymExpr,
 )
-from xdsl.rewriter import InsertPoint, Rewriter
 
-from pallas_ir.affine_analysis import linearize
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects.common import ArgRole
 from pallas_ir.dialects.tensor_access import (
     KernelOp,
     LoadOp,
-    LoopOp,
-    ReshapeOp,
-    StoreOp,
     root_buffer,
+)
+from pallas_ir.passes.indirect_access import (
+    INDEX_CASTS,
+    IndexSource,
+    Rejected,
+    loop_extent,
+    shape_str,
+    split_flat,
+    trace_symbol,
+    view_before_loop,
 )
 from pallas_ir.passes.options import (
     CheckedOptionsPass,
@@ -77,52 +79,6 @@ CHUNK_BYTES = INDEX_CHUNK * 4
 """G3c's index chunk: `tpu_rules.INDEX_CHUNK` int32 lookups, the SMEM block the tiler
 streams."""
 
-# Ops allowed between an index load and the symbol it feeds: integer casts only. Any
-# other arithmetic (e.g. wrapping negative indices) would have to be replayed in the
-# BlockSpec index map, which the tiler does not do.
-_CASTS = (arith.IndexCastOp, arith.ExtSIOp, arith.ExtUIOp, arith.TruncIOp)
-
-
-class _Rejected(Exception):
-    """An access the pass leaves unchanged: `reason` for the remark, `key` for the
-    statistics bucket."""
-
-    def __init__(self, reason: str, key: str):
-        super().__init__(reason)
-        self.reason = reason
-        self.key = key
-
-
-# ---------------------------------------------------------------------------------------
-# Affine helpers
-
-_Var = tuple[str, int]
-"""("d", position) or ("s", position)."""
-
-
-def _linear(expr: AffineExpr) -> tuple[int, dict[_Var, int]] | None:
-    """`expr` as `const + sum(coeff * var)`; None if it is not linear (floordiv, mod,
-    or a product of two non-constants)."""
-    form = linearize(expr)
-    if form is None:
-        return None
-    terms: dict[_Var, int] = {("d", p): c for p, c in form.dims.items()}
-    terms.update({("s", p): c for p, c in form.symbols.items()})
-    return form.constant, terms
-
-
-def _var_name(var: _Var) -> str:
-    return f"{var[0]}{var[1]}"
-
-
-def _var_expr(var: _Var) -> AffineExpr:
-    return AffineExpr.dimension(var[1]) if var[0] == "d" else AffineExpr.symbol(var[1])
-
-
-def _shape_str(shape: Sequence[int], element: Attribute | None = None) -> str:
-    text = "x".join(map(str, shape))
-    return f"{text}x{element}" if element is not None else text
-
 
 def _itemsize(element: Attribute) -> int:
     width = getattr(element, "bitwidth", None)
@@ -131,16 +87,6 @@ def _itemsize(element: Attribute) -> int:
 
 # ---------------------------------------------------------------------------------------
 # Analysis of one access
-
-
-@dataclass(frozen=True)
-class _IndexSource:
-    """Where one symbol of a gather comes from."""
-
-    load: LoadOp
-    """The `ta.load` of the index buffer."""
-    buffer: BlockArgument
-    """Its root kernel argument."""
 
 
 @dataclass
@@ -158,7 +104,7 @@ class _Gather:
     """Whether the load's buffer needs a `ta.reshape` to `shape` (it was flat)."""
     gathered: tuple[int, ...]
     """Table dims indexed by a symbol, in increasing order."""
-    sources: tuple[_IndexSource, ...]
+    sources: tuple[IndexSource, ...]
     """One per symbol operand."""
     elements: int
     """Elements the load reads over its loop, n lookups times the row size D: the
@@ -197,13 +143,6 @@ class _Gather:
         return (*self.shape[: rank - 1], 1, self.shape[-1])
 
 
-def _loop_extent(value: SSAValue) -> int:
-    assert isinstance(value, BlockArgument)  # the verifier: dims are loop variables
-    loop = value.block.parent_op()
-    assert isinstance(loop, LoopOp)
-    return loop.extents[value.index]
-
-
 def _used_dims(load: LoadOp) -> set[SSAValue]:
     """The loop variables an access depends on."""
     used: set[SSAValue] = set()
@@ -214,113 +153,20 @@ def _used_dims(load: LoadOp) -> set[SSAValue]:
     return used
 
 
-def _trace_symbol(load: LoadOp, k: int, value: SSAValue) -> _IndexSource:
-    """The index load a symbol operand is a cast of."""
-    while isinstance(value.owner, _CASTS):
-        value = value.owner.operands[0]
-    owner = value.owner
-    if not isinstance(owner, LoadOp):
-        what = owner.name if isinstance(owner, Operation) else "a block argument"
-        raise _Rejected(
-            f"symbol s{k} is computed by {what}, not cast from a value loaded from an "
-            "index buffer",
-            "symbol not loaded from an index buffer",
-        )
-    if owner.symbols:
-        raise _Rejected(
-            f"symbol s{k} is loaded from {value_name(root_buffer(owner.buffer))}, "
-            "which is itself read indirectly",
-            "index load is itself indirect",
-        )
-    buffer = root_buffer(owner.buffer)
-    assert isinstance(buffer, BlockArgument)  # the load verifier checks this
-    return _IndexSource(owner, buffer)
-
-
-def _split_flat(
-    expr: AffineExpr, size: int, dims: Sequence[SSAValue]
-) -> tuple[tuple[int, ...], list[AffineExpr]]:
-    """The contiguous N-D view of a flat buffer in which every term of `expr` indexes
-    its own dim: strides are the coefficients, sorted; a dim takes the constant offset
-    that falls to its stride; a trailing dim holds what is left below the smallest
-    stride. Raises _Rejected when the terms do not nest."""
-    linear = _linear(expr)
-    if linear is None:
-        raise _Rejected(
-            f"the flat index {expr} is not linear in the loop dims and symbols",
-            "flat index not separable",
-        )
-    const, terms = linear
-    for var, c in terms.items():
-        if var[0] == "s" and c == 1:
-            raise _Rejected(
-                f"symbol {_var_name(var)} indexes the lane (last, contiguous) dim: "
-                "a lane gather has no row to fetch",
-                "gather on the lane dim",
-            )
-    if any(c < 0 for c in terms.values()) or const < 0:
-        raise _Rejected(
-            f"the flat index {expr} has a negative stride or offset",
-            "flat index not separable",
-        )
-    order = sorted(terms.items(), key=lambda t: -t[1])
-    for (v1, c1), (v2, c2) in pairwise(order):
-        if c1 == c2 or c1 % c2:
-            raise _Rejected(
-                f"strides {c1} of {_var_name(v1)} and {c2} of {_var_name(v2)} do not "
-                "nest: no contiguous N-D view separates the gathered dim",
-                "flat index not separable",
-            )
-    top = order[0][1]
-    if size % top:
-        raise _Rejected(
-            f"the table's {size} elements are not a whole number of rows of {top}",
-            "flat index not separable",
-        )
-    strides = [c for _, c in order]
-    shape = [size // top] + [a // b for a, b in pairwise(strides)]
-    results: list[AffineExpr] = []
-    rest = const
-    for j, (var, c) in enumerate(order):
-        offset, rest = divmod(rest, c)
-        if var[0] == "s":
-            if offset:
-                raise _Rejected(
-                    f"symbol {_var_name(var)} is offset by the constant {offset * c} "
-                    f"({offset} x its stride {c})",
-                    "gathered index is not a bare symbol",
-                )
-            results.append(_var_expr(var))
-            continue
-        last = offset + _loop_extent(dims[var[1]]) - 1
-        if last >= shape[j]:
-            raise _Rejected(
-                f"{_var_name(var)} reaches {last} along a dim of {shape[j]} with "
-                f"stride {c}: the access crosses rows",
-                "flat index not separable",
-            )
-        e = _var_expr(var)
-        results.append(e + offset if offset else e)
-    if strides[-1] > 1:
-        shape.append(strides[-1])
-        results.append(AffineExpr.constant(rest))
-    return tuple(shape), results
-
-
 def _analyse(load: LoadOp) -> _Gather:
     mtype = load.buffer.type
     assert isinstance(mtype, MemRefType)
-    sources = tuple(_trace_symbol(load, k, s) for k, s in enumerate(load.symbols))
+    sources = tuple(trace_symbol(load, k, s) for k, s in enumerate(load.symbols))
     old = load.map.data
     if mtype.get_num_dims() == 1:
-        shape, results = _split_flat(old.results[0], mtype.get_shape()[0], load.dims)
+        shape, results = split_flat(old.results[0], mtype.get_shape()[0], load.dims)
         reshape = True
     else:
         shape, results = tuple(mtype.get_shape()), list(old.results)
         reshape = False
         last = results[-1]
         if any(isinstance(e, AffineSymExpr) for e in last.dfs()):
-            raise _Rejected(
+            raise Rejected(
                 f"the last (lane) table index {last} uses a symbol: a lane gather has "
                 "no row to fetch",
                 "gather on the lane dim",
@@ -330,13 +176,13 @@ def _analyse(load: LoadOp) -> _Gather:
         if not any(isinstance(x, AffineSymExpr) for x in e.dfs()):
             continue
         if not isinstance(e, AffineSymExpr):
-            raise _Rejected(
+            raise Rejected(
                 f"table index #{k} is {e}: it combines a symbol with other terms",
                 "gathered index is not a bare symbol",
             )
         gathered.append(k)
     if not gathered:
-        raise _Rejected(
+        raise Rejected(
             "the map does not use its symbols: the access is not indirect",
             "symbols unused",
         )
@@ -345,7 +191,7 @@ def _analyse(load: LoadOp) -> _Gather:
     for s in sources:
         index_dims |= _used_dims(s.load)
     if table_dims <= index_dims:
-        raise _Rejected(
+        raise Rejected(
             "element-wise gather (torch.gather): the index is read at every loop point "
             "the table access depends on, so each index picks one element, not a row",
             "element-wise gather",
@@ -358,7 +204,7 @@ def _analyse(load: LoadOp) -> _Gather:
         reshape=reshape,
         gathered=tuple(gathered),
         sources=sources,
-        elements=prod(_loop_extent(d) for d in table_dims | index_dims),
+        elements=prod(loop_extent(d) for d in table_dims | index_dims),
         itemsize=_itemsize(mtype.element_type),
     )
 
@@ -378,7 +224,7 @@ def _data_use(value: SSAValue, gathers: set[LoadOp]) -> Operation | None:
     of one of `gathers`; None if there is none."""
     for use in value.uses:
         user = use.operation
-        if isinstance(user, _CASTS):
+        if isinstance(user, INDEX_CASTS):
             if (found := _data_use(user.results[0], gathers)) is not None:
                 return found
         elif not (
@@ -414,7 +260,7 @@ class _KernelRewrite:
     options: IndirectLoadToScalarPrefetchPass
     kernel: KernelOp
     report: AccessReport
-    rejected: dict[LoadOp, _Rejected] = field(default_factory=dict[LoadOp, _Rejected])
+    rejected: dict[LoadOp, Rejected] = field(default_factory=dict[LoadOp, Rejected])
 
     def run(self) -> None:
         candidates = [
@@ -425,7 +271,7 @@ class _KernelRewrite:
             self.report.seen()
             try:
                 gathers[load] = _analyse(load)
-            except _Rejected as r:
+            except Rejected as r:
                 self.rejected[load] = r
         # Rejections can cascade (an index buffer that feeds a rejected gather cannot
         # become a prefetch argument for the others either), so decide to a fixed point.
@@ -457,7 +303,7 @@ class _KernelRewrite:
                     continue
                 for ld in live:
                     if buffer in accepted[ld].index_buffers:
-                        self.rejected[ld] = _Rejected(
+                        self.rejected[ld] = Rejected(
                             reason, "index buffer has other uses"
                         )
                         changed = True
@@ -517,7 +363,7 @@ class _KernelRewrite:
                     detail = self._chunked(g, new, need, used)
                     strategy = "dma_chunked"
                     streamed.update(new)
-            except _Rejected as r:
+            except Rejected as r:
                 self.rejected[load] = r
                 continue
             decisions.append(_Decision(g, strategy, detail))
@@ -544,7 +390,7 @@ class _KernelRewrite:
         opts = self.options
         if opts.strategy != "auto":
             if costs[opts.strategy] is None:
-                raise _Rejected(
+                raise Rejected(
                     f"strategy=vmem, but the table ({g.table_vmem_bytes} B in VMEM, "
                     f"double-buffered {2 * g.table_vmem_bytes} B) does not fit vmem-budget {opts.vmem_budget}",
                     "table over vmem-budget",
@@ -566,7 +412,7 @@ class _KernelRewrite:
         if relayout is not None:
             prefetch += (
                 f" ({g.read_bytes} + {2 * g.table_bytes} to relayout the table to "
-                f"{_shape_str(relayout)})"
+                f"{shape_str(relayout)})"
             )
         vmem = (
             f"vmem {costs['vmem']}"
@@ -582,7 +428,7 @@ class _KernelRewrite:
         dims = ", ".join(map(str, g.gathered))
         by = ", ".join(dict.fromkeys(value_name(s.buffer) for s in g.sources))
         text = (
-            f"table {_shape_str(g.shape, mtype.element_type)} gathered on "
+            f"table {shape_str(g.shape, mtype.element_type)} gathered on "
             f"dim{'s' if len(g.gathered) > 1 else ''} {dims} by {by}"
         )
         row = g.shape[-1]
@@ -609,7 +455,7 @@ class _KernelRewrite:
             + f") does not fit smem-budget {opts.smem_budget}"
         )
         if opts.strategy in ("prefetch", "vmem"):
-            raise _Rejected(
+            raise Rejected(
                 f"{over}; strategy={opts.strategy} needs the indices in SMEM "
                 "(strategy=auto or dma would stream them)",
                 "index over smem-budget",
@@ -639,34 +485,6 @@ class _KernelRewrite:
                 ta.GatherStrategy(d.strategy)
             )
             self.report.applied(load, d.gather.table, d.detail)
-
-
-
-def view_before_loop(
-    kernel: KernelOp, access: LoadOp | StoreOp, shape: tuple[int, ...]
-) -> SSAValue:
-    """The buffer of `access` viewed as `shape`: an existing `ta.reshape` in the kernel
-    body if there is one, else a new one right before the access's loop."""
-    source = access.buffer
-    mtype = source.type
-    assert isinstance(mtype, MemRefType)
-    want = MemRefType(mtype.element_type, shape)
-    loop = access.parent_op()
-    while not isinstance(loop, LoopOp):
-        assert loop is not None  # ta accesses verify they are inside a ta.loop
-        loop = loop.parent_op()
-    for op in kernel.body.block.ops:
-        if op is loop:
-            break
-        if isinstance(op, ReshapeOp) and op.source is source and op.result.type == want:
-            return op.result
-    reshape = ReshapeOp(source, want)
-    if source.name_hint:
-        # Named as stride-to-reshape names its views: `%emb_1000x256`.
-        reshape.result.name_hint = f"{source.name_hint}_{_shape_str(shape)}"
-    reshape.location = access.location
-    Rewriter.insert_op(reshape, InsertPoint.before(loop))
-    return reshape.result
 
 
 @dataclass(frozen=True)

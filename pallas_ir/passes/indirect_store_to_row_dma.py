@@ -36,12 +36,12 @@ from pallas_ir.dialects.tensor_access import (
     root_buffer,
 )
 from pallas_ir.dtypes import numpy_dtype
-from pallas_ir.passes.indirect_load_to_scalar_prefetch import (
-    _CASTS,
-    _loop_extent,
-    _Rejected,
-    _split_flat,
-    _trace_symbol,
+from pallas_ir.passes.indirect_access import (
+    INDEX_CASTS,
+    Rejected,
+    loop_extent,
+    split_flat,
+    trace_symbol,
     view_before_loop,
 )
 from pallas_ir.passes.options import CheckedOptionsPass, Rule, positive_bytes
@@ -72,7 +72,7 @@ def _only_index_use(value: SSAValue, store: StoreOp) -> Operation | None:
     symbol operand; None if there is none."""
     for use in value.uses:
         user = use.operation
-        if isinstance(user, _CASTS):
+        if isinstance(user, INDEX_CASTS):
             if (found := _only_index_use(user.results[0], store)) is not None:
                 return found
         elif user is not store or use.index < 2 + len(store.dims):
@@ -83,19 +83,19 @@ def _only_index_use(value: SSAValue, store: StoreOp) -> Operation | None:
 def _analyse(kernel: KernelOp, store: StoreOp, smem_budget: int) -> _RowScatter:
     buffer = root_buffer(store.buffer)
     if kernel.role_of(buffer) != ArgRole.INOUT:
-        raise _Rejected(
+        raise Rejected(
             f"{value_name(buffer)} is not an inout argument: a row scatter keeps what "
             "it does not write",
             "written buffer not inout",
         )
     if store.combine not in (None, ReductionKind.SUM):
-        raise _Rejected(
+        raise Rejected(
             f"the store accumulates with <{store.combine}>; rows are added (<sum>) "
             "or written",
             "accumulates other than sum",
         )
     if len(store.symbols) != 1:
-        raise _Rejected(
+        raise Rejected(
             f"the store uses {len(store.symbols)} symbols; a row scatter picks rows "
             "of one dim",
             "not one symbol",
@@ -104,15 +104,15 @@ def _analyse(kernel: KernelOp, store: StoreOp, smem_budget: int) -> _RowScatter:
     assert isinstance(mtype, MemRefType)
     bits = numpy_dtype(mtype.element_type).itemsize * 8
     if bits != 32:
-        raise _Rejected(
+        raise Rejected(
             f"rows of {mtype.element_type} pack several to a 32-bit sublane: a row DMA "
             "cannot write one of them",
             "rows not 32-bit",
         )
-    source = _trace_symbol(store, 0, store.symbols[0])  # type: ignore[arg-type]
+    source = trace_symbol(store, 0, store.symbols[0])  # type: ignore[arg-type]
     old = store.map.data
     if mtype.get_num_dims() == 1:
-        shape, results = _split_flat(old.results[0], mtype.get_shape()[0], store.dims)
+        shape, results = split_flat(old.results[0], mtype.get_shape()[0], store.dims)
         reshape = True
     else:
         shape, results = tuple(mtype.get_shape()), list(old.results)
@@ -121,7 +121,7 @@ def _analyse(kernel: KernelOp, store: StoreOp, smem_budget: int) -> _RowScatter:
     row = rank - 2
     uses = sum(isinstance(x, AffineSymExpr) for e in results for x in e.dfs())
     if uses != 1 or not isinstance(results[row], AffineSymExpr):
-        raise _Rejected(
+        raise Rejected(
             "the symbol is not the bare index of the second-minor dim: the store does "
             "not write whole rows",
             "not whole rows",
@@ -132,22 +132,20 @@ def _analyse(kernel: KernelOp, store: StoreOp, smem_budget: int) -> _RowScatter:
             continue
         lin = linearize(e)
         if lin is None or lin.symbols or len(lin.dims) > 1 or lin.constant:
-            raise _Rejected(
-                f"index #{k} ({e}) is not a loop dim", "index not a loop dim"
-            )
+            raise Rejected(f"index #{k} ({e}) is not a loop dim", "index not a loop dim")
         if lin.dims:
             ((p, c),) = lin.dims.items()
             if c != 1:
-                raise _Rejected(f"index #{k} ({e}) steps by {c}", "index not a loop dim")
+                raise Rejected(f"index #{k} ({e}) steps by {c}", "index not a loop dim")
             used.append(p)
         elif k == rank - 1:
-            raise _Rejected("the store writes one element of each row", "not whole rows")
+            raise Rejected("the store writes one element of each row", "not whole rows")
     last = linearize(results[-1])
     assert last is not None
     (lane,) = last.dims
-    if _loop_extent(store.dims[lane]) != shape[-1]:
-        raise _Rejected(
-            f"the store writes {_loop_extent(store.dims[lane])} of the {shape[-1]} "
+    if loop_extent(store.dims[lane]) != shape[-1]:
+        raise Rejected(
+            f"the store writes {loop_extent(store.dims[lane])} of the {shape[-1]} "
             "elements of a row",
             "not whole rows",
         )
@@ -160,35 +158,38 @@ def _analyse(kernel: KernelOp, store: StoreOp, smem_budget: int) -> _RowScatter:
         or list(index_lin.dims.values()).count(1) != 1
         or any(c <= 0 for c in index_lin.dims.values())
     ):
-        raise _Rejected(
+        raise Rejected(
             f"the index is read from {value_name(source.buffer)} at "
             f"{source.load.map.data}: consecutive along one loop dim is needed",
             "index not read along one loop dim",
         )
     rows = {store.dims[p] for p in used}
     if any(store.dims[p] in rows for p in index_lin.dims):
-        raise _Rejected(
+        raise Rejected(
             "the index is read at every point of a row: each index picks one element, "
             "not a row",
             "index per element",
         )
     if kernel.role_of(source.buffer) not in (ArgRole.IN, ArgRole.PREFETCH):
-        raise _Rejected(
+        raise Rejected(
             f"index buffer {value_name(source.buffer)} is written by the kernel",
             "index buffer has other uses",
         )
     for op in kernel.walk():
-        if isinstance(op, LoadOp) and root_buffer(op.buffer) is source.buffer:
-            if (user := _only_index_use(op.result, store)) is not None:
-                raise _Rejected(
-                    f"index buffer {value_name(source.buffer)} is also read by "
-                    f"{user.name}, so it keeps its role",
-                    "index buffer has other uses",
-                )
+        if (
+            isinstance(op, LoadOp)
+            and root_buffer(op.buffer) is source.buffer
+            and (user := _only_index_use(op.result, store)) is not None
+        ):
+            raise Rejected(
+                f"index buffer {value_name(source.buffer)} is also read by "
+                f"{user.name}, so it keeps its role",
+                "index buffer has other uses",
+            )
     index_type = source.buffer.type
     assert isinstance(index_type, MemRefType)
     if index_type.element_count() * SMEM_WORD > smem_budget:
-        raise _Rejected(
+        raise Rejected(
             f"index {value_name(source.buffer)} ({index_type.element_count()} indices) "
             f"does not fit smem-budget {smem_budget}",
             "index over smem-budget",
@@ -232,7 +233,7 @@ class IndirectStoreToRowDmaPass(CheckedOptionsPass):
                 buffer = root_buffer(store.buffer)
                 try:
                     found = _analyse(kernel, store, self.smem_budget)
-                except _Rejected as r:
+                except Rejected as r:
                     report.rejected(store, buffer, r.reason, r.key)
                     continue
                 roles = [

@@ -305,11 +305,28 @@ def slogdet(c: Lowering, args) -> list[Value]:
     )
 
 
+def _as_element(v: Value, element: str) -> Value:
+    """A 0-d float operand as the op's element type, as torch promotes it."""
+    if v.element == element or v.element != "f64":
+        return v
+    return Value(
+        v.shape,
+        lambda k, idx: k.cast(v.emit(k, idx), v.element, element, converts=True),
+        element,
+    )
+
+
 @lowers(aten.linalg_pinv.atol_rtol_tensor, runs_on=RunsOn.XLA)
 def pinv(c: Lowering, args) -> Value:
     named = bound(c, args)
-    # (eager makes a float64 tolerance of a Python float)
-    atol, rtol = named["atol"], named["rtol"]
+    # Eager makes a float64 tolerance of a Python float (`pinverse(rcond=...)`). A 0-d
+    # one compares with float32 singular values in float32 (torch's promotion), so it
+    # is converted here: a float64 operand would put the whole program in x64, where
+    # libtpu aborts compiling an SVD that returns U and V (measured, libtpu 0.0.42.1).
+    atol, rtol = (
+        _as_element(t, c.element) if t is not None and not t.shape else t
+        for t in (named["atol"], named["rtol"])
+    )
     return call(
         c,
         LibraryFn.PINV,

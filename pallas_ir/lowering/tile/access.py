@@ -255,8 +255,11 @@ def scatter_access(op: ta.StoreOp) -> Access:
         lin = linearize(e)
         if k == rank - 2:
             dims.append((None, 0))
-        elif lin is not None and not lin.symbols and not lin.constant and (
-            list(lin.dims.values()) == [1]
+        elif (
+            lin is not None
+            and not lin.symbols
+            and not lin.constant
+            and (list(lin.dims.values()) == [1])
         ):
             dims.append((positions[next(iter(lin.dims))], 0))
         else:

@@ -150,8 +150,8 @@ func.func @forward(%x: memref<64x128xf32>, %w: memref<128x128xf32>) -> memref<64
 // -----
 
 // A scatter-add (an embedding's backward: rows picked by data, repeated ones adding
-// up): no Pallas idiom stores at a data-dependent place, and nothing else needs Pallas,
-// so the kernel runs on XLA whole, as one fusion.
+// up) that indirect-store-to-row-dma has not made a row scatter (it does not run
+// here): nothing else needs Pallas, so the kernel runs on XLA whole, as one fusion.
 // CHECK-LABEL: ta.kernel @scatter_add(
 // CHECK-SAME:      attributes {target = #ta<target xla>}
 // CHECK:         ta.store %g, %dw[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %d)[%row] accumulate <sum> : memref<1000x128xf32>
@@ -160,7 +160,7 @@ ta.kernel @scatter_add(%idx: memref<64xi32> {role = "in"}, %grad: memref<64x128x
     %r = ta.load %idx[affine_map<(d0, d1) -> (d0)>](%i, %d) : memref<64xi32>
     %row = arith.index_cast %r : i32 to index
     %g = ta.load %grad[affine_map<(d0, d1) -> (d0, d1)>](%i, %d) : memref<64x128xf32>
-    // expected-remark@+1 {{tile: accumulating stores (scatter-adds) are not tiled yet; @scatter_add runs on XLA as one fusion (moving only the access to XLA would write and read it once more)}}
+    // expected-remark@+1 {{tile: a data-dependent store (a scatter) is tiled only as a row scatter (indirect-store-to-row-dma did not make it one); @scatter_add runs on XLA as one fusion (moving only the access to XLA would write and read it once more)}}
     ta.store %g, %dw[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %d)[%row] accumulate <sum> : memref<1000x128xf32>
   }
 }
@@ -185,7 +185,7 @@ ta.kernel @scatter_rows(%idx: memref<64xi32> {role = "in"}, %perm: memref<64xi32
     %g = ta.load %w[affine_map<(d0, d1)[s0] -> (s0 + 1, d1)>](%i, %d)[%prow] : memref<500x128xf32>
     %r = ta.load %idx[affine_map<(d0, d1) -> (d0)>](%i, %d) : memref<64xi32>
     %row = arith.index_cast %r : i32 to index
-    // expected-remark@+1 {{tile: accumulating stores (scatter-adds) are not tiled yet; @scatter_rows runs on XLA}}
+    // expected-remark@+1 {{tile: a data-dependent store (a scatter) is tiled only as a row scatter (indirect-store-to-row-dma did not make it one); @scatter_rows runs on XLA}}
     ta.store %g, %dw[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %d)[%row] accumulate <sum> : memref<1000x128xf32>
   }
 }
