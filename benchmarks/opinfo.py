@@ -2,7 +2,7 @@
 
     python benchmarks/opinfo.py [--dtypes float32,bfloat16,int32] [--samples 3]
                                 [--ops substr,...] [--jobs 1] [--json out.json]
-                                [--sample-timeout 120]
+                                [--sample-timeout 120] [--aot v5e,v6e]
 
 Every op of `op_db` (those whose name or `name.variant` contains one of `--ops`'
 substrings, if given) in each dtype of `--dtypes` it supports on the CPU, on its first
@@ -13,7 +13,14 @@ wrong (a silent wrong result) or error (an exception other than UnsupportedError
 out, or that eager rejects on every sample (`eager_err`, not counted); the ATen ops
 with no lowering, by how many OpInfo ops each blocks; the other unsupported reasons;
 and every wrong and error sample with its message. `--json` writes every sample's
-result. Exits 1 if any op is wrong or errs.
+result. With `--aot CHIPS`, every distinct Pallas program of a passing sample (by its
+emitted source and argument specs) is then compiled ahead of time for each chip, with
+no TPU (pallas_ir.tpu_check.aot_compile_many: libtpu, in child processes of
+`AOT_BATCH` programs each, float64 programs with x64 in their own), and per chip
+the programs compiled, passed and failed are printed, each failure with its ops and
+libtpu's message; the JSON then has each sample's outcome per chip (`aot`). The
+programs are those the sweep compiled (for v5e). Exits 1 if any op is wrong or errs,
+or any program fails to compile.
 """
 
 from __future__ import annotations
@@ -37,8 +44,91 @@ from pallas_ir.frontend.opinfo_sweep import (
     sweep,
     work_items,
 )
+from pallas_ir.tpu_check import (
+    SUPPORTED_CHIPS,
+    TpuCheckResult,
+    aot_compile_many,
+    libtpu_available,
+)
 
 COLUMNS = ("pass", "unsupported", "wrong", "error", "timeout", "eager_error")
+
+AOT_BATCH = 50
+"""Programs per libtpu child: a crash there re-runs only the rest of its batch."""
+
+
+@dataclasses.dataclass
+class Program:
+    """One distinct emitted Pallas module and the samples (ops) that emit it."""
+
+    source: str
+    specs: list[tuple[tuple[int, ...], str]]
+    float64: bool
+    ops: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def key(self) -> tuple:
+        return program_key(self.source, self.specs)
+
+
+def program_key(source: str, specs) -> tuple:
+    return source, tuple((tuple(shape), dtype) for shape, dtype in specs)
+
+
+def _programs(results: list[OpResult]) -> list[Program]:
+    """The distinct Pallas programs of the passing samples, in the sweep's order."""
+    found: dict[tuple, Program] = {}
+    for r in results:
+        for s in r.samples:
+            if not s.source:
+                continue
+            key = program_key(s.source, s.arg_specs)
+            p = found.setdefault(key, Program(s.source, s.arg_specs, s.float64))
+            name = f"{r.dtype} {r.op}"
+            if name not in p.ops:
+                p.ops.append(name)
+    return list(found.values())
+
+
+def _aot(programs: list[Program], chip: str) -> list[TpuCheckResult]:
+    """Each program AOT-compiled for `chip`, in batches of AOT_BATCH per child."""
+    out: list[TpuCheckResult | None] = [None] * len(programs)
+    started = time.time()
+    done = 0
+    for x64 in (False, True):
+        chosen = [i for i, p in enumerate(programs) if p.float64 == x64]
+        for first in range(0, len(chosen), AOT_BATCH):
+            batch = chosen[first : first + AOT_BATCH]
+            got = aot_compile_many(
+                [(programs[i].source, programs[i].specs) for i in batch],
+                chip=chip,
+                x64=x64,
+            )
+            for i, r in zip(batch, got, strict=True):
+                out[i] = r
+            done += len(batch)
+            failed = sum(not r.ok for r in out if r is not None)
+            print(
+                f"[aot {chip} {done}/{len(programs)} {time.time() - started:6.0f}s] "
+                f"{failed} failed",
+                flush=True,
+            )
+    return [r for r in out if r is not None]
+
+
+def _aot_report(
+    chip: str, programs: list[Program], got: list[TpuCheckResult]
+) -> list[str]:
+    failures = [(p, r) for p, r in zip(programs, got, strict=True) if not r.ok]
+    passed = len(programs) - len(failures)
+    lines = [
+        f"\n== AOT compile for {chip}: {len(programs)} programs, {passed} pass, "
+        + f"{len(failures)} fail"
+    ]
+    for p, r in failures:
+        lines.append(f"{', '.join(p.ops)}  ({r.stage})")
+        lines.extend(f"    {line}" for line in r.message.splitlines()[:6])
+    return lines
 
 
 def _table(results: list[OpResult], dtype: str) -> list[str]:
@@ -108,11 +198,20 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--json", default="")
     parser.add_argument("--sample-timeout", type=float, default=120)
+    parser.add_argument(
+        "--aot", default="", help="comma-separated TPU chips to AOT-compile for"
+    )
     args = parser.parse_args()
     dtypes = [d for d in args.dtypes.split(",") if d]
     unknown = [d for d in dtypes if d not in DTYPES]
     if unknown:
         parser.error(f"unknown dtypes {unknown}: choose from {', '.join(DTYPES)}")
+    chips = [c for c in args.aot.split(",") if c]
+    unknown = [c for c in chips if c not in SUPPORTED_CHIPS]
+    if unknown:
+        parser.error(f"unknown chips {unknown}: choose from {', '.join(SUPPORTED_CHIPS)}")
+    if chips and not libtpu_available():
+        parser.error("--aot needs libtpu (the `test` extra installs it)")
     ops = all_op_ids()
     if args.ops:
         wanted = [w for w in args.ops.split(",") if w]
@@ -124,15 +223,20 @@ def main() -> int:
     print(f"{len(items)} (op, dtype) pairs, {args.samples} samples each", flush=True)
     started = time.time()
     results: list[OpResult] = []
+    # per program (`program_key`), per chip: "pass" or the failure message
+    aot: dict[tuple, dict[str, str]] = {}
+
+    def as_json(r: OpResult) -> dict:
+        row = dataclasses.asdict(r) | {"status": r.status}
+        for s, d in zip(r.samples, row["samples"], strict=True):
+            if s.source and aot:
+                d["aot"] = aot.get(program_key(s.source, s.arg_specs), {})
+        return row
 
     def save() -> None:
         if args.json:
             with open(args.json, "w") as f:
-                json.dump(
-                    [dataclasses.asdict(r) | {"status": r.status} for r in results],
-                    f,
-                    indent=1,
-                )
+                json.dump([as_json(r) for r in results], f, indent=1)
 
     for r in sweep(
         items, pallas_ir.compile, args.samples, args.jobs, args.sample_timeout
@@ -167,8 +271,23 @@ def main() -> int:
             print(
                 f"{r.dtype} {r.op} {s.description}\n    {s.message.replace(chr(10), ' / ')}"
             )
-    print(f"\n{len(results)} ops in {time.time() - started:.0f} s")
-    return 1 if any(r.status in ("wrong", "error") for r in results) else 0
+    print(f"\n{len(results)} ops in {time.time() - started:.0f} s", flush=True)
+    aot_failed = False
+    if chips:
+        programs = _programs(results)
+        print(f"\n{len(programs)} distinct Pallas programs to AOT-compile", flush=True)
+        reports = []
+        for chip in chips:
+            got = _aot(programs, chip)
+            for p, r in zip(programs, got, strict=True):
+                aot.setdefault(p.key, {})[chip] = "pass" if r.ok else r.message
+            aot_failed |= not all(r.ok for r in got)
+            reports.extend(_aot_report(chip, programs, got))
+        save()
+        print("\n".join(reports))
+        print(f"\nsweep and AOT compile in {time.time() - started:.0f} s")
+    wrong = any(r.status in ("wrong", "error") for r in results)
+    return 1 if wrong or aot_failed else 0
 
 
 if __name__ == "__main__":

@@ -7,9 +7,11 @@ One sample of an op becomes a program: `fn(*tensors)` calls `op.op(sample.input,
 *sample.args, **sample.kwargs)`, every tensor of the sample (lists of tensors too) an
 input, every other value a constant. `check_sample` compiles it with the `compile` it is
 given (e.g. `pallas_ir.compile`), runs it, and classifies the sample (`STATUSES`);
-`check_op` does that for an op's first `n` samples, drawn deterministically (seeded);
-`sweep` runs ops in worker processes, so that a crash or a hang costs one op, not
-the sweep. Each op has a family (`family`) for the counts.
+of a passing sample that launches a pallas_call it keeps the emitted module and its
+arguments' specs, for a deviceless TPU compile. `check_op` does that for an op's first
+`n` samples, drawn deterministically (seeded); `sweep` runs ops in worker processes,
+so that a crash or a hang costs one op, not the sweep. Each op has a family
+(`family`) for the counts.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ import numpy as np
 import torch
 from torch.utils import _pytree as pytree
 
+from pallas_ir.dialects.common import find_forward
+from pallas_ir.dtypes import holds_float64, numpy_dtype
 from pallas_ir.frontend.kernel_builder import UnsupportedError
 
 STATUSES = ("pass", "unsupported", "wrong", "error", "timeout", "eager_error")
@@ -350,6 +354,13 @@ class SampleResult:
     seconds: float = 0.0
     description: str = ""
     """The sample: its inputs' shapes, dtypes, and its other arguments."""
+    source: str = ""
+    """A passing sample that launches a pallas_call: the emitted module, for a
+    deviceless TPU compile (`pallas_ir.tpu_check.aot_compile_many`); else empty."""
+    arg_specs: list[tuple[tuple[int, ...], str]] = field(default_factory=list)
+    """With `source`: (shape, numpy dtype name) of each argument of its `forward`."""
+    float64: bool = False
+    """With `source`: the program computes on float64 values (compile with x64)."""
 
 
 @dataclass
@@ -567,6 +578,18 @@ def _classify_exception(e: BaseException) -> SampleResult:
     )
 
 
+def _forward_arg_specs(module) -> list[tuple[tuple[int, ...], str]]:
+    """(shape, numpy dtype name) of each argument of the module's `forward`, as
+    `pallas_ir.check.arg_specs` (a level above the frontend) gives them."""
+    forward = find_forward(module)
+    if forward is None:
+        return []
+    return [
+        (tuple(int(d) for d in a.type.get_shape()), numpy_dtype(a.type.element_type).name)
+        for a in forward.body.block.args
+    ]
+
+
 def check_sample(op, sample, dtype: torch.dtype, compile: Callable) -> SampleResult:
     """Compile `op` on `sample` with `compile(fn, example_inputs)`, run it, and
     compare with eager: results and the inputs after the call. Each of eager, the
@@ -613,7 +636,7 @@ def check_sample(op, sample, dtype: torch.dtype, compile: Callable) -> SampleRes
             ):
                 why = f"input {i} after the call: {differs}"
                 break
-    return SampleResult(
+    result = SampleResult(
         "wrong" if why else "pass",
         why,
         _normalise(why, 6) if why else "",
@@ -622,6 +645,12 @@ def check_sample(op, sample, dtype: torch.dtype, compile: Callable) -> SampleRes
         seconds=time.perf_counter() - start,
         description=description,
     )
+    module = getattr(compiled, "module", None)
+    if not why and pallas and module is not None:
+        result.source = source
+        result.arg_specs = _forward_arg_specs(module)
+        result.float64 = holds_float64(module)
+    return result
 
 
 def _drops_out(name: str, sample) -> bool:
