@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import (
     BFloat16Type,
@@ -24,6 +23,8 @@ def numpy_dtype(t: Attribute) -> np.dtype[Any]:
         case Float32Type():
             return np.dtype(np.float32)
         case BFloat16Type():
+            import ml_dtypes  # loaded when first needed: pallas-opt starts faster
+
             return np.dtype(ml_dtypes.bfloat16)
         case Float16Type():
             return np.dtype(np.float16)

@@ -27,15 +27,15 @@ from pallas_ir.frontend.fuzz import (
 from pallas_ir.tpu_check import aot_compile_many
 
 CI_EXAMPLES = {
-    "chain": 25,
-    "dag": 15,
-    "views": 20,
-    "index": 15,
-    "index_oob": 12,
-    "mutation": 12,
-    "guard": 10,
-    "recompile": 8,
-    "divmod": 15,
+    "chain": 16,
+    "dag": 10,
+    "views": 14,
+    "index": 10,
+    "index_oob": 8,
+    "mutation": 8,
+    "guard": 8,
+    "recompile": 6,
+    "divmod": 10,
 }
 """Programs drawn of each kind in CI: every kind the fuzzer has."""
 

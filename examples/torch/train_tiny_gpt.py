@@ -1,5 +1,5 @@
-"""Train a 2-layer GPT for 20 AdamW steps under `torch.compile(backend="pallas_ir")` and
-check its loss curve against eager PyTorch.
+"""Train a 2-layer GPT (`--layers`) for 20 AdamW steps (`--steps`) under
+`torch.compile(backend="pallas_ir")` and check its loss curve against eager PyTorch.
 
     JAX_PLATFORMS=cpu python examples/torch/train_tiny_gpt.py
 
@@ -88,6 +88,7 @@ def losses(model: nn.Module, batches, steps: int) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--layers", type=int, default=2)
     args = parser.parse_args()
 
     torch.manual_seed(0)
@@ -100,7 +101,7 @@ def main() -> None:
         )
         for i in range(0, 4 * 8 * context, 8 * context)
     ]
-    model = TinyGPT(vocab, context, dim=32, heads=2, layers=2)
+    model = TinyGPT(vocab, context, dim=32, heads=2, layers=args.layers)
     eager = copy.deepcopy(model)
 
     start = time.perf_counter()

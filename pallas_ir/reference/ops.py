@@ -19,7 +19,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-import scipy.special
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -54,12 +53,23 @@ from pallas_ir.dialects.common import (
 )
 from pallas_ir.dialects.library_call import LibraryCallOpBase
 from pallas_ir.dtypes import numpy_dtype
-from pallas_ir.library import functions as library
 
 
 class ReferenceError(Exception):
     """The program uses something the reference interpreters do not model, or does
     something with no meaning (an out-of-range index)."""
+
+
+def _scipy(name: str) -> Callable[..., Any]:
+    """`scipy.special`'s function `name`, imported at its first call: pallas-opt, which
+    loads this module, starts without scipy."""
+
+    def call(*args: Any) -> Any:
+        import scipy.special
+
+        return getattr(scipy.special, name)(*args)
+
+    return call
 
 
 def bind_buffers(
@@ -150,7 +160,7 @@ def _in_float64(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def _lgamma(x: Any) -> Any:
     # log |Gamma(-inf)| is inf in torch (and C), -inf in scipy.
-    return np.where(np.isneginf(x), np.inf, scipy.special.gammaln(x))
+    return np.where(np.isneginf(x), np.inf, _scipy("gammaln")(x))
 
 
 def _nan_at_infinity(f: Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -160,11 +170,11 @@ def _nan_at_infinity(f: Callable[[Any], Any]) -> Callable[[Any], Any]:
 
 def _airy_ai(x: Any) -> Any:
     # 0 beyond 103.892 as torch (where scipy's is NaN from 1e10 or so)
-    return np.where(x > 103.892, 0.0, scipy.special.airy(x)[0])
+    return np.where(x > 103.892, 0.0, _scipy("airy")(x)[0])
 
 
 def _erfinv(x: Any) -> Any:
-    return np.copysign(scipy.special.erfinv(x), x)  # -0 for -0, as torch
+    return np.copysign(_scipy("erfinv")(x), x)  # -0 for -0, as torch
 
 
 BINARY: dict[type[Operation], Callable[[Any, Any], Any]] = {
@@ -199,9 +209,9 @@ BINARY: dict[type[Operation], Callable[[Any, Any], Any]] = {
     math.Atan2Op: np.arctan2,
     math.CopySignOp: np.copysign,
     special.NextAfterOp: np.nextafter,  # in the operands' type
-    special.ZetaOp: _in_float64(scipy.special.zeta),
-    special.IgammaOp: _in_float64(scipy.special.gammainc),
-    special.IgammacOp: _in_float64(scipy.special.gammaincc),
+    special.ZetaOp: _in_float64(_scipy("zeta")),
+    special.IgammaOp: _in_float64(_scipy("gammainc")),
+    special.IgammacOp: _in_float64(_scipy("gammaincc")),
 }
 
 UNARY: dict[type[Operation], Callable[[Any], Any]] = {
@@ -236,22 +246,22 @@ UNARY: dict[type[Operation], Callable[[Any], Any]] = {
     math.RoundOp: lambda a: np.sign(a) * np.floor(np.abs(a) + 0.5),
     math.TruncOp: np.trunc,
     math.CbrtOp: np.cbrt,
-    special.ErfcOp: _in_float64(scipy.special.erfc),
-    special.ErfcxOp: _in_float64(scipy.special.erfcx),
+    special.ErfcOp: _in_float64(_scipy("erfc")),
+    special.ErfcxOp: _in_float64(_scipy("erfcx")),
     special.ErfInvOp: _in_float64(_erfinv),
-    special.NdtriOp: _in_float64(scipy.special.ndtri),
+    special.NdtriOp: _in_float64(_scipy("ndtri")),
     special.LgammaOp: _in_float64(_lgamma),
-    special.DigammaOp: _in_float64(scipy.special.digamma),
-    special.I0eOp: _in_float64(scipy.special.i0e),
-    special.I1eOp: _in_float64(scipy.special.i1e),
-    special.BesselJ0Op: _in_float64(scipy.special.j0),
-    special.BesselJ1Op: _in_float64(scipy.special.j1),
-    special.BesselY0Op: _in_float64(_nan_at_infinity(scipy.special.y0)),
-    special.BesselY1Op: _in_float64(_nan_at_infinity(scipy.special.y1)),
-    special.BesselK0Op: _in_float64(scipy.special.k0),
-    special.BesselK1Op: _in_float64(scipy.special.k1),
-    special.BesselK0eOp: _in_float64(scipy.special.k0e),
-    special.BesselK1eOp: _in_float64(scipy.special.k1e),
+    special.DigammaOp: _in_float64(_scipy("digamma")),
+    special.I0eOp: _in_float64(_scipy("i0e")),
+    special.I1eOp: _in_float64(_scipy("i1e")),
+    special.BesselJ0Op: _in_float64(_scipy("j0")),
+    special.BesselJ1Op: _in_float64(_scipy("j1")),
+    special.BesselY0Op: _in_float64(_nan_at_infinity(_scipy("y0"))),
+    special.BesselY1Op: _in_float64(_nan_at_infinity(_scipy("y1"))),
+    special.BesselK0Op: _in_float64(_scipy("k0")),
+    special.BesselK1Op: _in_float64(_scipy("k1")),
+    special.BesselK0eOp: _in_float64(_scipy("k0e")),
+    special.BesselK1eOp: _in_float64(_scipy("k1e")),
     special.AiryAiOp: _in_float64(_nan_at_infinity(_airy_ai)),
 }
 
@@ -534,6 +544,8 @@ def run_library_call(op: LibraryCallOpBase, arrays: Sequence[Any]) -> list[np.nd
     element type and flat."""
     shapes = op.call_shapes
     operands = [np.asarray(a).reshape(s) for a, s in zip(arrays, shapes)]
+    from pallas_ir.library import functions as library  # jax: only when called
+
     results = library.run(op.function, operands, op.arguments)
     outputs = op.typed_values()[len(operands) :]
     if len(results) != len(outputs):
