@@ -38,6 +38,17 @@ def _quick_cpu_compiles() -> None:
 
 _quick_cpu_compiles()
 
+
+@pytest.fixture(scope="session", autouse=True)
+def _reused_tpu_compilers():
+    """The TPU compiles reuse one child process a chip (and x64 setting) for the whole
+    run, rather than paying a child's start (~2 s) in each of ~60 batches."""
+    from pallas_ir.tpu_check import reused_compiler_processes
+
+    with reused_compiler_processes():
+        yield
+
+
 # CI: bounded and derandomized. Long runs live in benchmarks/.
 settings.register_profile(
     "ci",

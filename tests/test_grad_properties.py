@@ -59,7 +59,7 @@ def _under_torch_compile(p: GradProgram, seed: int) -> tuple[list[str], set, lis
 
 _SETTINGS = settings(
     derandomize=True,
-    max_examples=10,
+    max_examples=6,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
@@ -75,7 +75,7 @@ def test_gradients_through_torch_compile_match_eager(p: GradProgram, seed: int) 
     assert not found, p.source() + "\n".join(found)
 
 
-@settings(_SETTINGS, max_examples=7)
+@settings(_SETTINGS, max_examples=5)
 @given(grad_programs(attention=ATTENTION), SEEDS)
 def test_gradients_with_slices_and_gathers_match_eager(p: GradProgram, seed: int) -> None:
     """Programs with slices and gathers too (their backward graphs scatter): only

@@ -34,7 +34,6 @@ from xdsl.utils.target import Target
 from pallas_ir.dialects import pallas, xla
 from pallas_ir.dialects.common import ARITH_CASTS, ReductionKind
 from pallas_ir.dtypes import holds_float64
-from pallas_ir.library import functions as library
 from pallas_ir.lowering import emit_xla
 from pallas_ir.lowering.jnp_spelling import (
     BINARY,
@@ -524,6 +523,9 @@ def emit_python(module: ModuleOp) -> str:
         if isinstance(op, xla.LibraryCallOp)
     ]
     if called:  # the library functions' own source, so the module stays self-contained
+        # (they import jax: only a module that calls one pays for it)
+        from pallas_ir.library import functions as library
+
         parts.append("from jax import lax\n")
         parts += ["\n\n" + text for text in library.source(called)]
     for k in kernels:

@@ -18,7 +18,6 @@ from xdsl.ir import Operation, SSAValue
 
 from pallas_ir.dialects import xla
 from pallas_ir.dialects.common import ReductionKind
-from pallas_ir.library import functions as library
 from pallas_ir.lowering import jnp_spelling as py
 
 _SCATTER_METHODS = {
@@ -179,6 +178,8 @@ class XlaFunctionPrinter:
 
     @print_op.register
     def _(self, op: xla.LibraryCallOp) -> None:
+        from pallas_ir.library import functions as library  # jax: only when called
+
         shapes = op.call_shapes
         args = [
             f"jnp.reshape({self.name(v)}, {py.tuple_text(shape)})"

@@ -19,7 +19,6 @@ from pallas_ir.dialects.library_call import Param
 from pallas_ir.frontend.kernel_builder import Buffer, Value, storage_value
 from pallas_ir.frontend.lowerings.registry import Lowering
 from pallas_ir.library import NOT_IN_FLOAT64, LibraryFn
-from pallas_ir.library import functions as library
 
 
 def contiguous(c: Lowering, value: Value) -> Buffer:
@@ -82,6 +81,9 @@ def _of_nothing(
     dtypes = {"f32": np.float32, "i32": np.int32, "i1": np.int32}
     arrays = [np.zeros(v.shape, dtypes[v.element]) for v in operands]
     try:
+        # jax is imported only here: most programs never need it while tracing
+        from pallas_ir.library import functions as library
+
         computed = library.run(fn, arrays, params)
     except (ValueError, IndexError, TypeError, ZeroDivisionError) as e:
         raise c.unsupported(f"operands with no elements ({e})") from e
