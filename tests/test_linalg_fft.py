@@ -96,7 +96,13 @@ PROGRAMS = {
         [A],
     ),
     "pinv": (
-        lambda a, s: (torch.linalg.pinv(a), torch.linalg.pinv(s, hermitian=True)),
+        lambda a, s: (
+            torch.linalg.pinv(a),
+            torch.linalg.pinv(s, hermitian=True),
+            # Python-float tolerances: eager makes float64 0-d tensors of them
+            torch.pinverse(a),
+            torch.linalg.pinv(a, rtol=0.3),
+        ),
         [TALL, SPD],
     ),
     "matrix_power_and_exp": (
@@ -366,3 +372,11 @@ def test_ta_reference_matches_eager(name: str, compiled) -> None:
 
 def test_aot_compile_for_v5e(compiled) -> None:
     assert not aot_failures(compiled)
+
+
+def test_a_python_float_tolerance_of_float32_data_is_float32(compiled) -> None:
+    """`pinverse(a)` passes its rcond to pinv as a float64 0-d tensor. Compared with
+    float32 singular values it is float32 (torch's promotion), so the program holds
+    no float64: in x64, libtpu aborts compiling the SVD (libtpu 0.0.42.1)."""
+    k, _, _ = compiled["pinv"]
+    assert "f64" not in k.ir["ta"] and "float64" not in k.source

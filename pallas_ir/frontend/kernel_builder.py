@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import torch
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func
@@ -376,6 +377,18 @@ class Kernel:
             return v
         if source == "f64" and target != "i1" and not converts:
             raise ValueError(f"f64 narrowed to {target} without a conversion")
+        if (
+            source == "f64"
+            and target == "f32"
+            and isinstance(v.owner, arith.ConstantOp)
+            and isinstance(v.owner.value, FloatAttr)
+        ):  # a Python float given as a double (a tolerance): the float32 literal
+            constant, value = v.owner, float(np.float32(v.owner.value.value.data))
+            if not v.uses:  # built for this cast alone: no f64 left in the kernel
+                del self.built[("arith.constant", constant.value)]
+                constant.detach()
+                constant.erase()
+            return self.constant(value, "f32")
         if target in ("bf16", "f16") and source != "f32":
             # torch converts a double to bfloat16 and float16 through float
             return self.cast(self.cast(v, source, "f32", converts), "f32", target)
