@@ -94,6 +94,21 @@ def _adaptive_pools(x, x1, x3):
     )
 
 
+def _unpadded_pools(x, specials, x3, x1):
+    """Pools with every window inside the input: Pallas element-wise kernels."""
+    return (
+        *F.max_pool2d(F.relu(x), 2, return_indices=True),
+        F.avg_pool2d(x, 2),
+        *F.max_pool2d(specials, (2, 3), 2, return_indices=True),  # NaN, -inf, ties
+        F.avg_pool2d(specials, 3, 2, ceil_mode=True, divisor_override=4),
+        *F.max_pool2d(specials, 3, 1, return_indices=True),  # overlapping windows
+        *F.max_pool3d(x3, 2, return_indices=True),
+        F.avg_pool3d(x3, (2, 2, 3), (2, 1, 3)),
+        *F.max_pool1d(x1, 2, return_indices=True),
+        F.avg_pool1d(x1, 4, 2),
+    )
+
+
 def _special_adaptive_max(x):
     return F.adaptive_max_pool2d(x, (4, 3), return_indices=True)
 
@@ -217,6 +232,15 @@ PROGRAMS = {
             torch.randint(-20, 20, (2, 3, 7, 8)),
         ],
     ),
+    "unpadded_pools": (
+        _unpadded_pools,
+        lambda: [
+            _randn(2, 4, 16, 256),
+            _specials(2, 3, 9, 11),
+            _randn(2, 3, 6, 8, 10),
+            _randn(2, 3, 130),
+        ],
+    ),
     "adaptive_pools": (
         _adaptive_pools,
         lambda: [_randn(2, 3, 11, 7), _randn(2, 3, 10), _specials(1, 2, 5, 7, 5)],
@@ -290,6 +314,19 @@ def test_bfloat16_matches_eager_in_float32(name: str, compiled) -> None:
     for g, e, w in zip(got, eager, f32):
         assert g.dtype == e.dtype == torch.bfloat16
         torch.testing.assert_close(g, w.to(e.dtype), rtol=1.6e-2, atol=1e-5)
+
+
+def test_an_unpadded_pool_is_a_pallas_kernel_and_a_padded_one_a_library_call() -> None:
+    """A pool whose windows all lie inside the input reads them in a Pallas kernel,
+    fused with the `relu` before it; a padded one is `reduce_window` on XLA (a window
+    element outside the input has no block to read it from)."""
+    x = _randn(2, 4, 16, 256)
+    unpadded = pallas_ir.compile(lambda a: F.max_pool2d(F.relu(a), 2), [x])
+    padded = pallas_ir.compile(lambda a: F.max_pool2d(F.relu(a), 3, 2, 1), [x])
+    assert unpadded.source.count("pl.pallas_call(") == 1
+    assert "library_call" not in unpadded.ir["ta"]
+    assert "library_call" in padded.ir["ta"]
+    torch.testing.assert_close(unpadded(x), F.max_pool2d(F.relu(x), 2))
 
 
 @pytest.mark.parametrize(

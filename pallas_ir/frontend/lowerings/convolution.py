@@ -8,9 +8,9 @@ position in the input's spatial plane, NaN wins, the last NaN's index); bilinear
 bicubic resampling interpolate along one dim at a time. Nearest resampling, reflect,
 replicate and circular padding, `F.unfold`/`F.fold` and pixel (un)shuffle need no
 lowering of their own: their decompositions are gathers, selects and views;
-`Tensor.unfold` is a view. The Pallas forms
-(a convolution as an implicit GEMM on the MXU, pools as windowed reductions) are for
-later.
+`Tensor.unfold` is a view. A max or average pool whose windows all lie inside the
+input is a Pallas kernel instead (`windows.py`). A convolution as an implicit GEMM on
+the MXU is for later.
 """
 
 from __future__ import annotations
@@ -21,8 +21,10 @@ from collections.abc import Sequence
 import torch
 
 from pallas_ir.frontend.kernel_builder import Value, ints, is_float, remap
+from pallas_ir.frontend.lowerings import windows
 from pallas_ir.frontend.lowerings.library import library_call
 from pallas_ir.frontend.lowerings.registry import Lowering, RunsOn, lowers
+from pallas_ir.frontend.lowerings.windows import Window
 from pallas_ir.library import LibraryFn
 
 aten = torch.ops.aten
@@ -117,12 +119,18 @@ _MAX_POOLS = {
 }
 
 
-@lowers(*_MAX_POOLS, runs_on=RunsOn.XLA)
+@lowers(*_MAX_POOLS, runs_on=RunsOn.BOTH)
 def max_pool_with_indices(c: Lowering, args) -> list[Value]:
     x, nd = args[0], _MAX_POOLS[c.target]
     _floats(c, [x], integers=True)
     kernel = _per_dim(args[1], nd)
     out_shape = c.shapes[0]
+    stride = _per_dim(_arg(c, args, 2, "stride"), nd, kernel)
+    padding = _per_dim(_arg(c, args, 3, "padding", 0), nd)
+    dilation = _per_dim(_arg(c, args, 4, "dilation", 1), nd)
+    window = Window(x.shape, tuple(out_shape), kernel, stride, padding)
+    if x.element == "f32" and window.in_pallas() and set(dilation) == {1}:
+        return list(windows.max_pool(c.prog, x, window))
     return library_call(
         c,
         LibraryFn.MAX_POOL,
@@ -130,9 +138,9 @@ def max_pool_with_indices(c: Lowering, args) -> list[Value]:
         [(out_shape, x.element), (out_shape, "i32")],
         out=list(out_shape[-nd:]),
         kernel=kernel,
-        stride=_per_dim(_arg(c, args, 2, "stride"), nd, kernel),
-        padding=_per_dim(_arg(c, args, 3, "padding", 0), nd),
-        dilation=_per_dim(_arg(c, args, 4, "dilation", 1), nd),
+        stride=stride,
+        padding=padding,
+        dilation=dilation,
     )
 
 
@@ -200,17 +208,23 @@ def _avg_pool_params(c: Lowering, args, nd: int) -> dict:
     }
 
 
-@lowers(*_AVG_POOLS, runs_on=RunsOn.XLA)
+@lowers(*_AVG_POOLS, runs_on=RunsOn.BOTH)
 def avg_pool(c: Lowering, args) -> Value:
     x, nd = args[0], _AVG_POOLS[c.target]
     _floats(c, [x], integers=True)
+    params = _avg_pool_params(c, args[1:], nd)
+    window = Window(
+        x.shape, tuple(c.shape), params["kernel"], params["stride"], params["padding"]
+    )
+    if x.element == "f32" and window.in_pallas():
+        return windows.avg_pool(c.prog, x, window, params["divisor_override"])
     (out,) = library_call(
         c,
         LibraryFn.AVG_POOL,
         [x],
         [(c.shape, x.element)],
         out=list(c.shape[-nd:]),
-        **_avg_pool_params(c, args[1:], nd),
+        **params,
     )
     return out
 

@@ -59,8 +59,9 @@ class RunsOn(StrEnum):
     XLA = "XLA"
     """A library call (`pallas_ir.library`) on XLA, inside the same jitted program."""
     BOTH = "Pallas + XLA"
-    """Part of each: a random draw on XLA transformed in Pallas; a scatter of more
-    than a few points."""
+    """Part of each (a random draw on XLA transformed in Pallas), or one or the other
+    by the arguments (a pool with padding on XLA; a scatter of more than a few points
+    that are not whole rows)."""
     REFUSED = "refused"
     """A lowering that says why the op cannot compile (an `UnsupportedError`)."""
 
