@@ -365,6 +365,13 @@ def test_the_compiled_object_keeps_every_stage(compiled) -> None:
     [
         (lambda x: x.view(7, -1), [_randn(8, 128)], r"trace: RuntimeError"),
         (lambda x: x[x > 0], [_randn(8, 128)], r"boolean mask index"),
+        # data handed to Python with no ATen op: the program would keep the example's
+        (lambda x: x * float(x.numpy().sum()), [_randn(8, 128)], r"Tensor\.numpy"),
+        (
+            lambda x: x + x.tolist()[0][0],
+            [_randn(8, 128)],
+            r"Tensor\.tolist.*test_frontend",
+        ),
         (lambda x: torch.nonzero(x), [_randn(8, 128)], r"aten\.nonzero"),
         (lambda x: {"y": x}, [_randn(8, 128)], r"must return tensors"),
         (lambda x, n: x * n, [_randn(8, 128), 3], r"inputs are float32"),

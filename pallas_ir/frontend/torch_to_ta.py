@@ -30,14 +30,16 @@ Anything else raises `UnsupportedError`, naming the ATen op and why.
 from __future__ import annotations
 
 import operator
+import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import torch
 import torch.utils._pytree as pytree
 from torch._decomp import core_aten_decompositions, get_decompositions
 from torch.func import functionalize
-from torch.fx.experimental.proxy_tensor import make_fx
+from torch.fx.experimental.proxy_tensor import get_proxy_mode, has_proxy_slot, make_fx
 from torch.fx.proxy import _register_stack_trace_anchor  # private; pinned torch
 from torch.fx.traceback import preserve_node_meta
 from torch.overrides import TorchFunctionMode
@@ -117,6 +119,33 @@ def frontend_decompositions() -> dict:
     return table
 
 
+_HOST_READS = (torch.Tensor.numpy, torch.Tensor.__array__, torch.Tensor.tolist)
+"""Tensor methods that hand data to Python with no ATen op to see: `.item()` is
+`_local_scalar_dense`, which the program specialises on and checks; these are not."""
+
+
+def _traced_tensor(value) -> bool:
+    """Whether `value` is a tensor the active trace follows (one the user's program
+    computes or takes), not one of ours outside it."""
+    mode = get_proxy_mode()
+    return (
+        mode is not None
+        and isinstance(value, torch.Tensor)
+        and has_proxy_slot(value, mode.tracer)
+    )
+
+
+def _user_line() -> str:
+    """The innermost frame of the stack outside torch and pallas_ir: the user's line
+    that called the op being traced."""
+    ours = (str(Path(torch.__file__).parent), str(Path(__file__).parents[1]))
+    for frame in reversed(traceback.extract_stack()):
+        if not frame.filename.startswith(ours) and not frame.filename.startswith("<"):
+            code = f": {frame.line}" if frame.line else ""
+            return f"{frame.filename}:{frame.lineno} in {frame.name}{code}"
+    return ""
+
+
 class MathAttention(TorchFunctionMode):
     """While tracing, `F.scaled_dot_product_attention` is its math form (matmuls, a
     masked softmax), which differentiates through ops the frontend lowers, rather than
@@ -124,6 +153,14 @@ class MathAttention(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if func in _HOST_READS and args and _traced_tensor(args[0]):
+            raise UnsupportedError(
+                f"Tensor.{func.__name__}",
+                "reads a tensor's data on the host while tracing: the compiled program "
+                "would keep the example's values (use tensor ops, or `.item()`, which "
+                "the program checks at each call)",
+                _user_line(),
+            )
         if func is torch._C._nn.scaled_dot_product_attention:
             return aten._scaled_dot_product_attention_math.default(*args, **kwargs)[0]
         ctc = ctc_loss_with_length_lists(func, args, kwargs)
