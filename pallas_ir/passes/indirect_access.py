@@ -11,7 +11,7 @@ from itertools import pairwise
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
-from xdsl.ir.affine import AffineExpr
+from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from pallas_ir.affine_analysis import linearize
@@ -180,6 +180,18 @@ def split_flat(
         shape.append(strides[-1])
         results.append(AffineExpr.constant(rest))
     return tuple(shape), results
+
+
+def nd_view(
+    map_: AffineMap, mtype: MemRefType, dims: Sequence[SSAValue]
+) -> tuple[tuple[int, ...], list[AffineExpr], bool]:
+    """The access `map_` of a buffer of `mtype` on its N-D view: the view's shape, the
+    index per dim, and whether the buffer needs a `ta.reshape` to it (a flat buffer's
+    view is `split_flat`'s; an N-D buffer is its own)."""
+    if mtype.get_num_dims() == 1:
+        shape, results = split_flat(map_.results[0], mtype.get_shape()[0], dims)
+        return shape, results, True
+    return tuple(mtype.get_shape()), list(map_.results), False
 
 
 def view_before_loop(

@@ -51,8 +51,8 @@ from pallas_ir.passes.indirect_access import (
     IndexSource,
     Rejected,
     loop_extent,
+    nd_view,
     shape_str,
-    split_flat,
     trace_symbol,
     view_before_loop,
 )
@@ -158,12 +158,8 @@ def _analyse(load: LoadOp) -> _Gather:
     assert isinstance(mtype, MemRefType)
     sources = tuple(trace_symbol(load, k, s) for k, s in enumerate(load.symbols))
     old = load.map.data
-    if mtype.get_num_dims() == 1:
-        shape, results = split_flat(old.results[0], mtype.get_shape()[0], load.dims)
-        reshape = True
-    else:
-        shape, results = tuple(mtype.get_shape()), list(old.results)
-        reshape = False
+    shape, results, reshape = nd_view(old, mtype, load.dims)
+    if not reshape:
         last = results[-1]
         if any(isinstance(e, AffineSymExpr) for e in last.dfs()):
             raise Rejected(

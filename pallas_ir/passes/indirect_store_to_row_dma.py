@@ -40,7 +40,7 @@ from pallas_ir.passes.indirect_access import (
     INDEX_CASTS,
     Rejected,
     loop_extent,
-    split_flat,
+    nd_view,
     trace_symbol,
     view_before_loop,
 )
@@ -111,12 +111,7 @@ def _analyse(kernel: KernelOp, store: StoreOp, smem_budget: int) -> _RowScatter:
         )
     source = trace_symbol(store, 0, store.symbols[0])  # type: ignore[arg-type]
     old = store.map.data
-    if mtype.get_num_dims() == 1:
-        shape, results = split_flat(old.results[0], mtype.get_shape()[0], store.dims)
-        reshape = True
-    else:
-        shape, results = tuple(mtype.get_shape()), list(old.results)
-        reshape = False
+    shape, results, reshape = nd_view(old, mtype, store.dims)
     rank = len(shape)
     row = rank - 2
     uses = sum(isinstance(x, AffineSymExpr) for e in results for x in e.dfs())
