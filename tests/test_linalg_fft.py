@@ -380,3 +380,14 @@ def test_a_python_float_tolerance_of_float32_data_is_float32(compiled) -> None:
     no float64: in x64, libtpu aborts compiling the SVD (libtpu 0.0.42.1)."""
     k, _, _ = compiled["pinv"]
     assert "f64" not in k.ir["ta"] and "float64" not in k.source
+
+
+def test_bfloat16_matrix_exp_is_computed_in_float32() -> None:
+    """`expm` takes no bfloat16 (it raised a TypeError at the call): the library
+    function computes in float32 and the call rounds to bfloat16. Eager's own bfloat16
+    result is no reference (it overflows to inf/NaN on this input); float64's is."""
+    a = torch.tensor([[0.5, -1.0, 0.25], [0.75, 0.5, 0.0], [-1.0, 1.0, 0.5]])
+    got = pallas_ir.compile(torch.linalg.matrix_exp, [a.bfloat16()])(a.bfloat16())
+    want = torch.linalg.matrix_exp(a.bfloat16().double())
+    assert got.dtype == torch.bfloat16
+    torch.testing.assert_close(got.double(), want, rtol=1.6e-2, atol=1e-2)

@@ -332,7 +332,10 @@ def lib_lstsq(a, b, *, driver, rcond, vector, residuals, rank, singular_values):
 
 
 def lib_matrix_exp(a):
-    """`torch.linalg.matrix_exp`."""
+    """`torch.linalg.matrix_exp`; 16-bit floats in float32 (`expm` takes neither
+    bfloat16 nor float16; the call rounds the result back)."""
+    if a.dtype in (jnp.bfloat16, jnp.float16):
+        a = a.astype(jnp.float32)
     return (jax.scipy.linalg.expm(a),)
 
 
