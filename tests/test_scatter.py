@@ -289,6 +289,19 @@ def test_a_write_of_whole_rows_is_a_pallas_row_scatter(name: str, compiled) -> N
     assert not _xla_functions(k)
     assert "input_output_aliases" in k.source
     assert "make_async_copy" in k.source
+    # One kernel writes the whole result: the copy of the base (a compiled function
+    # does not write its input) or the zeros, which the rows are then written into and
+    # which is returned as it is, not copied again.
+    fn, make = PROGRAMS[name]
+    result = fn(*make())
+    size = result.numel() * result.element_size()
+    writes = [
+        c.kernel
+        for c in k.cost_report().calls
+        if not any(o.role == "prefetch" for o in c.operands)  # not the scatter
+        and any(o.role == "out" and o.bytes >= size for o in c.operands)
+    ]
+    assert len(writes) == 1, writes
 
 
 @pytest.mark.parametrize(

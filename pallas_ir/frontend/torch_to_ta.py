@@ -474,9 +474,21 @@ def torch_to_ta(
         out = Buffer.holding(
             prog.fresh("out"), v.shape, v.element, stored=stored_as(dtype)
         )
-        buffers.append(out)
-        outputs.append(out)
-        prog.kernel(v, out)
+        held = v.stored
+        if (
+            held is not None
+            and held in buffers[len(inputs) :]
+            and held not in outputs
+            and (held.host_shape, held.element, held.boolean)
+            == (out.host_shape, out.element, out.boolean)
+        ):
+            # The value is an intermediate buffer whole (an index_put's copy of its
+            # base, written in place): returned as it is, not copied once more.
+            outputs.append(held)
+        else:
+            buffers.append(out)
+            outputs.append(out)
+            prog.kernel(v, out)
         stored.append(KernelOutput(len(stored), dtype))
         return stored[-1]
 
