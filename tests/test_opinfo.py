@@ -231,3 +231,32 @@ def test_a_result_closer_to_float64_than_eager_is_not_wrong() -> None:
     assert check_sample(op, sample, DTYPES["float32"], halfway).status == "pass"
     worse = lambda fn, inputs: lambda x: fn(x) * 1.01
     assert check_sample(op, sample, DTYPES["float32"], worse).status == "wrong"
+
+
+def test_another_order_of_equal_values_is_not_wrong_where_torch_leaves_it_open() -> None:
+    """`sort` without `stable=True` leaves the order of ties to the implementation
+    (eager's CPU order is not stable on large inputs): indices that pick the same
+    values pass; indices that pick other values are wrong; with `stable=True` the
+    order is eager's."""
+    op = find_op("sort")
+    x = torch.tensor([2.0, 1.0, 2.0, 1.0, 3.0])
+    unstable = SampleInput(x, args=(0,))
+
+    def swap_ties(fn, inputs):
+        def run(t):
+            values, indices = fn(t)
+            return values, indices[[1, 0, 2, 3, 4]]  # the two 1.0s swapped
+
+        return run
+
+    def swap_unequal(fn, inputs):
+        def run(t):
+            values, indices = fn(t)
+            return values, indices[[0, 2, 1, 3, 4]]  # a 1.0 and a 2.0 swapped
+
+        return run
+
+    assert check_sample(op, unstable, DTYPES["float32"], swap_ties).status == "pass"
+    assert check_sample(op, unstable, DTYPES["float32"], swap_unequal).status == "wrong"
+    stable = SampleInput(x, kwargs={"dim": 0, "stable": True})
+    assert check_sample(op, stable, DTYPES["float32"], swap_ties).status == "wrong"

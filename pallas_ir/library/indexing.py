@@ -34,8 +34,10 @@ def lib_embedding_bag(
     bag, count = bags_of(indices, offsets, bags, padding_idx)
     offset2bag = jnp.searchsorted(offsets, jnp.arange(indices.shape[0]), side="right") - 1
     rows = weight[indices]
+    if rows.dtype in (jnp.bfloat16, jnp.float16):  # summed in float32, as eager does
+        rows = rows.astype(jnp.float32)
     if weights:
-        rows = rows * weights[0][:, None]
+        rows = rows * weights[0][:, None].astype(rows.dtype)
     sizes = jnp.zeros_like(count) if mode == 0 else count
     if mode == 2:
         largest = jax.ops.segment_max(rows, bag, num_segments=bags)

@@ -22,8 +22,8 @@ def sort_keys(x, descending):
 
 def lib_sort(x, *, dim, descending, stable):
     """`torch.sort`: the values along `dim` in order and where each came from. Ties
-    keep their order, which is what eager gives for `stable=True`, and for the default
-    sort on the CPU too."""
+    keep their order: eager's for `stable=True`; the default sort leaves it open (and
+    eager's CPU order of ties is not stable on large inputs)."""
     del stable  # lax.sort is stable
     x = jnp.moveaxis(x, dim, -1)
     axis = x.ndim - 1
