@@ -107,7 +107,8 @@ def trilinear(
         return t
 
     product = expanded(i1, expand1) * expanded(i2, expand2) * expanded(i3, expand3)
-    return product.sum(sumdim) if sumdim else product
+    # in the operands' type: `sum` would widen ints to int64, eager's `_trilinear` does not
+    return product.sum(sumdim, dtype=product.dtype) if sumdim else product
 
 
 def _linear_cross_entropy(
