@@ -118,6 +118,13 @@ PALLAS_IDIOMS = frozenset(
 )
 """Families docs/torch.md lowers to Pallas kernels: their ops must launch one."""
 
+ON_XLA_BY_THE_TILER = {
+    "trace": "the diagonal (a stride of n + 1) has no Pallas block yet: issue 15",
+}
+"""Ops of those families whose one kernel the tiler hands to XLA, with a remark, and
+why. (A copy of the result into the output used to be a Pallas kernel, so they
+launched one; the result is returned as it is now.)"""
+
 
 def _check(name: str, variant: str, dtype: str) -> None:
     op = find_op(name, variant)
@@ -128,7 +135,8 @@ def _check(name: str, variant: str, dtype: str) -> None:
         f"{s.status}: {s.description}: {s.message}" for s in counted if s.status != "pass"
     ]
     assert not failed, f"{op_id(op)} {dtype}:\n" + "\n".join(failed)
-    if result.family in PALLAS_IDIOMS and dtype != "float64":  # float64 runs on XLA
+    pallas = result.family in PALLAS_IDIOMS and op_id(op) not in ON_XLA_BY_THE_TILER
+    if pallas and dtype != "float64":  # float64 runs on XLA
         kernelless = [s.description for s in counted if s.computes and not s.pallas]
         assert not kernelless, (
             f"{op_id(op)} ({result.family}) launches no pallas_call on "
