@@ -229,6 +229,17 @@ class Kernel:
         self.literals: dict[SSAValue, float] = {}
         """The Python number of each f32 float constant (`constant`)."""
 
+    def region(self) -> Region:
+        """The finished loop body as a region, without the float64 constants nothing
+        uses (a Python float cast to float32 leaves its double behind): a double in a
+        kernel would put the whole program in x64."""
+        for op in list(self.block.walk()):
+            dead = isinstance(op, arith.ConstantOp) and not op.result.uses
+            if dead and op.result.type == f64:
+                op.detach()
+                op.erase()
+        return Region(self.block)
+
     def _insert(self, op: Operation) -> SSAValue:
         """Insert `op` at the end of the loop body; its result is named `v<n>`, n
         counting the kernel's values (the names the emitted Python keeps)."""
@@ -383,12 +394,7 @@ class Kernel:
             and isinstance(v.owner, arith.ConstantOp)
             and isinstance(v.owner.value, FloatAttr)
         ):  # a Python float given as a double (a tolerance): the float32 literal
-            constant, value = v.owner, float(np.float32(v.owner.value.value.data))
-            if not v.uses:  # built for this cast alone: no f64 left in the kernel
-                del self.built[("arith.constant", constant.value)]
-                constant.detach()
-                constant.erase()
-            return self.constant(value, "f32")
+            return self.constant(float(np.float32(v.owner.value.value.data)), "f32")
         if target in ("bf16", "f16") and source != "f32":
             # torch converts a double to bfloat16 and float16 through float
             return self.cast(self.cast(v, source, "f32", converts), "f32", target)
@@ -723,7 +729,7 @@ class Program:
         k.store(v, out, kept_shape)
         k.arg(out)
         roles = [ArgRole.IN] * len(k.reads) + [ArgRole.OUT]
-        kernel = KernelOp(k.name, [], roles, Region(k.block))
+        kernel = KernelOp(k.name, [], roles, k.region())
         self.kernels.append(kernel)
         self.launches.append((k.name, [*k.reads, out]))
 
@@ -745,7 +751,7 @@ class Program:
         value, index = emit(k, idx)
         k.store_at(value, out, index, accumulate)
         roles = [ArgRole.IN] * len(k.reads) + [ArgRole.INOUT]
-        self.kernels.append(KernelOp(k.name, [], roles, Region(k.block)))
+        self.kernels.append(KernelOp(k.name, [], roles, k.region()))
         self.launches.append((k.name, [*k.reads, out]))
 
     def library_call(
