@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import torch
 import torch.utils._pytree as pytree
 from torch._functorch.aot_autograd import aot_function
@@ -45,6 +46,18 @@ from pallas_ir.frontend.torch_to_ta import (
 from pallas_ir.registry import default_pipeline
 from pallas_ir.tpu_check import exec_source
 from pallas_ir.tpu_rules import CHIPS
+
+
+def _to_torch(a: jax.Array) -> torch.Tensor:
+    """A result of the jitted program as a CPU tensor: shared through DLPack where it
+    lies in host memory, copied to the host from a TPU (whose arrays DLPack cannot
+    export: "__dlpack__ device only supported for CPU and GPU")."""
+    if all(d.platform == "cpu" for d in a.devices()):
+        return torch.from_dlpack(a)
+    host = np.array(jax.device_get(a))  # a writable copy, as torch.from_numpy wants
+    if host.dtype == jnp.bfloat16:  # numpy's bfloat16 (ml_dtypes) is not torch's
+        return torch.from_numpy(host.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(host)
 
 
 def _on_tpu() -> bool:
@@ -281,19 +294,25 @@ class CompiledFunction:
             return jnp.asarray(t.view(torch.int16).numpy()).view(jnp.bfloat16)
         return jnp.asarray(t.numpy())
 
+    def host_arguments(self, *tensors: torch.Tensor) -> list[jax.Array]:
+        """The arrays the jitted program takes for a call with `tensors` (the inputs,
+        then the program's constants and its random seed): what a benchmark times it
+        on. Under `jax.enable_x64` where the program holds float64."""
+        everything = [*tensors, *self._constants]
+        if self._random_seed is not None:  # torch's generator: manual_seed repeats
+            everything[self._random_seed] = torch.randint(
+                -(2**31), 2**31 - 1, (2,), dtype=torch.int32
+            )
+        with self._x64():
+            return [
+                self._host(t, p) for t, p in zip(everything, self._plans, strict=True)
+            ]
+
     def _run(self, tensors: Sequence[torch.Tensor]):
         computed: list[torch.Tensor] = []
         if self.computes:  # else every result is a view of an input
-            everything = [*tensors, *self._constants]
-            if self._random_seed is not None:  # torch's generator: manual_seed repeats
-                everything[self._random_seed] = torch.randint(
-                    -(2**31), 2**31 - 1, (2,), dtype=torch.int32
-                )
             with self._x64():
-                args = [
-                    self._host(t, p) for t, p in zip(everything, self._plans, strict=True)
-                ]
-                out, ranges = self._forward(*args)
+                out, ranges = self._forward(*self.host_arguments(*tensors))
             for i, (outside, low, high) in zip(self._wide_inputs, ranges, strict=True):
                 if bool(outside):  # a value the kernels' int32 would wrap
                     value = (int(high) << 32) | (int(low) & 0xFFFFFFFF)
@@ -306,7 +325,7 @@ class CompiledFunction:
                         "kernels compute int64 data in",
                     )
             outs = out if isinstance(out, tuple | list) else (out,)
-            computed = [torch.from_dlpack(jax.block_until_ready(o)) for o in outs]
+            computed = [_to_torch(jax.block_until_ready(o)) for o in outs]
 
         def value(r: KernelOutput) -> torch.Tensor:
             if r.dtype.is_complex:  # computed as pairs of reals

@@ -98,6 +98,16 @@ def vmem_block_bytes(shape: Sequence[int], bitwidth: int) -> int:
     return math.prod(sizes) * bitwidth // 8
 
 
+BODY_VALUE_ELEMENTS = 1 << 21
+"""The most elements a tiled kernel body's largest value should have. Mosaic unrolls
+each vector op into vreg ops, so a grid step's code, and the time to compile it, grows
+with its values, and a body whose values are larger than its blocks (an outer product:
+a masked cumsum's (rows, n, n), topk's ranks) can take minutes. Measured (deviceless v5e
+compile, a masked cumsum along 512): bodies of 8, 32, 128 and 256 x 512 x 512 elements
+compile in 2.1, 3.5, 10.7 and 21.0 s; topk's ranks at 512 x 512 x 512 time out after
+600 s. The tiler shrinks blocks until the body fits this (block-sized bodies, at most
+2 * 1 MiB, always do)."""
+
 RELAYOUT_LIVE_VALUES = 1
 """Whole copies VMEM holds of a body value that a relayout made larger than its block
 (see `vmem_relayout_bytes`)."""

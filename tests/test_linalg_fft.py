@@ -10,11 +10,10 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from support.programs import aot_failures
+from support.programs import aot_failures, ta_reference
 
 import pallas_ir
 from pallas_ir.frontend import UnsupportedError
-from pallas_ir.reference.ta import find_forward, run_forward
 
 torch.manual_seed(0)
 A = torch.randn(3, 4, 4)
@@ -358,14 +357,7 @@ def test_ta_reference_matches_eager(name: str, compiled) -> None:
     contiguous (the host passes them as they are, complex ones as pairs); @forward's
     arguments after them are positions 0..n-1 (iotas)."""
     k, fn, inputs = compiled[name]
-    module = pallas_ir.parse(k.ir["ta"])
-    arrays = [_numpy(t) for t in inputs]
-    forward = find_forward(module)
-    assert forward is not None
-    for arg in forward.body.block.args[len(arrays) :]:
-        (n,) = arg.type.get_shape()
-        arrays.append(np.arange(n, dtype=np.int32))
-    got = run_forward(module, *arrays)
+    got = ta_reference(k, [_numpy(t) for t in inputs])
     for g, w in zip(got, _flat(fn(*inputs))):
         np.testing.assert_allclose(g, _numpy(w).astype(g.dtype), atol=2e-4, rtol=2e-4)
 

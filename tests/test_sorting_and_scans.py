@@ -1,5 +1,6 @@
 """Sorting, selection and scans as library functions on XLA (`pallas_ir.library.sorting`,
-`pallas_ir.library.scans`): each against eager PyTorch on the CPU (ints and indices
+`pallas_ir.library.scans`), and as Pallas kernels along short dims (a float cumsum's
+masked sums, topk's ranks): each against eager PyTorch on the CPU (ints and indices
 exactly, float sums within tolerance), with NaN, ±inf, ±0.0, ties, 0-d tensors and
 negative dims; a few against the ta reference; all AOT-compiled for v5e. Ops whose
 result's shape depends on the data are an UnsupportedError that says so."""
@@ -9,10 +10,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from support.programs import aot_failures, compile_programs, flat, library_call_reference
+from support.programs import (
+    aot_failures,
+    compile_programs,
+    flat,
+    library_call_reference,
+    ta_reference,
+)
 
 import pallas_ir
 from pallas_ir.frontend.lowerings.scans import MASKED_SUM_MAX
+from pallas_ir.frontend.lowerings.sorting import RANKED_MAX
 
 NAN, INF = float("nan"), float("inf")
 
@@ -258,10 +266,46 @@ PROGRAMS = {
     ),
 }
 
+TOPK = {
+    # topk along at most RANKED_MAX: Pallas kernels (ranks), each (values, indices)
+    # with the source it selects from, the dim and whether it takes the largest
+    "topk_short": (
+        lambda s, x, i, z: (
+            (torch.topk(s, 5), s, -1, True),
+            (torch.topk(s, 12, largest=False), s, -1, False),
+            (torch.topk(x * 2 + 1, 3, dim=0, largest=False), x * 2 + 1, 0, False),
+            (torch.topk(i, 4), i, -1, True),  # int64 ties
+            (torch.topk(i, 2, dim=0, largest=False), i, 0, False),
+            (torch.topk(z, 1), z, 0, True),  # 0-d
+            (torch.topk(s, 0), s, -1, True),  # nothing to select: no kernel
+        ),
+        lambda: [_specials(), torch.randn(10, 7), _ties(5, 9), torch.tensor(1.5)],
+    ),
+    "topk_fused_bfloat16": (
+        # MoE routing: the 2 largest of a softmax over 64 experts, a bfloat16 one
+        lambda g, b: (
+            (torch.topk(torch.softmax(g, -1), 2), torch.softmax(g, -1), -1, True),
+            (torch.topk(b, 8, dim=1), b, 1, True),
+        ),
+        lambda: [torch.randn(48, 64), _ties_float(6, 40, 3).bfloat16()],
+    ),
+    # longer: a library call (lax.sort)
+    "topk_long": (
+        lambda x: ((torch.topk(x, 3), x, -1, True),),
+        lambda: [_ties_float(4, RANKED_MAX + 1)],
+    ),
+}
+
+
+def _topk_results(fn):
+    """The values and indices of each topk `fn` returns (what a compiled one gives)."""
+    return lambda *a: tuple(r[0] for r in fn(*a))
+
 
 @pytest.fixture(scope="module")
 def compiled():
-    return compile_programs(PROGRAMS)
+    topk = {n: (_topk_results(fn), make) for n, (fn, make) in TOPK.items()}
+    return compile_programs(PROGRAMS | topk)
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
@@ -305,6 +349,73 @@ def test_a_short_float_cumsum_is_a_pallas_kernel(compiled) -> None:
     )
     assert "lib_cumsum" not in short.source and "pl.pallas_call(" in short.source
     assert "lib_cumsum" in long.source
+
+
+@pytest.mark.parametrize("name", sorted(TOPK))
+def test_topk_matches_eager_in_the_stable_order(name: str, compiled) -> None:
+    """topk gives eager's values; its indices are those of eager's stable sort, which
+    picks the same values (eager's own topk leaves the order of ties open: it puts one
+    NaN or -0.0 before another at random), and select the values."""
+    k, _, inputs = compiled[name]
+    fn, _ = TOPK[name]
+    for (values, indices), ((want, _), source, dim, largest) in zip(
+        k(*inputs), fn(*inputs), strict=True
+    ):
+        torch.testing.assert_close(values, want, equal_nan=True)
+        n = values.shape[dim] if values.dim() else 1
+        stable = torch.sort(source, dim=dim, descending=largest, stable=True).indices
+        assert torch.equal(indices, stable.narrow(dim, 0, n) if source.dim() else stable)
+        picked = torch.gather(source, dim, indices) if source.dim() else source
+        # (exactly but for the softmax, which we compute in another order)
+        torch.testing.assert_close(picked, values, equal_nan=True)
+        assert torch.equal(picked.signbit(), values.signbit())
+
+
+def test_topk_along_a_short_dim_is_pallas_and_its_ranks_mean_it(compiled) -> None:
+    """Along at most RANKED_MAX, topk is Pallas kernels (no library call); the ta
+    reference interpreter, running those kernels, gives the compiled results."""
+    for name in ["topk_short", "topk_fused_bfloat16"]:
+        k = compiled[name][0]
+        assert "lib_topk" not in k.source and "pl.pallas_call(" in k.source
+    assert "lib_topk" in compiled["topk_long"][0].source
+    k, _, inputs = compiled["topk_short"]
+    reference = ta_reference(k, [t.numpy() for t in inputs])
+    results = [r for r in flat(k(*inputs)) if r.numel()]  # an empty one has no buffer
+    for got, ref in zip(results, reference, strict=True):
+        np.testing.assert_array_equal(got.numpy(), ref.astype(got.numpy().dtype))
+
+
+def test_an_outer_product_body_is_tiled_small_enough_to_compile() -> None:
+    """A masked cumsum's and topk's ranks' kernel bodies compare n elements with n:
+    values larger than any block. The tiler keeps them to BODY_VALUE_ELEMENTS (Mosaic
+    unrolls them into vreg ops, and compile time grows with them); the results are
+    still eager's and the kernels compile for v5e."""
+    from xdsl.dialects.builtin import TensorType
+
+    from pallas_ir.dialects import pallas as pallas_dialect
+    from pallas_ir.tpu_rules import BODY_VALUE_ELEMENTS
+
+    x, y = torch.randn(32, 512), torch.randn(256, 384)
+    programs = {
+        "cumsum": pallas_ir.compile(lambda x: torch.cumsum(x, 1), [x]),
+        "topk": pallas_ir.compile(lambda y: torch.topk(y, 4), [y]),
+    }
+    for k in programs.values():
+        module = pallas_ir.parse(k.ir["pallas-legalize-mosaic"])
+        calls = [op for op in module.walk() if isinstance(op, pallas_dialect.CallOp)]
+        sizes = [
+            r.type.element_count()
+            for call in calls
+            for op in call.body.walk()
+            for r in op.results
+            if isinstance(r.type, TensorType)
+        ]
+        assert calls and max(sizes) <= BODY_VALUE_ELEMENTS
+    torch.testing.assert_close(programs["cumsum"](x), torch.cumsum(x, 1))
+    values, indices = programs["topk"](y)
+    assert torch.equal(values, torch.topk(y, 4).values)
+    assert torch.equal(indices, torch.topk(y, 4).indices)  # no ties
+    assert not aot_failures(programs)
 
 
 def test_int64_scan_outside_int32_raises() -> None:

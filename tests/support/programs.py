@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+import numpy as np
 import torch
 
 import pallas_ir
@@ -63,3 +64,19 @@ def library_call_reference(compiled_fn, inputs: list[torch.Tensor]) -> list:
         isinstance(op, ta.LibraryCallOp) for kernel in module.ops for op in kernel.walk()
     )
     return run_forward(module, *[t.numpy() for t in inputs])
+
+
+def ta_reference(compiled_fn, arrays: list[np.ndarray]) -> list:
+    """The ta reference interpreter's results for a compiled function's ta module on
+    `arrays` (its inputs as the host passes them: contiguous, complex ones as pairs);
+    @forward's arguments after them are positions 0..n-1 (iotas)."""
+    from pallas_ir.reference.ta import find_forward, run_forward
+
+    module = pallas_ir.parse(compiled_fn.ir["ta"])
+    forward = find_forward(module)
+    assert forward is not None
+    arrays = list(arrays)
+    for arg in forward.body.block.args[len(arrays) :]:
+        (n,) = arg.type.get_shape()
+        arrays.append(np.arange(n, dtype=np.int32))
+    return run_forward(module, *arrays)

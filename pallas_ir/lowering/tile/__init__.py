@@ -55,7 +55,7 @@ from xdsl.ir import Operation
 
 from pallas_ir.diagnostics import PassError
 from pallas_ir.dialects import tensor_access as ta
-from pallas_ir.lowering.tile.build import body_bytes, build_kernel
+from pallas_ir.lowering.tile.build import body_size, build_kernel
 from pallas_ir.lowering.tile.legality import block_vmem_bytes
 from pallas_ir.lowering.tile.policy import (
     Rejection,
@@ -65,7 +65,7 @@ from pallas_ir.lowering.tile.policy import (
     the_loop,
 )
 from pallas_ir.passes.options import CHIP, CheckedOptionsPass, vmem_budget_bytes
-from pallas_ir.tpu_rules import CHIPS
+from pallas_ir.tpu_rules import BODY_VALUE_ELEMENTS, CHIPS
 
 __all__ = [
     "TILE_SIZES",
@@ -114,12 +114,23 @@ def plan_tiling(
     form) and its blocks and the body values a relayout grows (`relayout_vmem_bytes`,
     0 for most bodies) fit the budget together, or why not. While they do not, the
     blocks are planned again in what the values leave (smaller blocks, smaller values).
-    See `plan_kernel` for the arguments."""
+    Blocks are planned smaller too while the body's largest value is over
+    `BODY_VALUE_ELEMENTS` (its compile time), as long as that makes it smaller. See
+    `plan_kernel` for the arguments."""
     loop = the_loop(kernel)
     blocks_budget = budget
     last = None  # the last plan, its blocks and values (bytes), when over the budget
+    large = None  # the last plan that fits but whose body is large, its largest value
+    # and blocks (bytes), and the largest blocks budget known to leave no plan
     while True:
         plan = plan_kernel(module, kernel, blocks_budget, relayout_ok, tiles)
+        if isinstance(plan, Rejection) and large is not None:
+            # Too small for any plan: try between it and the large plan's blocks.
+            large = (*large[:3], blocks_budget)
+            blocks_budget = (blocks_budget + large[2]) // 2
+            if blocks_budget <= large[3] or large[2] - blocks_budget < large[2] // 16:
+                return large[0]  # no smaller blocks: the body stays large
+            continue
         if isinstance(plan, Rejection) and last is not None:
             tried, blocks, values = last
             return Rejection(
@@ -130,18 +141,26 @@ def plan_tiling(
             )
         if isinstance(plan, Rejection):
             return plan
-        values = body_bytes(kernel, plan)
-        if isinstance(values, Rejection):
-            return values
+        body = body_size(kernel, plan)
+        if isinstance(body, Rejection):
+            return body
         assert isinstance(loop, ta.LoopOp)
         extents = list(loop.extents)
         blocks = sum(plan.resident.values()) + sum(
             block_vmem_bytes(a, plan.tiles, extents) for a in plan.accesses.values()
         )
-        if blocks + values <= budget:
-            return replace(plan, budget=budget)
-        last = (plan.tiles, blocks, values)
-        blocks_budget = min(budget - values, blocks - 1)
+        if blocks + body.vmem <= budget:
+            fitted = replace(plan, budget=budget)
+            if body.largest <= BODY_VALUE_ELEMENTS or tiles is not None:
+                return fitted
+            if large is not None and body.largest >= large[1]:
+                return large[0]  # smaller blocks, no smaller body
+            large = (fitted, body.largest, blocks, large[3] if large else 0)
+            blocks_budget = min(blocks - 1, blocks * BODY_VALUE_ELEMENTS // body.largest)
+            blocks_budget = max(blocks_budget, large[3] + 1)
+            continue
+        last = (plan.tiles, blocks, body.vmem)
+        blocks_budget = min(budget - body.vmem, blocks - 1)
         if tiles is not None or blocks_budget <= 0:
             blocks_budget = 0  # given tiles, or values alone over the budget: rejected
 

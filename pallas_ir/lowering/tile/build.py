@@ -709,15 +709,35 @@ def emit_kernel(
     return new_kernel, views, stored, kept
 
 
-def body_bytes(kernel: ta.KernelOp, plan: TilePlan) -> int | Rejection:
-    """The VMEM the values of the body that `plan` builds take beside its blocks
-    (`relayout_vmem_bytes`), or why it does not build (an op with no tile form): a dry run
-    of `emit_kernel` that leaves the module as it was."""
+@dataclass(frozen=True)
+class BodySize:
+    """What the values of a tiled kernel body take."""
+
+    vmem: int
+    """VMEM beside the blocks (`relayout_vmem_bytes`)."""
+    largest: int
+    """Elements of the largest value (`tpu_rules.BODY_VALUE_ELEMENTS`)."""
+
+
+def body_size(kernel: ta.KernelOp, plan: TilePlan) -> BodySize | Rejection:
+    """The size of the values of the body that `plan` builds, or why it does not build
+    (an op with no tile form): a dry run of `emit_kernel` that leaves the module as it
+    was."""
     try:
         new_kernel, _, _, _ = emit_kernel(kernel, plan)
     except PassError as e:
         return Rejection.of(e)
-    found = relayout_vmem_bytes(new_kernel.walk())
+    ops = list(new_kernel.walk())
+    largest = max(
+        (
+            math.prod(r.type.get_shape())
+            for op in ops
+            for r in op.results
+            if isinstance(r.type, TensorType)
+        ),
+        default=0,
+    )
+    found = BodySize(relayout_vmem_bytes(ops), largest)
     new_kernel.erase()
     return found
 

@@ -244,6 +244,16 @@ class TlToPallasPass(CheckedOptionsPass):
         out_accesses = [
             conv.access(s, s.value.type, s.buffer.type.get_shape()) for s in stores
         ]  # type: ignore[arg-type, union-attr]
+        # One operand per distinct block: loads of one buffer through one block spec
+        # (an array read at two loop dims whose tiles are whole, as topk compares each
+        # element with each other) share its ref, so the block is fetched once.
+        operand_of: dict[tuple[SSAValue, pallas.BlockSpecAttr], int] = {}
+        load_operand = [
+            operand_of.setdefault((o.buffer, a.spec), len(operand_of))
+            for o, a in zip(loads, in_accesses)
+        ]
+        operand_loads = [loads[load_operand.index(k)] for k in range(len(operand_of))]
+        operand_specs = [spec for _, spec in operand_of]
         # inout buffers keep what the kernel does not write: pass them in and alias.
         alias_inputs: list[BlockArgument] = []
         aliases: list[tuple[int, int]] = []
@@ -254,13 +264,15 @@ class TlToPallasPass(CheckedOptionsPass):
             if kernel.role_of(buf) != ArgRole.INOUT:
                 continue
             alias_inputs.append(buf)
-            aliases.append((n_pre + len(loads) + len(gathers) + len(alias_inputs) - 1, k))
+            aliases.append(
+                (n_pre + len(operand_loads) + len(gathers) + len(alias_inputs) - 1, k)
+            )
         for k, sc in enumerate(scatters):
             assert isinstance(sc.dest, BlockArgument)
             alias_inputs.append(sc.dest)
             aliases.append(
                 (
-                    n_pre + len(loads) + len(gathers) + len(alias_inputs) - 1,
+                    n_pre + len(operand_loads) + len(gathers) + len(alias_inputs) - 1,
                     len(stores) + k,
                 )
             )
@@ -287,7 +299,10 @@ class TlToPallasPass(CheckedOptionsPass):
             return value
 
         operands = [index_operand(a) for a in conv.prefetch]
-        operands += [host.read(launch.args[o.buffer.index], launch) for o in loads]  # type: ignore[attr-defined]
+        operands += [
+            host.read(launch.args[o.buffer.index], launch)  # type: ignore[attr-defined]
+            for o in operand_loads
+        ]
         operands += [
             host.read(launch.args[rows_source(g).index], launch) for g in gathers
         ]  # type: ignore[attr-defined]
@@ -313,7 +328,7 @@ class TlToPallasPass(CheckedOptionsPass):
             for g in gathers
         ]
         in_specs = [
-            *(a.spec for a in in_accesses),
+            *operand_specs,
             *table_specs,
             *[pallas.BlockSpecAttr.any()] * len(alias_inputs),
             *(index_chunk_spec(a, gathers, conv) for a in chunked),
@@ -327,13 +342,11 @@ class TlToPallasPass(CheckedOptionsPass):
             assert isinstance(t, MemRefType)
             shape = flat_index[a].get_shape() if a in flat_index else t.get_shape()
             ref_types.append(pallas.RefType(shape, i32, pallas.MemorySpace.SMEM))
-        for o, acc in zip(loads, in_accesses):
-            ref_types.append(
-                pallas.RefType(acc.spec.ref_shape(), o.result.type.element_type)
-            )  # type: ignore[union-attr]
+        for o, spec in zip(operand_loads, operand_specs):
+            ref_types.append(pallas.RefType(spec.ref_shape(), o.result.type.element_type))  # type: ignore[union-attr]
         for a, spec in zip(
             [*(rows_source(g) for g in gathers), *alias_inputs],
-            in_specs[len(in_accesses) :],
+            in_specs[len(operand_specs) :],
         ):
             t = a.type
             assert isinstance(t, MemRefType)
@@ -384,9 +397,10 @@ class TlToPallasPass(CheckedOptionsPass):
         refs = list(body.args)
         for ref, a in zip(refs, conv.prefetch):
             ref.name_hint = f"{a.name_hint}_ref" if a.name_hint else None
-        in_refs = refs[n_pre : n_pre + len(loads)]
-        table_refs = refs[n_pre + len(loads) : n_pre + len(loads) + len(gathers)]
-        first_out = n_pre + len(loads) + len(gathers) + len(alias_inputs) + len(chunked)
+        n_in = len(operand_loads)
+        in_refs = refs[n_pre : n_pre + n_in]
+        table_refs = refs[n_pre + n_in : n_pre + n_in + len(gathers)]
+        first_out = n_pre + n_in + len(gathers) + len(alias_inputs) + len(chunked)
         chunk_refs = dict(zip(chunked, refs[first_out - len(chunked) : first_out]))
         for a, ref in chunk_refs.items():
             ref.name_hint = f"{a.name_hint}_chunk" if a.name_hint else None
@@ -408,7 +422,7 @@ class TlToPallasPass(CheckedOptionsPass):
             scratch_refs[2 * k + 1].name_hint = "sem"
         for k in acc_scratch.values():
             scratch_refs[k].name_hint = "acc"
-        alias_refs = refs[n_pre + len(loads) + len(gathers) : first_out - len(chunked)]
+        alias_refs = refs[n_pre + n_in + len(gathers) : first_out - len(chunked)]
         for sc, ref, kept in zip(scatters, dest_refs, alias_refs[-len(scatters) :]):
             if sc.dest.name_hint:  # the input ref is unused: it only aliases the output
                 name = sc.dest.name_hint
@@ -416,12 +430,14 @@ class TlToPallasPass(CheckedOptionsPass):
             lo, hi = scatter_refs_at[sc]
             for name, r in zip(("rows", "sem", "old"), scratch_refs[lo:hi]):
                 r.name_hint = name
-        for ref, o in zip(in_refs, loads):
+        for ref, o in zip(in_refs, operand_loads):
             ref.name_hint = f"{o.buffer.name_hint}_ref" if o.buffer.name_hint else None
         for ref, s in zip(out_refs, stores):
             ref.name_hint = f"{s.buffer.name_hint}_out" if s.buffer.name_hint else None
         values: dict[SSAValue, SSAValue] = {}
-        load_refs = dict(zip(loads, zip(in_refs, in_accesses)))
+        load_refs = {
+            o: (in_refs[k], acc) for o, k, acc in zip(loads, load_operand, in_accesses)
+        }
         store_refs = dict(zip(stores, zip(out_refs, out_accesses)))
         for o in body_ops:
             new: Operation | None = None
