@@ -47,8 +47,7 @@ PROGRAMS = {
         lambda x: torch.sort(x, dim=1),
         lambda: [torch.randn(4, 16).bfloat16()],
     ),
-    # topk along more than RANKED_MAX: a library call (shorter: Pallas, in
-    # test_sorting_and_scans)
+    # topk: lax.sort's first k (test_sorting_and_scans checks ties, NaN and -0.0)
     "topk_last_dim": (lambda x: torch.topk(x, 5), lambda: [torch.randn(6, 600)]),
     "topk_smallest_dim0": (
         lambda x: torch.topk(x * 2 + 1, 3, dim=0, largest=False),

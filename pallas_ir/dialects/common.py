@@ -76,12 +76,15 @@ from pallas_ir.dialects.enums import (  # noqa: F401
     ArgRoleAttr,
     ComparePredicate,
     ComparePredicateAttr,
+    DotPrecision,
+    DotPrecisionAttr,
     ReductionKind,
     ReductionKindAttr,
     arg_role_attrs,
     check_dialect,
     compare_predicate_attr,
     dialect_of,
+    dot_precision_attr,
     reduction_kind_attr,
     verify_reduction_kind,
 )
@@ -704,7 +707,11 @@ class ReduceTileOpBase(IRDLOperation):
 
 class DotOpBase(IRDLOperation):
     """`%c = D.dot %a, %b : tensor<MxKxbf16>, tensor<KxNxbf16> -> tensor<MxNxf32>`: a
-    matrix product on the MXU, accumulated in f32 for floats (i32 for integers)."""
+    matrix product on the MXU, accumulated in f32 for floats (i32 for integers).
+
+    `precision <highest>` multiplies f32 operands as f32 (what the program means);
+    without it the MXU's default precision applies, one bfloat16 pass. Each dialect's
+    op declares `precision` with its own attribute class."""
 
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
@@ -712,15 +719,41 @@ class DotOpBase(IRDLOperation):
 
     traits = traits_def(Pure())
     assembly_format = (
-        "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+        "$lhs `,` $rhs (`precision` ` ` `<` $precision^ `>`)? attr-dict "
+        "`:` type($lhs) `,` type($rhs) `->` type($result)"
     )
 
-    def __init__(self, lhs: SSAValue, rhs: SSAValue):
+    def __init__(
+        self, lhs: SSAValue, rhs: SSAValue, precision: DotPrecision | str | None = None
+    ):
         a, b = lhs.type, rhs.type
         assert isinstance(a, TensorType) and isinstance(b, TensorType)
         acc = i32 if isinstance(a.element_type, IntegerType) else Float32Type()
         shape = [a.get_shape()[0], b.get_shape()[1]]
-        super().__init__(operands=[lhs, rhs], result_types=[TensorType(acc, shape)])
+        properties = (
+            {}
+            if precision is None
+            else {"precision": dot_precision_attr(self.name, precision)}
+        )
+        super().__init__(
+            operands=[lhs, rhs],
+            result_types=[TensorType(acc, shape)],
+            properties=properties,
+        )
+
+    def precision_of(self) -> DotPrecision | None:
+        """The `precision` property's value (declared by each dialect's op)."""
+        attr: DotPrecisionAttr | None = self.precision  # type: ignore[attr-defined]
+        return None if attr is None else attr.data
+
+    @property
+    def exact(self) -> bool:
+        """Whether the product is the f32 one the operands mean (bf16 operands always)."""
+        a = self.lhs.type
+        assert isinstance(a, TensorType)
+        if self.precision_of() == DotPrecision.HIGHEST:
+            return True
+        return not isinstance(a.element_type, Float32Type)
 
     def verify_(self) -> None:
         a, b, c = self.lhs.type, self.rhs.type, self.result.type
@@ -739,6 +772,8 @@ class DotOpBase(IRDLOperation):
         want = [a.get_shape()[0], b.get_shape()[1]]
         if list(c.get_shape()) != want or c.element_type != acc:
             raise VerifyException(f"dot gives tensor<{_shape_str(want)}x{acc}>, not {c}")
+        if self.precision_of() is not None and isinstance(a.element_type, IntegerType):
+            raise VerifyException("an integer dot is exact: it takes no precision")
 
 
 def find_forward(module: ModuleOp) -> func.FuncOp | None:

@@ -153,6 +153,49 @@ def verify_reduction_kind(kind: ReductionKindAttr, op_name: str) -> ReductionKin
 
 
 # ---------------------------------------------------------------------------------------
+# Matrix product precision
+
+
+class DotPrecision(StrEnum):
+    """How the MXU multiplies float32 operands (`jax.lax.Precision`; Mosaic has these two).
+
+    `highest` is the float32 product the program asks for (Mosaic's fp32 contract
+    precision); `default` is the MXU's default, a single bfloat16 pass that keeps about
+    8 bits of each operand. Operands already in bfloat16 multiply exactly either way.
+    """
+
+    DEFAULT = "default"
+    HIGHEST = "highest"
+
+
+@irdl_attr_definition
+class TlDotPrecisionAttr(EnumAttribute[DotPrecision], SpacedOpaqueSyntaxAttribute):
+    """`#tl<dot_precision highest>`: a `tl.dot`'s precision (custom form: `<highest>`)."""
+
+    name = "tl.dot_precision"
+
+
+@irdl_attr_definition
+class PallasDotPrecisionAttr(EnumAttribute[DotPrecision], SpacedOpaqueSyntaxAttribute):
+    """`#pallas<dot_precision highest>`: a `pallas.dot`'s precision (custom form:
+    `<highest>`)."""
+
+    name = "pallas.dot_precision"
+
+
+DotPrecisionAttr = TlDotPrecisionAttr | PallasDotPrecisionAttr
+_DOT_PRECISION_ATTRS: dict[str, type[DotPrecisionAttr]] = {
+    "tl": TlDotPrecisionAttr,
+    "pallas": PallasDotPrecisionAttr,
+}
+
+
+def dot_precision_attr(op_name: str, precision: DotPrecision | str) -> DotPrecisionAttr:
+    """The dot precision property of op `op_name`, in the op's dialect."""
+    return _DOT_PRECISION_ATTRS[dialect_of(op_name)](DotPrecision(precision))
+
+
+# ---------------------------------------------------------------------------------------
 # Comparisons
 
 

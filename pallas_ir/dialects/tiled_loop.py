@@ -91,6 +91,7 @@ from pallas_ir.dialects.common import (
 from pallas_ir.dialects.enums import (
     TlArgRoleAttr,
     TlComparePredicateAttr,
+    TlDotPrecisionAttr,
     TlReductionKindAttr,
 )
 
@@ -597,10 +598,14 @@ class DotOp(DotOpBase):
 
     ```mlir
     %c = tl.dot %a, %b : tensor<128x256xbf16>, tensor<256x128xbf16> -> tensor<128x128xf32>
+    %d = tl.dot %x, %y precision <highest>
+        : tensor<8x128xf32>, tensor<128x128xf32> -> tensor<8x128xf32>
     ```
     """
 
     name = "tl.dot"
+
+    precision = opt_prop_def(TlDotPrecisionAttr)
 
 
 @irdl_op_definition
@@ -918,5 +923,11 @@ TiledLoop = Dialect(
         SelectOp,
         ReshapeOp,
     ],
-    [GridSemanticsAttr, TlArgRoleAttr, TlReductionKindAttr, TlComparePredicateAttr],
+    [
+        GridSemanticsAttr,
+        TlArgRoleAttr,
+        TlReductionKindAttr,
+        TlComparePredicateAttr,
+        TlDotPrecisionAttr,
+    ],
 )

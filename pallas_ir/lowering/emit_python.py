@@ -32,7 +32,7 @@ from xdsl.ir.affine import (
 from xdsl.utils.target import Target
 
 from pallas_ir.dialects import pallas, xla
-from pallas_ir.dialects.common import ARITH_CASTS, ReductionKind
+from pallas_ir.dialects.common import ARITH_CASTS, DotPrecision, ReductionKind
 from pallas_ir.dtypes import holds_float64
 from pallas_ir.lowering import emit_xla
 from pallas_ir.lowering.jnp_spelling import (
@@ -252,7 +252,9 @@ class KernelEmitter:
     def _(self, op: pallas.DotOp) -> str:
         a, b = self.operand_names(op)
         acc = dtype_name(op.result.type.element_type, op)  # type: ignore[attr-defined]
-        return f"jnp.dot({a}, {b}, preferred_element_type={acc})"
+        highest = op.precision_of() == DotPrecision.HIGHEST
+        precision = ", precision=jax.lax.Precision.HIGHEST" if highest else ""
+        return f"jnp.dot({a}, {b}, preferred_element_type={acc}{precision})"
 
     @expression.register
     def _(self, op: pallas.ProgramIdOp) -> str:

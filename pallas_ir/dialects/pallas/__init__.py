@@ -20,7 +20,11 @@ re-exported here.
 
 from xdsl.ir import Dialect
 
-from pallas_ir.dialects.enums import PallasComparePredicateAttr, PallasReductionKindAttr
+from pallas_ir.dialects.enums import (
+    PallasComparePredicateAttr,
+    PallasDotPrecisionAttr,
+    PallasReductionKindAttr,
+)
 from pallas_ir.dialects.pallas.attributes import (
     SQUEEZED,
     BlockIndexing,
@@ -140,5 +144,6 @@ Pallas = Dialect(
         SliceAttr,
         PallasReductionKindAttr,
         PallasComparePredicateAttr,
+        PallasDotPrecisionAttr,
     ],
 )

@@ -28,6 +28,7 @@ from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     region_def,
     result_def,
@@ -58,6 +59,7 @@ from pallas_ir.dialects.common import (
     TransposeOpBase,
     parse_optional_attributes_keyword,
 )
+from pallas_ir.dialects.enums import PallasDotPrecisionAttr
 from pallas_ir.dialects.pallas.attributes import (
     Indexer,
     MemorySpace,
@@ -551,14 +553,19 @@ class SelectOp(SelectOpBase):
 
 @irdl_op_definition
 class DotOp(DotOpBase):
-    """`jnp.dot(a, b, preferred_element_type=f32)` in the kernel: the MXU.
+    """`jnp.dot(a, b, preferred_element_type=f32)` in the kernel: the MXU. With
+    `precision <highest>`, `precision=jax.lax.Precision.HIGHEST` (f32 products).
 
     ```mlir
     %c = pallas.dot %a, %b : tensor<128x256xbf16>, tensor<256x128xbf16> -> tensor<128x128xf32>
+    %d = pallas.dot %x, %y precision <highest>
+        : tensor<8x128xf32>, tensor<128x128xf32> -> tensor<8x128xf32>
     ```
     """
 
     name = "pallas.dot"
+
+    precision = opt_prop_def(PallasDotPrecisionAttr)
 
 
 @irdl_op_definition

@@ -500,7 +500,7 @@ class TlToPallasPass(CheckedOptionsPass):
                     body.add_op(p)
                 new = pallas.IotaOp(offset.results[0], o.dim.value.data, o.result.type)  # type: ignore[arg-type]
             elif isinstance(o, tl.DotOp):
-                new = pallas.DotOp(values[o.lhs], values[o.rhs])
+                new = pallas.DotOp(values[o.lhs], values[o.rhs], o.precision_of())
             elif isinstance(o, tl.ReshapeOp):
                 new = pallas.ReshapeOp(values[o.source], o.result.type)  # type: ignore[arg-type]
             elif isinstance(o, tl.BroadcastOp):

@@ -769,3 +769,12 @@ tl.kernel @k(%pos: memref<16xi32> {role = "prefetch"}, %x: memref<16x128xf32> {r
     tl.scatter %v, %c[affine_map<(d0) -> ()>], %pos[affine_map<(d0) -> (d0 * 8)>](%i) accumulate <max> : tensor<8x128xf32>, memref<64x128xf32>, memref<16xi32>
   }
 }
+
+// -----
+
+// An integer product is exact: a precision on it says nothing true.
+func.func @f(%a: tensor<32x128xi8>, %b: tensor<128x256xi8>) {
+  // expected-error@+1 {{an integer dot is exact: it takes no precision}}
+  %c = tl.dot %a, %b precision <highest> : tensor<32x128xi8>, tensor<128x256xi8> -> tensor<32x256xi32>
+  func.return
+}
