@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 MODULES = [
+    "test_fused_reductions",
     "test_sorting_and_scans",
     "test_library_calls",
     "test_scatter",
@@ -122,6 +123,21 @@ def timings(only: list[str]) -> list[dict]:
             lambda x: torch.topk(torch.softmax(x, -1), 2),
             lambda x: jax.lax.top_k(jax.nn.softmax(x, axis=-1), 2),
             [(4096, 64)],
+        ),
+        (
+            "softmax(x, -1), x f32[4096, 1024] (one fused kernel)",
+            lambda x: torch.softmax(x, -1),
+            lambda x: jax.nn.softmax(x, axis=-1),
+            [(4096, 1024)],
+        ),
+        (
+            "layer_norm(x), x f32[4096, 1024] (one fused kernel)",
+            lambda x: torch.nn.functional.layer_norm(x, (1024,)),
+            lambda x: (
+                (x - x.mean(-1, keepdims=True))
+                * jax.lax.rsqrt(x.var(-1, keepdims=True) + 1e-5)
+            ),
+            [(4096, 1024)],
         ),
         (
             "x @ w, f32[1024, 1024] (f32 products: Precision.HIGHEST on both sides)",

@@ -1,6 +1,7 @@
 """Modelled HBM traffic of every example, against the least it could be.
 
-    python benchmarks/traffic.py [--chip v5e|v6e] [--filter REGEX] [--pass-inputs]
+    python benchmarks/traffic.py [--chip v5e|v6e] [--filter REGEX]
+                                 [--pass-inputs | --frontend]
 
 Cases: every `examples/ta/*.mlir` (lowered with the pipeline of
 tests/test_lowering_pipeline.py: `split-kernel-loops,stride-to-reshape,
@@ -20,6 +21,10 @@ if any did.
 N-D shape the kernel views them as (`lower_on_host_storage` in
 `tests/support/pass_inputs.py`, as a frontend holds torch tensors). Accesses that no Pallas idiom covers run on XLA there;
 their rows say so.
+
+`--frontend` measures PyTorch programs compiled by `pallas_ir.compile` (softmax,
+norms, var_mean, cross-entropy, a GELU chain, linear + bias + GELU), each row with its
+number of launches (`pallas_call`s and XLA calls) beside the bytes.
 """
 
 from __future__ import annotations
@@ -62,6 +67,7 @@ def pipelines(chip: str) -> dict[str, str | None]:
 @dataclass
 class Row:
     name: str
+    launches: int | None = None
     kernels: int = 0
     wrapper: int = 0
     minimum: int = 0
@@ -444,6 +450,51 @@ def _error(e: Exception) -> str:
     return f"{where}{type(e).__name__}: {text[0] if text else ''}"
 
 
+def frontend_programs():
+    """name → (a PyTorch function, its inputs): the programs issue 15's targets name."""
+    import torch
+    import torch.nn.functional as F
+
+    torch.manual_seed(0)
+    rows, width = 4096, 1024
+    x = torch.randn(rows, width)
+    w = torch.randn(width)
+    weight, bias = torch.randn(width, width) / 32, torch.randn(width)
+    labels = torch.randint(0, width, (rows,))
+
+    def gelu_chain(h):
+        return 0.5 * h * (1 + torch.tanh(0.7978845608 * (h + 0.044715 * h * h * h)))
+
+    def rms_norm(x, w):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+
+    return {
+        "softmax": (lambda x: torch.softmax(x, -1), [x]),
+        "log_softmax": (lambda x: F.log_softmax(x, -1), [x]),
+        "layer_norm": (lambda x, w: F.layer_norm(x, (width,), w, w), [x, w]),
+        "rms_norm": (rms_norm, [x, w]),
+        "var_mean": (lambda x: torch.var_mean(x, -1), [x]),
+        "cross_entropy": (lambda x, y: F.cross_entropy(x, y), [x, labels]),
+        "gelu_chain": (gelu_chain, [x]),
+        "linear_bias_gelu": (
+            lambda x, w, b: F.gelu(x @ w + b, approximate="tanh"),
+            [x, weight, bias],
+        ),
+    }
+
+
+def run_frontend(name: str, fn, inputs, chip: str) -> Row:
+    row = Row(f"torch/{name}")
+    try:
+        k = pallas_ir.compile(fn, inputs, chip=chip)
+        report = k.cost_report()
+    except Exception as e:  # noqa: BLE001  (every failure is a row, not a traceback)
+        row.error = _error(e)
+        return row
+    row.launches = len(report.calls) + len(report.xla_calls)
+    return fill(row, k.module, report)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--chip", choices=["v5e", "v6e"], default="v5e")
@@ -453,10 +504,19 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="measure the pass tests' inputs instead of the examples",
     )
+    ap.add_argument(
+        "--frontend",
+        action="store_true",
+        help="measure PyTorch programs compiled by pallas_ir.compile",
+    )
     args = ap.parse_args(argv)
     pattern = re.compile(args.filter)
     rows: list[Row] = []
-    if args.pass_inputs:
+    if args.frontend:
+        for name, (fn, inputs) in frontend_programs().items():
+            if pattern.search(f"torch/{name}"):
+                rows.append(run_frontend(name, fn, inputs, args.chip))
+    elif args.pass_inputs:
         for name, text in pass_test_programs(ROOT / "tests" / "filecheck" / "passes"):
             if pattern.search(name):
                 rows.append(run_pass_input(name, text, args.chip))
@@ -483,6 +543,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{r.name:<{width}}  {r.kernels:>10}  {r.wrapper:>10}  {r.modelled:>10}  "
             f"{r.minimum:>10}  {r.ratio:>6.3f}  {r.vmem:>9}  {'bound' if r.bound else ''}"
+            + ("" if r.launches is None else f"  {r.launches} launches")
         )
         for w in r.why:
             print(f"{'':<{width}}    why: {w}")

@@ -214,6 +214,10 @@ class Kernel:
         for j, iv in enumerate(self.ivs):
             iv.name_hint = f"l{j}"
         self.builder = Builder(InsertPoint.at_end(self.loop.body.block))
+        self.parallel_dims = len(bounds)
+        self.reduce_extents = tuple(reduce_bounds)
+        self.inlined = 0
+        """The fused reductions computed in this kernel (`fused_reduction`)."""
         self.reads: list[Buffer] = []
         self.args: dict[int, SSAValue] = {}
         self.count = 0
@@ -228,6 +232,13 @@ class Kernel:
         """The result of a scalar op (or constant) on given operands, once built."""
         self.literals: dict[SSAValue, float] = {}
         """The Python number of each f32 float constant (`constant`)."""
+
+    def uses_reduction(self, e: AffineExpr) -> bool:
+        """Whether index expression `e` varies along the loop's reduction dims (or
+        with data, whose dims are not known)."""
+        return bool(_symbols_in(e, set())) or any(
+            d >= self.parallel_dims for d in e.used_dims()
+        )
 
     def region(self) -> Region:
         """The finished loop body as a region, without the float64 constants nothing
@@ -435,6 +446,17 @@ class Fusion:
     ops: frozenset[object] = frozenset()
     """The ops, each once however many paths of the value's DAG reach it (a token
     per op lowered; views add none: they only index)."""
+    reductions: tuple[FusedReduction, ...] = ()
+    """The reductions fused into the value (`fused_reduction`), first fused first:
+    `Program.kernel` lays a kernel's loop out so that they are computed in it."""
+
+
+@dataclass(frozen=True)
+class FusedReduction:
+    """A reduction of a value's last dims of `extents`, to a result of shape `kept`."""
+
+    kept: tuple[int, ...]
+    extents: tuple[int, ...]
 
 
 @dataclass(eq=False)
@@ -497,7 +519,65 @@ def chained(*operands: object) -> Fusion:
     return Fusion(
         1 + max((f.depth for f in fused), default=0),
         frozenset[object]().union(*(f.ops for f in fused)) | {object()},
+        tuple(dict.fromkeys(r for f in fused for r in f.reductions)),
     )
+
+
+def fused_reduction(
+    prog: Program,
+    buffers: list[Buffer],
+    source: Value,
+    kind: str,
+    dims: int,
+    element: str,
+) -> Value:
+    """`source` reduced by `kind` over its last `dims` dims, as a value of `element`.
+    It is computed in the kernel that needs it wherever that kernel's loop reduces over
+    dims of the same extents and needs it at a point of its other dims (a softmax's
+    max and sum, a norm's mean and variance: the statistic stays in registers, one
+    kernel). Elsewhere a kernel of its own stores it, once, at the first ask, into a
+    buffer (appended to `buffers`) that such kernels read."""
+    kept, extents = tuple(source.shape[:-dims]), tuple(source.shape[-dims:])
+    buf = Buffer.holding(prog.fresh("t"), kept, element)
+    stored: list[Value] = []
+
+    def build(k: Kernel, idx: Index) -> SSAValue:
+        if k.reduce_extents == extents and not any(k.uses_reduction(e) for e in idx):
+            loop = [AffineExpr.dimension(k.parallel_dims + j) for j in range(dims)]
+            k.inlined += 1
+            reduced = k.reduce(kind, source.emit(k, [*idx, *loop]))
+            # rounded as the stored result would be (a bfloat16 sum), then widened
+            held = k.cast(reduced, source.element, buf.element)
+            return k.cast(held, buf.element, buf.value_element)
+        if not stored:
+            buffers.append(buf)
+            prog.kernel(source, buf, range(len(kept), len(source.shape)), kind)
+            stored.append(storage_value(buf, kept, row_major_strides(kept)))
+        return stored[0].emit(k, idx)
+
+    base = chained(source)
+    own = (FusedReduction(kept, extents), *base.reductions)
+    fused = Fusion(base.depth, base.ops, tuple(dict.fromkeys(own)))
+    return Value(kept, build, buf.value_element, fused)
+
+
+def _fused_layouts(value: Value) -> list[tuple[tuple[int, ...], bool]]:
+    """The loop layouts in which a reduction fused into `value` can be computed in
+    the kernel that stores it, each (the reduced extents, whether the value's last
+    dims are them): the value's shape is the reduction's operand's, or its result's."""
+    shape = tuple(value.shape)
+    layouts: list[tuple[tuple[int, ...], bool]] = []
+    for r in value.fused.reductions if value.fused is not None else ():
+        n = len(r.extents)
+        if len(shape) > n and shape[-n:] == r.extents and shape[:-n] == r.kept:
+            layout = (r.extents, True)
+        elif shape == r.kept:
+            layout = (r.extents, False)
+        else:
+            continue
+        if layout not in layouts:
+            layouts.append(layout)
+    return layouts
 
 
 def const(n: int) -> AffineExpr:
@@ -551,7 +631,9 @@ def remap(v: Value, shape, index: Callable[[Index], list[AffineExpr]]) -> Value:
         tuple(shape),
         lambda k, idx: v.emit(k, index(idx)),
         v.element,
-        None if v.fused is None else Fusion(v.fused.depth + 1, v.fused.ops),
+        None
+        if v.fused is None
+        else Fusion(v.fused.depth + 1, v.fused.ops, v.fused.reductions),
     )
 
 
@@ -699,16 +781,52 @@ class Program:
     ) -> None:
         """A kernel that computes `value` (reduced over its dims `reduce` by `kind`)
         into the contiguous buffer `out`. An empty result is no kernel (there is
-        nothing to store); a reduction over an empty dim stores `kind`'s identity."""
-        kept = [d for d in range(len(value.shape)) if d not in reduce]
-        order = kept + list(reduce)
+        nothing to store); a reduction over an empty dim stores `kind`'s identity.
+
+        A value with reductions fused into it (`fused_reduction`) is first built in a
+        loop that reduces over their dims, so that they are computed in the kernel:
+        over its leading dims with its last dims as the reduction dims, stored at
+        every point (softmax), or over its dims with the reduced ones added (a
+        reduction's epilogue). That layout is kept when a reduction was computed in
+        it; otherwise the kernel is built as a plain one."""
+        name = self.fresh("k")
+        reduce = list(reduce)
+        if not reduce:
+            for extents, rows in _fused_layouts(value):
+                k = self._kernel(name, value, out, [], "", extents, rows)
+                if k is not None and k.inlined:
+                    self._launch(k, out)
+                    return
+        k = self._kernel(name, value, out, reduce, kind)
+        if k is not None:
+            self._launch(k, out)
+
+    def _kernel(
+        self,
+        name: str,
+        value: Value,
+        out: Buffer,
+        reduce: list[int],
+        kind: str,
+        extents: Sequence[int] = (),
+        rows: bool = False,
+    ) -> Kernel | None:
+        """The kernel of `kernel`, built; with `extents`, its loop reduces over dims
+        of them too: the value's last dims when `rows` (then stored at every point),
+        else dims added after the value's."""
+        if rows:
+            kept = list(range(len(value.shape) - len(extents)))
+            order = list(range(len(value.shape)))
+        else:
+            kept = [d for d in range(len(value.shape)) if d not in reduce]
+            order = kept + reduce
         # A 0-d result (a full reduction) still loops: over one unit dim in front.
         unit = 0 if kept else 1
         kept_shape = [value.shape[d] for d in kept] or [1]
         if 0 in kept_shape:  # an empty result
-            return
-        reduced = [value.shape[d] for d in reduce]
-        k = Kernel(self.fresh("k"), kept_shape, [] if 0 in reduced else reduced)
+            return None
+        reduced = [value.shape[d] for d in reduce] + list(extents)
+        k = Kernel(name, kept_shape, [] if 0 in reduced else reduced)
         # Loop dim j walks value dim order[j]: kept dims first, reductions last.
         idx: list[AffineExpr] = [const(0)] * len(value.shape)
         for j, d in enumerate(order):
@@ -726,7 +844,11 @@ class Program:
                 if kind in ("argmax", "argmin"):
                     element = "i32"
         v = k.cast(v, element, out.element)  # bool is stored as i32
-        k.store(v, out, kept_shape)
+        k.store(v, out, value.shape if rows else kept_shape)
+        return k
+
+    def _launch(self, k: Kernel, out: Buffer) -> None:
+        """Kernel `k`, built by `_kernel`, added and launched."""
         k.arg(out)
         roles = [ArgRole.IN] * len(k.reads) + [ArgRole.OUT]
         kernel = KernelOp(k.name, [], roles, k.region())

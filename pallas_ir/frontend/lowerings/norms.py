@@ -47,4 +47,6 @@ def layer_norm(c: Lowering, args) -> list[Value]:
             v = k.op("arith.addf", v, bias.emit(k, broadcast_index(bias, x.shape, idx)))
         return v
 
-    return [Value(x.shape, out, var.element), mean, rstd]
+    # (what `out` fuses: the statistics' reductions too, so its kernel computes them)
+    fused = chained(x, mean, rstd, weight, bias)
+    return [Value(x.shape, out, var.element, fused=fused), mean, rstd]

@@ -1,7 +1,14 @@
 """Reductions (sum, amax, amin, prod, argmax, argmin, any, all; mean, var, norms, max
-and min of them). A reduction is materialised: its own kernel (`ta.loop [kept] reduce
-[reduced]`, the element-wise prologue fused) writes a `ta.alloc` buffer, which later
-values read as storage (the epilogue fuses into its consumers)."""
+and min of them).
+
+A `sum`, `prod`, `max` or `min` over a tensor's last dims, of at most
+FUSED_REDUCTION_MAX elements a result, is fused (`kernel_builder.fused_reduction`): it
+is computed in the kernel that needs it, whose loop reduces over those dims (a softmax,
+a norm, a variance is one `ta.loop [rows] reduce [n]`: the statistics stay in
+registers and the row is read once). Other reductions, and those no kernel can compute
+in its loop, are materialised: their own kernel (`ta.loop [kept] reduce [reduced]`,
+the element-wise prologue fused) writes a `ta.alloc` buffer, which later values read as
+storage (the epilogue fuses into its consumers)."""
 
 from __future__ import annotations
 
@@ -16,6 +23,7 @@ from pallas_ir.frontend.kernel_builder import (
     Value,
     broadcast_index,
     chained,
+    fused_reduction,
     ints,
     remap,
     storage_value,
@@ -49,6 +57,15 @@ def reduced_dims(a: Value, given) -> list[int]:
     return sorted({d % len(a.shape) for d in dims}) if a.shape else []
 
 
+FUSED_REDUCTION_MAX = 1 << 16
+"""The most elements one result of a fused reduction reduces: a kernel that computes
+it holds whole rows of them (a row of 64K float32 is 256 KiB; the tiler fits the row
+blocks in VMEM). Longer, the reduction is its own kernel, which the tiler may split
+over a sequential grid dim."""
+
+_FUSED_KINDS = frozenset({"sum", "prod", "max", "min"})
+
+
 @lowers(*_REDUCE)
 def reduce(c: Lowering, args) -> Value:
     a = args[0]
@@ -62,10 +79,21 @@ def reduce(c: Lowering, args) -> Value:
     if c.element == "i1" and a.element != "i1":  # any / all: non-zero is true
         a = c.lower(aten.ne.Scalar, [a, 0], shape=a.shape, element="i1")
     kept = [n for d, n in enumerate(a.shape) if d not in dims]
-    buf = Buffer.holding(c.prog.fresh("t"), kept, c.element)
-    c.buffers.append(buf)
-    c.prog.kernel(a, buf, dims, kind)
-    stored = storage_value(buf, kept, row_major_strides(kept))
+    trailing = dims == list(range(len(a.shape) - len(dims), len(a.shape)))
+    if (
+        kind in _FUSED_KINDS
+        and dims
+        and trailing
+        and 0 not in a.shape
+        and a.element != "i1"
+        and math.prod(a.shape[d] for d in dims) <= FUSED_REDUCTION_MAX
+    ):
+        stored = fused_reduction(c.prog, c.buffers, a, kind, len(dims), c.element)
+    else:
+        buf = Buffer.holding(c.prog.fresh("t"), kept, c.element)
+        c.buffers.append(buf)
+        c.prog.kernel(a, buf, dims, kind)
+        stored = storage_value(buf, kept, row_major_strides(kept))
     if not keep:
         return stored
     return remap(
@@ -137,7 +165,7 @@ def variance(c: Lowering, args, kwargs, shape) -> tuple[Value, Value]:
     element = "f64" if a.element == "f64" else "f32"
     total = c.lower(
         aten.sum.dim_IntList,
-        [Value(a.shape, square, element), dims, keep],
+        [Value(a.shape, square, element, fused=chained(a, mean)), dims, keep],
         shape=shape,
         element=element,
     )

@@ -4,9 +4,9 @@
 // The frontend's modules are pallas-opt input: split-kernel-loops takes them (each
 // frontend kernel has one loop already, so they come out as they went in).
 
-// CHECK-COUNT-3: ta.kernel
+// CHECK-COUNT-1: ta.kernel
 // CHECK:         func.func @forward
-// CHECK-COUNT-3:   ta.launch
+// CHECK-COUNT-1:   ta.launch
 
 // CHAIN:         ta.kernel
 // CHAIN:           ta.loop [64, 256]

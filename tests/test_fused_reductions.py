@@ -1,0 +1,134 @@
+"""Fused reductions (`kernel_builder.fused_reduction`): a reduction over a tensor's
+last dims is computed in the kernel that needs it, so a softmax, a log_softmax, a
+layer or RMS norm is one kernel that reads each row once. Each program is checked
+against eager, its ta module against the reference interpreter, and its kernels
+against the TPU compiler; the launch counts are the fusion the frontend promises.
+A reduction no kernel can compute in its loop (read along the reduced dim, over
+other dims, longer rows) is stored by a kernel of its own, with the same results."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from support.programs import aot_failures, compile_programs, flat, ta_reference
+
+from pallas_ir.frontend.lowerings.reductions import FUSED_REDUCTION_MAX
+
+NAN, INF = float("nan"), float("inf")
+
+
+def _hostile_rows() -> torch.Tensor:
+    """Rows with an inf, a -inf, a NaN, all -inf, and ordinary ones."""
+    x = torch.randn(6, 384)
+    x[0, 3] = INF
+    x[1, 5] = -INF
+    x[2, 7] = NAN
+    x[3, :] = -INF
+    return x
+
+
+def _rms_norm(x, w):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+
+
+def _layer_norm(x, w, b):
+    return F.layer_norm(x, (x.shape[-1],), w, b)
+
+
+# name → (function, inputs, pallas_calls): the launches each compiles to
+PROGRAMS = {
+    "softmax": (lambda x: torch.softmax(x, -1), lambda: [torch.randn(64, 512)], 1),
+    "softmax_hostile_rows": (
+        lambda x: torch.softmax(x, -1),
+        lambda: [_hostile_rows()],
+        1,
+    ),
+    "log_softmax_3d": (
+        lambda x: F.log_softmax(x * 2, -1),
+        lambda: [torch.randn(2, 24, 256)],
+        1,
+    ),
+    "layer_norm": (
+        _layer_norm,
+        lambda: [torch.randn(4, 32, 256), torch.randn(256), torch.randn(256)],
+        1,
+    ),
+    "rms_norm": (_rms_norm, lambda: [torch.randn(48, 512), torch.randn(512)], 1),
+    "layer_norm_bfloat16": (
+        _layer_norm,
+        lambda: [
+            torch.randn(16, 256).bfloat16(),
+            torch.randn(256).bfloat16(),
+            torch.randn(256).bfloat16(),
+        ],
+        1,
+    ),
+    # an epilogue: the reduction's result shape, the reduced dims added to the loop
+    "sum_epilogue": (
+        lambda x: torch.tanh(x.sum(-1) * 0.1),
+        lambda: [torch.randn(40, 300)],
+        1,
+    ),
+    "amax_minus_amin": (
+        lambda x: x.amax((-2, -1)) - x.amin((-2, -1)),
+        lambda: [torch.randn(8, 16, 128)],
+        1,
+    ),
+    # two results of one reduction: a kernel each (a kernel has one output)
+    "var_mean": (lambda x: torch.var_mean(x, -1), lambda: [torch.randn(32, 256)], 2),
+    # a reduction over the first dim: its own kernel, then the normalisation
+    "softmax_dim0": (lambda x: torch.softmax(x, 0), lambda: [torch.randn(64, 128)], 3),
+    # the row sums read along the reduced dim (as columns): stored first
+    "row_sums_as_columns": (
+        lambda x: x + x.sum(-1)[None, :],
+        lambda: [torch.randn(128, 128)],
+        2,
+    ),
+    # rows longer than FUSED_REDUCTION_MAX: the reductions are kernels of their own
+    "softmax_long_rows": (
+        lambda x: torch.softmax(x, -1),
+        lambda: [torch.randn(2, FUSED_REDUCTION_MAX + 128)],
+        3,
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    return compile_programs({n: (fn, make) for n, (fn, make, _) in PROGRAMS.items()})
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_matches_eager(name: str, compiled) -> None:
+    k, fn, inputs = compiled[name]
+    got, want = flat(k(*inputs)), flat(fn(*inputs))
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        low = g.dtype == torch.bfloat16
+        tolerance = {"rtol": 2e-2, "atol": 2e-2} if low else {"rtol": 1e-5, "atol": 1e-5}
+        torch.testing.assert_close(g, w, equal_nan=True, **tolerance)
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_launches_as_fused(name: str, compiled) -> None:
+    """A softmax or norm is one pallas_call; what cannot fuse is one more a reduction."""
+    k = compiled[name][0]
+    assert k.source.count("pl.pallas_call(") == PROGRAMS[name][2]
+
+
+@pytest.mark.parametrize("name", ["softmax_hostile_rows", "layer_norm", "sum_epilogue"])
+def test_fused_ta_means_eager(name: str, compiled) -> None:
+    """The fused ta module, run by the reference interpreter, gives eager's results:
+    a reduction computed in a loop that stores at every point of the row means the
+    same as the stored one."""
+    k, fn, inputs = compiled[name]
+    got = ta_reference(k, [t.numpy() for t in inputs])
+    for g, w in zip(got, flat(fn(*inputs)), strict=True):
+        np.testing.assert_allclose(g, w.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_fused_kernels_compile_for_tpu(compiled) -> None:
+    assert not aot_failures(compiled)
