@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 from support.programs import aot_failures, compile_programs, flat, ta_reference
 
+import pallas_ir
 from pallas_ir.frontend.lowerings.reductions import FUSED_REDUCTION_MAX
 
 NAN, INF = float("nan"), float("inf")
@@ -132,3 +133,37 @@ def test_fused_ta_means_eager(name: str, compiled) -> None:
 
 def test_fused_kernels_compile_for_tpu(compiled) -> None:
     assert not aot_failures(compiled)
+
+
+def test_long_rows_stored_once_a_row_are_reduced_by_their_own_kernels() -> None:
+    """A variance stores one element a row: fused, its rows stay whole in VMEM, and a
+    1-D output's blocks take 128 rows or more, so 256 rows of 16384 would not fit and
+    the kernel would go to XLA. Rows longer than EPILOGUE_REDUCTION_MAX are reduced
+    by kernels of their own, which the tiler splits: every kernel is Pallas, and the
+    results are eager's."""
+    from pallas_ir.frontend.kernel_builder import EPILOGUE_REDUCTION_MAX
+
+    torch.manual_seed(0)
+    x = torch.randn(256, 2 * EPILOGUE_REDUCTION_MAX)
+    k = pallas_ir.compile(lambda x: x.var(-1), [x])
+    report = k.cost_report()
+    assert report.calls and not report.xla_calls
+    torch.testing.assert_close(k(x), x.var(-1), rtol=1e-5, atol=1e-5)
+
+
+def test_a_matmul_does_not_fuse_a_norm_into_its_prologue() -> None:
+    """A layer norm before a matmul keeps its statistics out of the product's
+    kernel (whose contraction the tiler splits and blocks for the MXU): the product is
+    a dot kernel of its own, and the results are eager's."""
+    torch.manual_seed(0)
+    x, w = torch.randn(64, 1024), torch.randn(256, 1024) / 32
+
+    def norm_then_linear(x, w):
+        return F.layer_norm(x, (1024,)) @ w.t()
+
+    k = pallas_ir.compile(norm_then_linear, [x, w])
+    tile = k.ir["tile"]
+    dots = [line for line in tile.splitlines() if "tl.dot" in line]
+    (kernel,) = [part for part in tile.split("tl.kernel") if "tl.dot" in part]
+    assert len(dots) == 1 and "tl.reduce" not in kernel
+    torch.testing.assert_close(k(x, w), norm_then_linear(x, w), rtol=1e-4, atol=1e-4)

@@ -47,7 +47,7 @@ from xdsl.ir.affine import (
 )
 from xdsl.rewriter import InsertPoint
 
-from pallas_ir.affine_analysis import row_major_strides
+from pallas_ir.affine_analysis import row_major_strides, simplify
 from pallas_ir.dialects.arith_ext import ARITH_EXTRA_OPS
 from pallas_ir.dialects.common import ArgRole
 from pallas_ir.dialects.library_call import Param
@@ -216,8 +216,11 @@ class Kernel:
         self.builder = Builder(InsertPoint.at_end(self.loop.body.block))
         self.parallel_dims = len(bounds)
         self.reduce_extents = tuple(reduce_bounds)
+        self.dim_ranges = [(0, n - 1) for n in [*bounds, *reduce_bounds]]
         self.inlined = 0
         """The fused reductions computed in this kernel (`fused_reduction`)."""
+        self.fuses = True
+        """Whether fused reductions may be computed in this kernel."""
         self.reads: list[Buffer] = []
         self.args: dict[int, SSAValue] = {}
         self.count = 0
@@ -235,10 +238,13 @@ class Kernel:
 
     def uses_reduction(self, e: AffineExpr) -> bool:
         """Whether index expression `e` varies along the loop's reduction dims (or
-        with data, whose dims are not known)."""
-        return bool(_symbols_in(e, set())) or any(
-            d >= self.parallel_dims for d in e.used_dims()
-        )
+        with data, whose dims are not known), once the loop's ranges fold what they
+        decide: a row of a flattened view, `(d0 * 128 + d2) floordiv 2048` with d2 in
+        [0, 128), is `d0 floordiv 16`."""
+        if _symbols_in(e, set()):
+            return True
+        used = simplify(e, self.dim_ranges).used_dims()
+        return any(d >= self.parallel_dims for d in used)
 
     def region(self) -> Region:
         """The finished loop body as a region, without the float64 constants nothing
@@ -542,7 +548,8 @@ def fused_reduction(
     stored: list[Value] = []
 
     def build(k: Kernel, idx: Index) -> SSAValue:
-        if k.reduce_extents == extents and not any(k.uses_reduction(e) for e in idx):
+        inline = k.fuses and k.reduce_extents == extents
+        if inline and not any(k.uses_reduction(e) for e in idx):
             loop = [AffineExpr.dimension(k.parallel_dims + j) for j in range(dims)]
             k.inlined += 1
             reduced = k.reduce(kind, source.emit(k, [*idx, *loop]))
@@ -689,6 +696,15 @@ class BoundedIndex:
     failure: Failure
 
 
+EPILOGUE_REDUCTION_MAX = 8192
+"""The longest rows a fused reduction is computed over in a kernel that stores one
+result a row (a variance, a `sum(-1) * 2`). Its 1-D output's blocks take 128 rows or
+more, and a fused reduction keeps the rows whole (the tiler cannot split them over a
+sequential grid dim): 512 rows of 16384 need over 16 MiB of VMEM and went to XLA.
+Longer rows are reduced by a kernel of their own, which the tiler may split. A kernel
+that stores every point of the rows (a softmax) takes 8-row blocks and no such limit."""
+
+
 @dataclass
 class Program:
     """The kernels built so far and the launches of @forward, in order."""
@@ -777,11 +793,19 @@ class Program:
         return k.load(self.iotas[n], index)
 
     def kernel(
-        self, value: Value, out: Buffer, reduce: Sequence[int] = (), kind: str = ""
+        self,
+        value: Value,
+        out: Buffer,
+        reduce: Sequence[int] = (),
+        kind: str = "",
+        fuse: bool = True,
     ) -> None:
         """A kernel that computes `value` (reduced over its dims `reduce` by `kind`)
         into the contiguous buffer `out`. An empty result is no kernel (there is
         nothing to store); a reduction over an empty dim stores `kind`'s identity.
+        With `fuse` off no fused reduction is computed in it (a matrix product's
+        kernel, whose contraction the tiler splits and blocks for the MXU: a norm's
+        statistics in its prologue would need whole rows of k).
 
         A value with reductions fused into it (`fused_reduction`) is first built in a
         loop that reduces over their dims, so that they are computed in the kernel:
@@ -797,7 +821,7 @@ class Program:
                 if k is not None and k.inlined:
                     self._launch(k, out)
                     return
-        k = self._kernel(name, value, out, reduce, kind)
+        k = self._kernel(name, value, out, reduce, kind, fuse=fuse)
         if k is not None:
             self._launch(k, out)
 
@@ -810,6 +834,7 @@ class Program:
         kind: str,
         extents: Sequence[int] = (),
         rows: bool = False,
+        fuse: bool = True,
     ) -> Kernel | None:
         """The kernel of `kernel`, built; with `extents`, its loop reduces over dims
         of them too: the value's last dims when `rows` (then stored at every point),
@@ -827,6 +852,9 @@ class Program:
             return None
         reduced = [value.shape[d] for d in reduce] + list(extents)
         k = Kernel(name, kept_shape, [] if 0 in reduced else reduced)
+        # A kernel that stores one element a row fuses only short rows (see
+        # EPILOGUE_REDUCTION_MAX); one that stores every point of them, any.
+        k.fuses = fuse and (rows or math.prod(reduced) <= EPILOGUE_REDUCTION_MAX)
         # Loop dim j walks value dim order[j]: kept dims first, reductions last.
         idx: list[AffineExpr] = [const(0)] * len(value.shape)
         for j, d in enumerate(order):

@@ -40,7 +40,8 @@ def matmul(c: Lowering, args) -> Value:
     element = "f64" if c.element == "f64" else "f32"
     buf = Buffer.holding(c.prog.fresh("t"), shape, element)
     c.buffers.append(buf)
-    c.prog.kernel(Value(full, product, element), buf, [len(shape)], "sum")
+    # (no norm's statistics in the product's kernel: they would need whole rows of k)
+    c.prog.kernel(Value(full, product, element), buf, [len(shape)], "sum", fuse=False)
     out = storage_value(buf, shape, row_major_strides(shape))
     if bias is None and alpha == 1:
         return out
