@@ -3,8 +3,10 @@ last dims is computed in the kernel that needs it, so a softmax, a log_softmax, 
 layer or RMS norm is one kernel that reads each row once. Each program is checked
 against eager, its ta module against the reference interpreter, and its kernels
 against the TPU compiler; the launch counts are the fusion the frontend promises.
-A reduction no kernel can compute in its loop (read along the reduced dim, over
-other dims, longer rows) is stored by a kernel of its own, with the same results."""
+Outputs that share statistics (`var_mean`, a layer norm's output with its mean and
+rstd) are one kernel with several outputs. A reduction no kernel can compute in its
+loop (read along the reduced dim, over other dims, longer rows) is stored by a kernel
+of its own, with the same results."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import torch.nn.functional as F
 from support.programs import aot_failures, compile_programs, flat, ta_reference
 
 import pallas_ir
+from pallas_ir.frontend.kernel_builder import EPILOGUE_REDUCTION_MAX
 from pallas_ir.frontend.lowerings.reductions import FUSED_REDUCTION_MAX
 
 NAN, INF = float("nan"), float("inf")
@@ -77,8 +80,18 @@ PROGRAMS = {
         lambda: [torch.randn(8, 16, 128)],
         1,
     ),
-    # two results of one reduction: a kernel each (a kernel has one output)
-    "var_mean": (lambda x: torch.var_mean(x, -1), lambda: [torch.randn(32, 256)], 2),
+    # results that share statistics share a kernel with several outputs
+    "var_mean": (lambda x: torch.var_mean(x, -1), lambda: [torch.randn(32, 256)], 1),
+    "layer_norm_training_outputs": (  # (out, mean, rstd): what a backward keeps
+        lambda x, w, b: torch.ops.aten.native_layer_norm(x, [256], w, b, 1e-5),
+        lambda: [torch.randn(2, 16, 256), torch.randn(256), torch.randn(256)],
+        1,
+    ),
+    "softmax_and_row_max": (
+        lambda x: (torch.softmax(x, -1), x.amax(-1), x.sum(0)),
+        lambda: [torch.randn(32, 384)],
+        2,
+    ),
     # a reduction over the first dim: its own kernel, then the normalisation
     "softmax_dim0": (lambda x: torch.softmax(x, 0), lambda: [torch.randn(64, 128)], 3),
     # the row sums read along the reduced dim (as columns): stored first
@@ -87,6 +100,13 @@ PROGRAMS = {
         lambda: [torch.randn(128, 128)],
         2,
     ),
+    # a reduction that is an output and fuses nowhere: its kernel stores the output
+    "row_sums_longer_than_an_epilogue": (
+        lambda x: x.sum(-1),
+        lambda: [torch.randn(4, 2 * EPILOGUE_REDUCTION_MAX)],
+        1,
+    ),
+    "full_sum": (lambda x: x.sum(), lambda: [torch.randn(40, 300)], 1),
     # rows longer than FUSED_REDUCTION_MAX: the reductions are kernels of their own
     "softmax_long_rows": (
         lambda x: torch.softmax(x, -1),
@@ -120,7 +140,10 @@ def test_launches_as_fused(name: str, compiled) -> None:
     assert k.source.count("pl.pallas_call(") == PROGRAMS[name][2]
 
 
-@pytest.mark.parametrize("name", ["softmax_hostile_rows", "layer_norm", "sum_epilogue"])
+@pytest.mark.parametrize(
+    "name",
+    ["softmax_hostile_rows", "layer_norm", "sum_epilogue", "layer_norm_training_outputs"],
+)
 def test_fused_ta_means_eager(name: str, compiled) -> None:
     """The fused ta module, run by the reference interpreter, gives eager's results:
     a reduction computed in a loop that stores at every point of the row means the
@@ -141,8 +164,6 @@ def test_long_rows_stored_once_a_row_are_reduced_by_their_own_kernels() -> None:
     the kernel would go to XLA. Rows longer than EPILOGUE_REDUCTION_MAX are reduced
     by kernels of their own, which the tiler splits: every kernel is Pallas, and the
     results are eager's."""
-    from pallas_ir.frontend.kernel_builder import EPILOGUE_REDUCTION_MAX
-
     torch.manual_seed(0)
     x = torch.randn(256, 2 * EPILOGUE_REDUCTION_MAX)
     k = pallas_ir.compile(lambda x: x.var(-1), [x])

@@ -557,34 +557,55 @@ def fused_reduction(
             held = k.cast(reduced, source.element, buf.element)
             return k.cast(held, buf.element, buf.value_element)
         if not stored:
+            prog.unstored.pop(result, None)
+            store_into(buf)
             buffers.append(buf)
-            prog.kernel(source, buf, range(len(kept), len(source.shape)), kind)
-            stored.append(storage_value(buf, kept, row_major_strides(kept)))
+            result.stored = buf  # (an output that is it returns it as it is)
         return stored[0].emit(k, idx)
+
+    def store_into(into: Buffer) -> None:
+        prog.kernel(source, into, range(len(kept), len(source.shape)), kind)
+        stored.append(storage_value(into, kept, row_major_strides(kept)))
 
     base = chained(source)
     own = (FusedReduction(kept, extents), *base.reductions)
     fused = Fusion(base.depth, base.ops, tuple(dict.fromkeys(own)))
-    return Value(kept, build, buf.value_element, fused)
+    result = Value(kept, build, buf.value_element, fused)
+    prog.unstored[result] = (store_into, buf.element)
+    return result
 
 
-def _fused_layouts(value: Value) -> list[tuple[tuple[int, ...], bool]]:
-    """The loop layouts in which a reduction fused into `value` can be computed in
-    the kernel that stores it, each (the reduced extents, whether the value's last
-    dims are them): the value's shape is the reduction's operand's, or its result's."""
+def _fused_layouts(value: Value) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """The loops in which a reduction fused into `value` can be computed in the
+    kernel that stores it, each (its parallel extents, its reduction extents): the
+    value is the reduction's operand's shape (its leading dims are the parallel ones,
+    its last dims the reduced ones) or its result's, keepdim's unit dims or not (the
+    parallel dims are the result's)."""
     shape = tuple(value.shape)
-    layouts: list[tuple[tuple[int, ...], bool]] = []
+    layouts: list[tuple[tuple[int, ...], tuple[int, ...]]] = []
     for r in value.fused.reductions if value.fused is not None else ():
         n = len(r.extents)
-        if len(shape) > n and shape[-n:] == r.extents and shape[:-n] == r.kept:
-            layout = (r.extents, True)
-        elif shape == r.kept:
-            layout = (r.extents, False)
+        kept = _squeezed(r.kept)
+        if len(shape) > n and shape[-n:] == r.extents and _squeezed(shape[:-n]) == kept:
+            layout = (shape[:-n], r.extents)
+        elif _squeezed(shape) == kept:
+            layout = (r.kept, r.extents)
         else:
             continue
         if layout not in layouts:
             layouts.append(layout)
     return layouts
+
+
+def _squeezed(shape: Sequence[int]) -> tuple[int, ...]:
+    return tuple(n for n in shape if n != 1)
+
+
+def _kept_index(shape: Sequence[int], kept: Sequence[int]) -> list[AffineExpr]:
+    """The index of a value of `shape` (the `kept` dims, with or without unit dims)
+    at the point of a loop whose first dims walk `kept`."""
+    dims = iter(j for j, n in enumerate(kept) if n != 1)
+    return [const(0) if n == 1 else AffineExpr.dimension(next(dims)) for n in shape]
 
 
 def const(n: int) -> AffineExpr:
@@ -735,6 +756,11 @@ class Program:
     its operand views, from the node that owns it."""
     storage_offsets: dict[object, int] = field(default_factory=dict[object, int])
     """Each input node's storage offset in the caller's tensor, at compile time."""
+    unstored: dict[Value, tuple[Callable[[Buffer], None], str]] = field(
+        default_factory=dict[Value, tuple[Callable[[Buffer], None], str]]
+    )
+    """Each fused reduction not stored yet → what stores it into a buffer of the
+    element type it holds (a kernel of its own), for one that is an output."""
     specialised_offsets: set[object] = field(default_factory=set[object])
     """The inputs whose storage offset the program depends on (an as_strided with an
     offset in the caller's storage reads them): a call must pass the same."""
@@ -803,58 +829,100 @@ class Program:
         """A kernel that computes `value` (reduced over its dims `reduce` by `kind`)
         into the contiguous buffer `out`. An empty result is no kernel (there is
         nothing to store); a reduction over an empty dim stores `kind`'s identity.
-        With `fuse` off no fused reduction is computed in it (a matrix product's
-        kernel, whose contraction the tiler splits and blocks for the MXU: a norm's
-        statistics in its prologue would need whole rows of k).
 
-        A value with reductions fused into it (`fused_reduction`) is first built in a
-        loop that reduces over their dims, so that they are computed in the kernel:
-        over its leading dims with its last dims as the reduction dims, stored at
-        every point (softmax), or over its dims with the reduced ones added (a
-        reduction's epilogue). That layout is kept when a reduction was computed in
-        it; otherwise the kernel is built as a plain one."""
+        A value with reductions fused into it (`fused_reduction`) is built first in a
+        loop that reduces over their dims (`_fused_kernel`), and kept so when one is
+        computed in it. With `fuse` off no fused reduction is computed in the kernel (a
+        matrix product's, whose contraction the tiler splits and blocks for the MXU: a
+        norm's statistics in its prologue would need whole rows of k)."""
+        unstored = self.unstored.pop(value, None)
+        if unstored is not None and not reduce and unstored[1] == out.element:
+            unstored[0](out)  # a fused reduction stored: its kernel, into `out`
+            return
         name = self.fresh("k")
-        reduce = list(reduce)
-        if not reduce:
-            for extents, rows in _fused_layouts(value):
-                k = self._kernel(name, value, out, [], "", extents, rows)
-                if k is not None and k.inlined:
-                    self._launch(k, out)
-                    return
-        k = self._kernel(name, value, out, reduce, kind, fuse=fuse)
-        if k is not None:
-            self._launch(k, out)
+        if not reduce and fuse and self._fused_kernel(name, value, out, []):
+            return
+        self._plain_kernel(name, value, out, list(reduce), kind, fuse)
 
-    def _kernel(
+    def store_all(self, stores: Sequence[tuple[Value, Buffer]]) -> None:
+        """Kernels that compute each value into its buffer (`kernel`), where values
+        that fuse the same reductions share one kernel with several outputs:
+        `var_mean`'s two results, a layer norm's output with its mean and rstd (a
+        training forward's), each statistic computed once and every row read once."""
+        left = list(stores)
+        while left:
+            value, out = left.pop(0)
+            if value in self.unstored:  # a fused reduction itself: stored into `out`
+                self.kernel(value, out)
+                continue
+            name = self.fresh("k")
+            group = self._fused_kernel(name, value, out, left)
+            if not group:
+                self.kernel(value, out)
+            for item in group[1:]:
+                left.remove(item)
+
+    def _fused_kernel(
+        self, name: str, value: Value, out: Buffer, others: list[tuple[Value, Buffer]]
+    ) -> list[tuple[Value, Buffer]]:
+        """A kernel `name` whose loop reduces over the dims of a reduction fused into
+        `value`: over its leading dims with its last dims as the reduction's, stored
+        at every point (softmax), or over the reduction's result's dims with its
+        reduced dims added, stored once a row (an epilogue, rows of at most
+        EPILOGUE_REDUCTION_MAX). Those of `others` that fuse a reduction of the same
+        extents and have the loop's shape or its parallel dims are stored by it too.
+        Added when a reduction is computed in it: the values it stores, else none."""
+        for kept, extents in _fused_layouts(value):
+            full = (*kept, *extents)
+            bounds = list(kept) or [1]  # a 0-d result still loops: over a unit dim
+            group = [(value, out)] + [
+                (v, o)
+                for v, o in others
+                if (v.shape == full or _squeezed(v.shape) == _squeezed(kept))
+                and any(e == extents for _, e in _fused_layouts(v))
+            ]
+            k = Kernel(name, bounds, list(extents))
+            # A kernel that stores one element a row fuses only short rows (see
+            # EPILOGUE_REDUCTION_MAX); one that stores every point of them, any.
+            every_point = any(v.shape == full for v, _ in group)
+            if not every_point and math.prod(extents) > EPILOGUE_REDUCTION_MAX:
+                continue  # (nothing could be computed in it)
+            results = []
+            for v, o in group:
+                if v.shape == full:
+                    idx, shape = [AffineExpr.dimension(j) for j in range(len(full))], full
+                else:  # (a 0-d result's index uses no loop dim)
+                    idx, shape = _kept_index(v.shape, kept), tuple(bounds)
+                results.append((k.cast(v.emit(k, idx), v.element, o.element), shape))
+            if not k.inlined:
+                continue
+            for (_, o), (r, shape) in zip(group, results, strict=True):
+                k.store(r, o, shape)
+            self._launch(k, *(o for _, o in group))
+            return group
+        return []
+
+    def _plain_kernel(
         self,
         name: str,
         value: Value,
         out: Buffer,
         reduce: list[int],
         kind: str,
-        extents: Sequence[int] = (),
-        rows: bool = False,
         fuse: bool = True,
-    ) -> Kernel | None:
-        """The kernel of `kernel`, built; with `extents`, its loop reduces over dims
-        of them too: the value's last dims when `rows` (then stored at every point),
-        else dims added after the value's."""
-        if rows:
-            kept = list(range(len(value.shape) - len(extents)))
-            order = list(range(len(value.shape)))
-        else:
-            kept = [d for d in range(len(value.shape)) if d not in reduce]
-            order = kept + reduce
+    ) -> None:
+        """Kernel `name` computing `value`, reduced over its dims `reduce` by `kind`,
+        into `out`: its loop walks the kept dims, then the reduced ones."""
+        kept = [d for d in range(len(value.shape)) if d not in reduce]
+        order = kept + reduce
         # A 0-d result (a full reduction) still loops: over one unit dim in front.
         unit = 0 if kept else 1
         kept_shape = [value.shape[d] for d in kept] or [1]
         if 0 in kept_shape:  # an empty result
-            return None
-        reduced = [value.shape[d] for d in reduce] + list(extents)
+            return
+        reduced = [value.shape[d] for d in reduce]
         k = Kernel(name, kept_shape, [] if 0 in reduced else reduced)
-        # A kernel that stores one element a row fuses only short rows (see
-        # EPILOGUE_REDUCTION_MAX); one that stores every point of them, any.
-        k.fuses = fuse and (rows or math.prod(reduced) <= EPILOGUE_REDUCTION_MAX)
+        k.fuses = fuse and math.prod(reduced) <= EPILOGUE_REDUCTION_MAX
         # Loop dim j walks value dim order[j]: kept dims first, reductions last.
         idx: list[AffineExpr] = [const(0)] * len(value.shape)
         for j, d in enumerate(order):
@@ -872,16 +940,18 @@ class Program:
                 if kind in ("argmax", "argmin"):
                     element = "i32"
         v = k.cast(v, element, out.element)  # bool is stored as i32
-        k.store(v, out, value.shape if rows else kept_shape)
-        return k
+        k.store(v, out, kept_shape)
+        self._launch(k, out)
 
-    def _launch(self, k: Kernel, out: Buffer) -> None:
-        """Kernel `k`, built by `_kernel`, added and launched."""
-        k.arg(out)
-        roles = [ArgRole.IN] * len(k.reads) + [ArgRole.OUT]
+    def _launch(self, k: Kernel, *outs: Buffer) -> None:
+        """Kernel `k`, built, added and launched: its arguments are the buffers it
+        reads, then `outs` (stored after every load)."""
+        for out in outs:
+            k.arg(out)
+        roles = [ArgRole.IN] * len(k.reads) + [ArgRole.OUT] * len(outs)
         kernel = KernelOp(k.name, [], roles, k.region())
         self.kernels.append(kernel)
-        self.launches.append((k.name, [*k.reads, out]))
+        self.launches.append((k.name, [*k.reads, *outs]))
 
     def scatter(
         self,

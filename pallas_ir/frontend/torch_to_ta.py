@@ -461,6 +461,9 @@ def torch_to_ta(
         returned, structure = pytree.tree_flatten(returned)
     stored: list[KernelOutput] = []
     outputs: list[Buffer] = []
+    computed: list[tuple[Value, Buffer]] = []
+    """The outputs computed by kernels: made together, so outputs that share
+    statistics share a kernel (`Program.store_all`)."""
 
     def store(r: torch.fx.Node) -> KernelOutput:
         v = env.get(r)
@@ -488,7 +491,7 @@ def torch_to_ta(
         else:
             buffers.append(out)
             outputs.append(out)
-            prog.kernel(v, out)
+            computed.append((v, out))
         stored.append(KernelOutput(len(stored), dtype))
         return stored[-1]
 
@@ -523,6 +526,7 @@ def torch_to_ta(
         else:
             results.append(store(r))
     copy_back = [(i, store(value)) for i, value in writes if not _is_empty(value)]
+    prog.store_all(computed)
     checks = []
     for check in prog.checks:
         for b in (check.failed, check.worst):
