@@ -92,7 +92,7 @@ PROGRAMS = {
         lambda: [torch.randn(32, 384)],
         2,
     ),
-    # a reduction over the first dim: its own kernel, then the normalisation
+    # reductions over the first dim: a kernel each (max, sum), then the normalisation
     "softmax_dim0": (lambda x: torch.softmax(x, 0), lambda: [torch.randn(64, 128)], 3),
     # the row sums read along the reduced dim (as columns): stored first
     "row_sums_as_columns": (
