@@ -746,15 +746,6 @@ class DotOpBase(IRDLOperation):
         attr: DotPrecisionAttr | None = self.precision  # type: ignore[attr-defined]
         return None if attr is None else attr.data
 
-    @property
-    def exact(self) -> bool:
-        """Whether the product is the f32 one the operands mean (bf16 operands always)."""
-        a = self.lhs.type
-        assert isinstance(a, TensorType)
-        if self.precision_of() == DotPrecision.HIGHEST:
-            return True
-        return not isinstance(a.element_type, Float32Type)
-
     def verify_(self) -> None:
         a, b, c = self.lhs.type, self.rhs.type, self.result.type
         assert isinstance(a, TensorType) and isinstance(b, TensorType)
