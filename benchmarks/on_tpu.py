@@ -139,21 +139,48 @@ def timings(only: list[str]) -> list[dict]:
             ),
             [(4096, 1024)],
         ),
-        (
-            "x @ w, f32[1024, 1024] (f32 products: Precision.HIGHEST on both sides)",
-            lambda x, w: x @ w,
-            lambda x, w: jnp.dot(x, w, precision=jax.lax.Precision.HIGHEST),
-            [(1024, 1024), (1024, 1024)],
-        ),
-        (
-            "x @ w, bf16[1024, 1024]",
-            lambda x, w: x @ w,
-            lambda x, w: jnp.dot(x, w, preferred_element_type=jnp.float32).astype(
-                x.dtype
-            ),
-            [(1024, 1024, torch.bfloat16), (1024, 1024, torch.bfloat16)],
-        ),
     ]
+    from jax.experimental.pallas.ops.tpu import matmul as expert_matmul
+
+    def expert(x, w):  # jax's example Pallas matmul, as its guide runs it
+        return expert_matmul.matmul(x, w, block_shape=(512, 512), block_k=512)
+
+    for n in [1024, 2048, 4096]:
+        cases.append(
+            (
+                f"x @ w, f32[{n}, {n}] (f32 products: Precision.HIGHEST on both sides)",
+                lambda x, w: x @ w,
+                lambda x, w: jnp.dot(x, w, precision=jax.lax.Precision.HIGHEST),
+                [(n, n), (n, n)],
+            )
+        )
+        cases.append(
+            (
+                f"x @ w, bf16[{n}, {n}] (third: jax's example Pallas matmul)",
+                lambda x, w: x @ w,
+                lambda x, w: jnp.dot(x, w, preferred_element_type=jnp.float32).astype(
+                    x.dtype
+                ),
+                [(n, n, torch.bfloat16), (n, n, torch.bfloat16)],
+                expert,
+            )
+        )
+    cases.append(
+        (
+            "gelu(x @ w.T + b, tanh), bf16 x[512, 4096], w[1024, 4096] (matmul epilogue)",
+            lambda x, w, b: torch.nn.functional.gelu(
+                torch.nn.functional.linear(x, w, b), approximate="tanh"
+            ),
+            lambda x, w, b: jax.nn.gelu(
+                jnp.dot(x, w.T, preferred_element_type=jnp.float32) + b, approximate=True
+            ).astype(x.dtype),
+            [
+                (512, 4096, torch.bfloat16),
+                (1024, 4096, torch.bfloat16),
+                (1024, torch.bfloat16),
+            ],
+        )
+    )
     for n, k in [(8, 2), (16, 2), (32, 2), (64, 2), (128, 8), (256, 8), (512, 8)]:
         cases.append(
             (
@@ -175,11 +202,14 @@ def timings(only: list[str]) -> list[dict]:
     records = []
     floor = _time(lambda x: x, jnp.zeros((8, 128), jnp.float32))
     print(f"an empty loop step: {floor * 1e6:.1f} us (in each time below)", flush=True)
-    for what, fn, reference, shapes in cases:
+    for what, fn, reference, shapes, *third in cases:
         if only and not any(word in what for word in only):
             continue
         xs = [
-            torch.randn(s[:2]).to(s[2] if len(s) > 2 else torch.float32) for s in shapes
+            torch.randn([d for d in s if isinstance(d, int)]).to(
+                s[-1] if isinstance(s[-1], torch.dtype) else torch.float32
+            )
+            for s in shapes
         ]
         k = pallas_ir.compile(fn, xs)
         args = [jax.device_put(a) for a in k.host_arguments(*xs)]
@@ -187,9 +217,12 @@ def timings(only: list[str]) -> list[dict]:
         xla = _time(jax.jit(reference), *args[: len(xs)])
         record = {"what": what, "pallas_ir_us": ours * 1e6, "xla_us": xla * 1e6}
         record["launches"] = k.source.count("pl.pallas_call(")
+        if third:
+            record["third_us"] = _time(jax.jit(third[0]), *args[: len(xs)]) * 1e6
         print(
             f"{what}: pallas-ir {ours * 1e6:.1f} us ({record['launches']} launches), "
-            f"XLA {xla * 1e6:.1f} us",
+            f"XLA {xla * 1e6:.1f} us"
+            + (f", third {record['third_us']:.1f} us" if third else ""),
             flush=True,
         )
         records.append(record)

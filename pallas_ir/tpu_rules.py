@@ -45,15 +45,56 @@ class Chip:
     accelerator_type: str = ""
     """`TPU_ACCELERATOR_TYPE` of a one-chip slice (`tpu_check`'s deviceless compile)."""
     chips_per_host_bounds: tuple[int, int, int] = (1, 1, 1)
+    hbm_bytes_per_second: float = 0.0
+    """HBM bandwidth (the tiler's roofline; 0 on the chips it does not plan for)."""
+    mxu_bf16_flops: float = 0.0
+    """Peak MXU rate on bf16 operands, in FLOP/s (the tiler's roofline)."""
 
+    def mxu_flops(self, bits: int, is_float: bool) -> float:
+        """Peak MXU rate on operands of `bits`: 8-bit integers run at twice the bf16
+        rate, 32-bit floats at `F32_MXU_PASSES` passes of it (the f32 product a
+        `precision <highest>` dot asks for)."""
+        if bits <= 8 and not is_float:
+            return 2 * self.mxu_bf16_flops
+        if bits >= 32 and is_float:
+            return self.mxu_bf16_flops / F32_MXU_PASSES
+        return self.mxu_bf16_flops
+
+
+F32_MXU_PASSES = 6
+"""bf16 MXU passes of an f32 product at `precision=HIGHEST` (three bf16 parts of each
+factor, six cross products kept)."""
+
+GRID_STEP_SECONDS = 0.35e-6
+"""The fixed cost of one grid step of a `pallas_call` (the Pallas TPU pipelining docs'
+figure), which makes many small blocks slower than a few large ones."""
 
 CHIPS: dict[str, Chip] = {
     "v5e": Chip(
-        "v5e", "TPU v5 lite", "v5e:1x1", 16 << 20, 128 << 20, "TPU_V5E", "v5litepod-1"
+        "v5e",
+        "TPU v5 lite",
+        "v5e:1x1",
+        16 << 20,
+        128 << 20,
+        "TPU_V5E",
+        "v5litepod-1",
+        hbm_bytes_per_second=819e9,
+        mxu_bf16_flops=197e12,
     ),
-    "v6e": Chip("v6e", "TPU v6 lite", "v6e:1x1", 32 << 20, 128 << 20, "TPU_V6E", "v6e-1"),
+    "v6e": Chip(
+        "v6e",
+        "TPU v6 lite",
+        "v6e:1x1",
+        32 << 20,
+        128 << 20,
+        "TPU_V6E",
+        "v6e-1",
+        hbm_bytes_per_second=1640e9,
+        mxu_bf16_flops=918e12,
+    ),
 }
-"""The chips the compiler targets."""
+"""The chips the compiler targets (bandwidth and MXU rate: the published per-chip
+figures)."""
 
 CHECK_ONLY_CHIPS: dict[str, Chip] = {
     "v4": Chip("v4", "TPU v4", "v4:1x1x1", 16 << 20, 16 << 20, "TPU_V4", "v4-8"),
@@ -134,6 +175,24 @@ def vmem_relayout_bytes(held: Iterable[tuple[Sequence[int], int]], divides: bool
     largest = max((vmem_block_bytes(s, bits) for s, bits in held), default=0)
     live = RELAYOUT_DIVISION_LIVE_VALUES if divides else RELAYOUT_LIVE_VALUES
     return live * largest
+
+
+F32_PRODUCT_LHS_COPIES = 4
+"""VMEM copies of the left operand (at its f32 size) that an f32 `precision=HIGHEST`
+dot keeps while it splits the operands into bfloat16 parts (`dot_vmem_bytes`)."""
+
+
+def dot_vmem_bytes(m: int, n: int, k: int, bits: int, f32_product: bool) -> int:
+    """VMEM a body's (m, k) x (k, n) dot takes beside the blocks: its (m, n) f32 result,
+    and its left operand once (or `F32_PRODUCT_LHS_COPIES` times at 32 bits for an f32
+    product). An upper bound fitted to the scoped VMEM the TPU compiler asks for on v5e
+    (deviceless compile, `o[...] = dot(x[...], w[...])` and the split form
+    `o[...] += dot(...)`, f32 out; MiB beside the double-buffered blocks): f32 at
+    HIGHEST, (m, n, k) = (256, 256, 256) 1.10, (512, 512, 512) 4.75, (512, 512, 2048)
+    16.75, (1024, 1024, 256) 7.50, (1024, 1024, 512) 11.52, (512, 1024, 1024) 9.75;
+    bf16, the same shapes, 0.05, 1.05, 2.72, 3.82, 4.30, 2.62."""
+    lhs_bytes = m * k * (F32_PRODUCT_LHS_COPIES * 4 if f32_product else bits // 8)
+    return vmem_block_bytes([m, n], 32) + lhs_bytes
 
 
 def vmem_limit(footprint: int, chip: Chip) -> int | None:

@@ -14,7 +14,7 @@ from xdsl.ir import Block
 from xdsl.ir.affine import AffineMap
 
 import pallas_ir
-from pallas_ir.analysis.cost_model import relayout_vmem_bytes
+from pallas_ir.analysis.cost_model import body_vmem_bytes
 from pallas_ir.dialects import pallas
 from pallas_ir.dialects import tiled_loop as tl
 
@@ -200,10 +200,10 @@ def _divided_body(order: list[int], divide: bool) -> list:
 
 
 def test_only_values_a_relayout_grows_take_vmem_beside_the_blocks() -> None:
-    """`relayout_vmem_bytes`: a transpose putting the 16-wide dim on the lanes grows
+    """`body_vmem_bytes`: a transpose putting the 16-wide dim on the lanes grows
     a 1 MiB block to an 8 MiB value (in VMEM tiles), counted once, six times when
     floor-divided; a transpose that keeps the lanes full counts nothing."""
     grown = 128 * 128 * 128 * 4
-    assert relayout_vmem_bytes(_divided_body([2, 1, 0], False)) == grown
-    assert relayout_vmem_bytes(_divided_body([2, 1, 0], True)) == 6 * grown
-    assert relayout_vmem_bytes(_divided_body([1, 0, 2], True)) == 0
+    assert body_vmem_bytes(_divided_body([2, 1, 0], False)) == grown
+    assert body_vmem_bytes(_divided_body([2, 1, 0], True)) == 6 * grown
+    assert body_vmem_bytes(_divided_body([1, 0, 2], True)) == 0

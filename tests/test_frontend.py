@@ -345,6 +345,7 @@ def test_the_compiled_object_keeps_every_stage(compiled) -> None:
     assert list(k.ir) == [
         "ta",
         "split-kernel-loops",
+        "fuse-epilogues",
         "stride-to-reshape",
         "canonicalize-permutation",
         "indirect-load-to-scalar-prefetch",

@@ -39,11 +39,13 @@ from xdsl.ir import Operation, SSAValue
 
 from pallas_ir.dialects import pallas, xla
 from pallas_ir.dialects import tiled_loop as tl
-from pallas_ir.dialects.common import TransposeOpBase, find_forward
+from pallas_ir.dialects.common import DotOpBase, TransposeOpBase, find_forward
+from pallas_ir.dialects.enums import DotPrecision
 from pallas_ir.dtypes import numpy_dtype
 from pallas_ir.reference.ops import INTEGER_DIVISIONS, eval_affine, evaluate
 from pallas_ir.tpu_rules import (
     PIPELINE_BUFFERS,
+    dot_vmem_bytes,
     vmem_block_bytes,
     vmem_relayout_bytes,
 )
@@ -634,13 +636,17 @@ def tile_compute(ops: Sequence[Operation]) -> tuple[int, int]:
     return flops, transcendentals
 
 
-def relayout_vmem_bytes(ops: Iterable[Operation]) -> int:
+def body_vmem_bytes(ops: Iterable[Operation]) -> int:
     """VMEM the values of a kernel body (a `tl.grid`'s or a `pallas.call`'s, which
-    convert op for op) take beside its blocks (`tpu_rules.vmem_relayout_bytes`): the
-    values a transpose makes larger in VMEM tiles than its source, and the same-shaped
-    values computed from them, of which some by an integer division."""
+    convert op for op) take beside its blocks: the values a transpose makes larger in
+    VMEM tiles than its source, and the same-shaped values computed from them, of which
+    some by an integer division (`tpu_rules.vmem_relayout_bytes`), the largest
+    dot's result and operand copies (`tpu_rules.dot_vmem_bytes`), and the scratch of
+    `tl.accumulate` totals (a `pallas.call` counts its scratch with its blocks)."""
     held: set[SSAValue] = set()
     divides = False
+    dots = [0]
+    scratch = 0
     for op in ops:
         grown = isinstance(op, TransposeOpBase) and _padded(op.result) > _padded(
             op.source
@@ -651,9 +657,18 @@ def relayout_vmem_bytes(ops: Iterable[Operation]) -> int:
         if grown or from_held:
             held.update(op.results)
             divides |= from_held and isinstance(op, INTEGER_DIVISIONS)
-    return vmem_relayout_bytes(
+        if isinstance(op, tl.AccumulateOp):  # its total's scratch (pallas: scratch)
+            scratch += _padded(op.result)
+        if isinstance(op, DotOpBase):
+            lhs, rhs = op.lhs.type, op.rhs.type
+            assert isinstance(lhs, TensorType) and isinstance(rhs, TensorType)
+            (m, k), n = lhs.get_shape(), rhs.get_shape()[1]
+            f32_product = op.precision_of() == DotPrecision.HIGHEST
+            dots.append(dot_vmem_bytes(m, n, k, 8 * _itemsize(lhs), f32_product))
+    relayouts = vmem_relayout_bytes(
         ((v.type.get_shape(), 8 * _itemsize(v.type)) for v in held), divides
     )
+    return relayouts + max(dots) + scratch
 
 
 def _padded(value: SSAValue) -> int:
@@ -708,7 +723,7 @@ def call_cost(
             smem += math.prod(s.get_shape()) * _itemsize(s)
         else:
             vmem += vmem_block_bytes(s.get_shape(), 8 * _itemsize(s))
-    vmem += relayout_vmem_bytes(call.body.walk())
+    vmem += body_vmem_bytes(call.body.walk())
     return CallCost(call.kernel_name.data, grid, operands, vmem, smem)
 
 

@@ -12,6 +12,7 @@ carry a value, such as a partial reduction, from one point to the next).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     I64,
@@ -39,6 +40,8 @@ from xdsl.ir import (
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
+    VarConstraint,
+    base,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
@@ -428,21 +431,7 @@ class StoreOp(IRDLOperation):
             # A data-dependent offset could move along the sequential dims, while the
             # accumulator must stay in one place as they run.
             raise VerifyException("an accumulating store's offsets may not use symbols")
-        grid = self.parent_op()
-        while not isinstance(grid, GridOp):
-            assert grid is not None  # HasAncestor(GridOp)
-            grid = grid.parent_op()
-        sequential = [
-            k
-            for k, s in enumerate(grid.semantics.data)
-            if s.data == GridSemantics.SEQUENTIAL
-        ]
-        rank = len(grid.extents)
-        if not sequential or sequential != list(range(rank - len(sequential), rank)):
-            raise VerifyException(
-                "an accumulating store needs the grid's sequential dims, and they must be "
-                "its last dims"
-            )
+        sequential = _require_sequential_suffix(self, "an accumulating store")
         for k, d in enumerate(self.dims):
             if (
                 _grid_extent(d) is not None
@@ -452,6 +441,107 @@ class StoreOp(IRDLOperation):
                 raise VerifyException(
                     "an accumulating store's offsets may not use a sequential grid dim"
                 )
+
+
+def _enclosing_grid(op: Operation) -> GridOp:
+    grid = op.parent_op()
+    while not isinstance(grid, GridOp):
+        assert grid is not None  # HasAncestor(GridOp)
+        grid = grid.parent_op()
+    return grid
+
+
+def _require_sequential_suffix(op: Operation, what: str) -> list[int]:
+    """The grid's sequential dims, which `what` needs, and which must be its last."""
+    grid = _enclosing_grid(op)
+    sequential = [
+        k for k, s in enumerate(grid.semantics.data) if s.data == GridSemantics.SEQUENTIAL
+    ]
+    rank = len(grid.extents)
+    if not sequential or sequential != list(range(rank - len(sequential), rank)):
+        raise VerifyException(
+            f"{what} needs the grid's sequential dims, and they must be its last dims"
+        )
+    return sequential
+
+
+@irdl_op_definition
+class AccumulateOp(IRDLOperation):
+    """The running combination of a tile over the grid's sequential dims (its last
+    dims): at their first point the tile itself, at each later point the previous
+    point's total combined with the tile, for the same point of the other dims. At the
+    last point it is the whole reduction. The total is held in VMEM between points, so
+    the tile must have 32-bit elements (a split sum of bfloat16 products accumulates
+    their f32 dot).
+
+    ```mlir
+    %total = tl.accumulate <sum> %partial : tensor<512x512xf32>
+    ```
+
+    What is computed from the total and stored goes in `tl.on_last_step`, which runs
+    once, when the total is complete.
+    """
+
+    name = "tl.accumulate"
+
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    partial = operand_def(T)
+    kind = prop_def(TlReductionKindAttr)
+    result = result_def(T)
+
+    traits = traits_def(HasAncestor(GridOp))
+    assembly_format = "` ` `<` $kind `>` $partial attr-dict `:` type($partial)"
+
+    def __init__(self, kind: ReductionKind, partial: SSAValue):
+        super().__init__(
+            operands=[partial],
+            result_types=[partial.type],
+            properties={"kind": TlReductionKindAttr(ReductionKind(kind))},
+        )
+
+    def verify_(self) -> None:
+        kind = verify_reduction_kind(self.kind, self.name)
+        if kind.returns_index:
+            raise VerifyException(f"tl.accumulate cannot combine with <{kind}>")
+        t = self.partial.type
+        assert isinstance(t, TensorType)
+        if getattr(t.element_type, "bitwidth", 0) != 32:
+            raise VerifyException(
+                f"tl.accumulate holds 32-bit totals, not {t.element_type}"
+            )
+        _require_sequential_suffix(self, "tl.accumulate")
+
+
+@irdl_op_definition
+class OnLastStepOp(IRDLOperation):
+    """Run the body only at the last point of the grid's sequential dims (its last
+    dims): the epilogue of a split reduction, computed from its complete
+    `tl.accumulate` total and stored once per output block.
+
+    ```mlir
+    tl.on_last_step {
+      %y = arith.truncf %total : tensor<512x512xf32> to tensor<512x512xbf16>
+      tl.store %y, %o[affine_map<(d0, d1, d2) -> (d0 * 512, d1 * 512)>](%i, %j, %k)
+          : tensor<512x512xbf16>, memref<4096x4096xbf16>
+    }
+    ```
+    """
+
+    name = "tl.on_last_step"
+
+    body = region_def("single_block")
+
+    traits = traits_def(HasAncestor(GridOp), NoTerminator())
+    assembly_format = "attr-dict-with-keyword $body"
+
+    def __init__(self, body: Region):
+        super().__init__(regions=[body])
+
+    def verify_(self) -> None:
+        _require_sequential_suffix(self, "tl.on_last_step")
+        for op in self.body.walk():
+            if isinstance(op, AccumulateOp | OnLastStepOp):
+                raise VerifyException(f"'{op.name}' cannot be inside tl.on_last_step")
 
 
 @irdl_op_definition
@@ -906,6 +996,8 @@ class IotaOp(IRDLOperation):
 TiledLoop = Dialect(
     "tl",
     [
+        AccumulateOp,
+        OnLastStepOp,
         IotaOp,
         GatherOp,
         ScatterOp,

@@ -5,13 +5,16 @@ A `tl.load` reads the tile whose first element is at the map's element offsets (
 strides); the part of a tile past the end of its buffer reads as NaN (0 for integers), so a
 kernel whose valid results depend on padding is caught. A `tl.store` writes the in-bounds
 part of its tile; a `tl.scatter` writes its rows one by one, in order. Tile compute is
-numpy on whole tiles.
+numpy on whole tiles. A `tl.accumulate` keeps its running total per point of the
+parallel grid dims, and a `tl.on_last_step` body runs at the last point of the
+sequential ones.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -74,15 +77,12 @@ def _store(
     tile = np.asarray(env[op.value])[np.ix_(*(np.nonzero(o)[0] for o in ok))]
     where = np.ix_(*(i[o] for i, o in zip(idx, ok)))
     if op.accumulate is not None and not first:
-        kind = ReductionKind(op.accumulate.data)
-        combine = {
-            "sum": np.add,
-            "prod": np.multiply,
-            "max": np.maximum,
-            "min": np.minimum,
-        }
-        tile = combine[kind.value](buffer[where], tile)
+        tile = _COMBINE[ReductionKind(op.accumulate.data).value](buffer[where], tile)
     buffer[where] = tile
+
+
+_COMBINE = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
+"""How a split reduction's partial results combine."""
 
 
 def _scatter(op: tl.ScatterOp, env: dict[SSAValue, Any], dims: list[Any]) -> None:
@@ -113,57 +113,82 @@ def run_kernel(kernel: tl.KernelOp, buffers: Sequence[np.ndarray]) -> None:
         for k, sem in enumerate(grid.semantics.data)
         if sem.data == tl.GridSemantics.SEQUENTIAL
     ]
+    totals: dict[tuple[Operation, tuple[int, ...]], np.ndarray] = {}
     for point in itertools.product(*(range(n) for n in grid.extents)):
-        first = all(point[k] == 0 for k in sequential)
         local = dict(env)
         for arg, i in zip(grid.body.block.args, point):
             local[arg] = np.int64(i)
-        for op in grid.body.block.ops:
-            args = [local[o] for o in op.operands]
-            if isinstance(op, tl.LoadOp):
-                local[op.result] = _load(op, local, local[op.buffer])
-            elif isinstance(op, tl.StoreOp):
-                _store(op, local, local[op.buffer], first)
-            elif isinstance(op, tl.IotaOp):
-                offset = int(eval_affine(op.map.data.results[0], args, []))
-                local[op.result] = _iota(op.result.type, op.dim.value.data, offset)  # type: ignore[arg-type]
-            elif isinstance(op, tl.GatherOp):
-                table = local[op.table]
-                n_dims = len(op.dims)
-                start = int(
-                    eval_affine(
-                        op.map.data.results[0], args[-n_dims:] if n_dims else [], []
+        step = _Step(
+            first=all(point[k] == 0 for k in sequential),
+            last=all(point[k] == grid.extents[k] - 1 for k in sequential),
+            parallel=tuple(i for k, i in enumerate(point) if k not in sequential),
+            totals=totals,
+        )
+        _run_ops(grid.body.block.ops, local, step)
+
+
+@dataclass
+class _Step:
+    """Where a grid point is along the sequential dims, and the running totals of the
+    `tl.accumulate`s (per op and point of the parallel dims)."""
+
+    first: bool
+    last: bool
+    parallel: tuple[int, ...]
+    totals: dict[tuple[Operation, tuple[int, ...]], np.ndarray]
+
+
+def _run_ops(ops: Iterable[Operation], local: dict[SSAValue, Any], step: _Step) -> None:
+    for op in ops:
+        args = [local[o] for o in op.operands]
+        if isinstance(op, tl.LoadOp):
+            local[op.result] = _load(op, local, local[op.buffer])
+        elif isinstance(op, tl.StoreOp):
+            _store(op, local, local[op.buffer], step.first)
+        elif isinstance(op, tl.AccumulateOp):
+            key = (op, step.parallel)
+            total = args[0]
+            if not step.first:
+                combine = _COMBINE[ReductionKind(op.kind.data).value]
+                total = combine(step.totals[key], total)
+            step.totals[key] = local[op.result] = total
+        elif isinstance(op, tl.OnLastStepOp):
+            if step.last:
+                _run_ops(op.body.block.ops, local, step)
+        elif isinstance(op, tl.IotaOp):
+            offset = int(eval_affine(op.map.data.results[0], args, []))
+            local[op.result] = _iota(op.result.type, op.dim.value.data, offset)  # type: ignore[arg-type]
+        elif isinstance(op, tl.GatherOp):
+            table = local[op.table]
+            n_dims = len(op.dims)
+            start = int(
+                eval_affine(op.map.data.results[0], args[-n_dims:] if n_dims else [], [])
+            )
+            rows = op.result.type.get_shape()[0]  # type: ignore[attr-defined]
+            picked = []
+            for k, index in enumerate(op.indices):
+                flat = local[index].reshape(-1)
+                positions = np.minimum(np.arange(start, start + rows), flat.size - 1)
+                at = flat[positions].astype(np.int64)
+                if at.min() < 0 or at.max() >= table.shape[k]:
+                    raise ReferenceError(
+                        f"'tl.gather': an index leaves the table's dim {k} of "
+                        f"{table.shape[k]}"
                     )
-                )
-                rows = op.result.type.get_shape()[0]  # type: ignore[attr-defined]
-                picked = []
-                for k, index in enumerate(op.indices):
-                    flat = local[index].reshape(-1)
-                    positions = np.minimum(np.arange(start, start + rows), flat.size - 1)
-                    at = flat[positions].astype(np.int64)
-                    if at.min() < 0 or at.max() >= table.shape[k]:
-                        raise ReferenceError(
-                            f"'tl.gather': an index leaves the table's dim {k} of "
-                            f"{table.shape[k]}"
-                        )
-                    picked.append(at)
-                local[op.result] = table[tuple(picked)]
-            elif isinstance(op, tl.ScatterOp):
-                _scatter(op, local, args[3:])
-            elif isinstance(op, tl.ScalarLoadOp):
-                buf = local[op.buffer]
-                idx = tuple(
-                    int(eval_affine(e, args[1:], [])) for e in op.map.data.results
-                )
-                local[op.result] = np.int64(buf[idx])
-            elif (tile := evaluate_tile(op, args)) is not None:
-                local[op.results[0]] = tile
-            elif (value := evaluate(op, args)) is not None:
-                local[op.results[0]] = value
-            else:
-                raise ReferenceError(
-                    f"the reference interpreter does not model '{op.name}'"
-                )
+                picked.append(at)
+            local[op.result] = table[tuple(picked)]
+        elif isinstance(op, tl.ScatterOp):
+            _scatter(op, local, args[3:])
+        elif isinstance(op, tl.ScalarLoadOp):
+            buf = local[op.buffer]
+            idx = tuple(int(eval_affine(e, args[1:], [])) for e in op.map.data.results)
+            local[op.result] = np.int64(buf[idx])
+        elif (tile := evaluate_tile(op, args)) is not None:
+            local[op.results[0]] = tile
+        elif (value := evaluate(op, args)) is not None:
+            local[op.results[0]] = value
+        else:
+            raise ReferenceError(f"the reference interpreter does not model '{op.name}'")
 
 
 # ---------------------------------------------------------------------------------------

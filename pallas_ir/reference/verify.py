@@ -10,6 +10,7 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
@@ -182,10 +183,12 @@ def compare_forward(
         ]
     for k, (before, now) in enumerate(zip(run.outputs, after, strict=True)):
         now = np.asarray(now).reshape(before.shape)
-        if before.dtype.kind == "f":
-            # Reordered float sums differ by a few ulps of the largest magnitude around.
+        if before.dtype.kind == "f" or before.dtype == ml_dtypes.bfloat16:
+            # Reordered float sums differ by a few ulps of the largest magnitude around,
+            # and, rounded to a narrow type, by one of its ulps (eps).
             scale = float(np.max(np.abs(before[np.isfinite(before)]), initial=1.0))
-            close = np.isclose(now, before, rtol=1e-5, atol=1e-5 * scale, equal_nan=True)
+            rtol = max(1e-5, float(ml_dtypes.finfo(before.dtype).eps))
+            close = np.isclose(now, before, rtol=rtol, atol=rtol * scale, equal_nan=True)
         else:
             close = now == before
         if close.all():

@@ -11,6 +11,7 @@ from pallas_ir.frontend.kernel_builder import (
     Value,
     broadcast_index,
     chained,
+    is_float,
     storage_value,
 )
 from pallas_ir.frontend.lowerings.registry import Lowering, lowers
@@ -30,14 +31,24 @@ def matmul(c: Lowering, args) -> Value:
     shape = c.shape
     full = (*shape, a.shape[-1])
 
+    floats = is_float(c.element)
+    if not floats and c.node.meta["val"].dtype == torch.int64:
+        # int64 data is computed in int32 with each op's wrap checked; a sum of
+        # products has no such check yet
+        raise c.unsupported(
+            "an int64 matrix product would be summed in int32, and its overflow is not "
+            "checked (int32 operands are exact, as eager wraps them too)"
+        )
+
     def product(k, idx):
         *lead, i, j, kk = idx
         lhs = a.emit(k, [*lead, i, kk])
         rhs = b.emit(k, [*lead, kk, j])
-        return k.op("arith.mulf", lhs, rhs)
+        return k.op("arith.mulf" if floats else "arith.muli", lhs, rhs)
 
-    # float64 is accumulated in float64 (on XLA), everything else in f32
-    element = "f64" if c.element == "f64" else "f32"
+    # float64 is accumulated in float64 (on XLA), other floats in f32; integers in
+    # their own type, as eager does
+    element = c.element if c.element == "f64" or not floats else "f32"
     buf = Buffer.holding(c.prog.fresh("t"), shape, element)
     c.buffers.append(buf)
     # (no norm's statistics in the product's kernel: they would need whole rows of k)
@@ -46,15 +57,18 @@ def matmul(c: Lowering, args) -> Value:
     if bias is None and alpha == 1:
         return out
 
+    mul, add = ("arith.mulf", "arith.addf") if floats else ("arith.muli", "arith.addi")
+    constants = "f32" if floats else element
+
     def emit(k, idx):
         v = out.emit(k, idx)
         if alpha != 1:
-            v = k.op("arith.mulf", v, k.constant(alpha))
+            v = k.op(mul, v, k.constant(alpha, constants))
         if bias is not None:
             term = bias.emit(k, broadcast_index(bias, shape, idx))
             if beta != 1:
-                term = k.op("arith.mulf", term, k.constant(beta))
-            v = k.op("arith.addf", v, term)
+                term = k.op(mul, term, k.constant(beta, constants))
+            v = k.op(add, v, term)
         return v
 
     return Value(tuple(shape), emit, element, fused=chained(out, bias))

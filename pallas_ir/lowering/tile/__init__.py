@@ -65,7 +65,7 @@ from pallas_ir.lowering.tile.policy import (
     the_loop,
 )
 from pallas_ir.passes.options import CHIP, CheckedOptionsPass, vmem_budget_bytes
-from pallas_ir.tpu_rules import BODY_VALUE_ELEMENTS, CHIPS
+from pallas_ir.tpu_rules import BODY_VALUE_ELEMENTS, CHIPS, Chip
 
 __all__ = [
     "TILE_SIZES",
@@ -107,13 +107,14 @@ def plan_tiling(
     module: ModuleOp,
     kernel: ta.KernelOp,
     budget: int,
+    chip: Chip,
     relayout_ok: AbstractSet[Operation] | None = frozenset(),
     tiles: Sequence[int] | None = None,
 ) -> TilePlan | Rejection:
     """The policy's plan for a kernel, when it also builds (every body op has a tile
-    form) and its blocks and the body values a relayout grows (`relayout_vmem_bytes`,
-    0 for most bodies) fit the budget together, or why not. While they do not, the
-    blocks are planned again in what the values leave (smaller blocks, smaller values).
+    form) and its blocks and the body's values (`body_vmem_bytes`: those a relayout
+    grows, and a dot's result and operand copies; 0 for element-wise bodies) fit the
+    budget together, or why not. While they do not, the blocks are planned again in what the values leave (smaller blocks, smaller values).
     Blocks are planned smaller too while the body's largest value is over
     `BODY_VALUE_ELEMENTS` (its compile time), as long as that makes it smaller. See
     `plan_kernel` for the arguments."""
@@ -123,7 +124,7 @@ def plan_tiling(
     large = None  # the last plan that fits but whose body is large, its largest value
     # and blocks (bytes), and the largest blocks budget known to leave no plan
     while True:
-        plan = plan_kernel(module, kernel, blocks_budget, relayout_ok, tiles)
+        plan = plan_kernel(module, kernel, blocks_budget, chip, relayout_ok, tiles)
         if isinstance(plan, Rejection) and large is not None:
             # Too small for any plan: try between it and the large plan's blocks.
             large = (*large[:3], blocks_budget)
@@ -206,7 +207,7 @@ class TilePolicyPass(CheckedOptionsPass):
         for kernel, loop in untiled_kernels(op):
             if isinstance(loop, Rejection):
                 continue  # for xla-outline
-            plan = plan_tiling(op, kernel, budget)
+            plan = plan_tiling(op, kernel, budget, CHIPS[self.chip])
             if isinstance(plan, TilePlan):
                 set_tile_sizes(loop, plan.tiles)
 
@@ -245,7 +246,7 @@ class TilePass(CheckedOptionsPass):
         # Sizes in the IR were chosen (or written) with the gathers as they are: a
         # prefetched gather may relayout its table (xla-outline found nothing better).
         relayout_ok = None if tiles is not None else frozenset[Operation]()
-        plan = plan_kernel(module, kernel, budget, relayout_ok, tiles)
+        plan = plan_kernel(module, kernel, budget, CHIPS[self.chip], relayout_ok, tiles)
         if isinstance(plan, Rejection):
             if tiles is not None and plan.op is loop and TILE_SIZES in plan.message:
                 raise PassError(loop, plan.message)

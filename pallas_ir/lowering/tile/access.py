@@ -15,7 +15,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.dialects.builtin import BFloat16Type, MemRefType, ModuleOp
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import AffineSymExpr
 
@@ -27,7 +27,12 @@ from pallas_ir.affine_analysis import (
 )
 from pallas_ir.diagnostics import PassError
 from pallas_ir.dialects import tensor_access as ta
-from pallas_ir.dialects.common import ArgRole, KernelOpBase, ReductionKind
+from pallas_ir.dialects.common import (
+    ELEMENTWISE_DIALECTS,
+    ArgRole,
+    KernelOpBase,
+    ReductionKind,
+)
 from pallas_ir.dtypes import numpy_dtype
 from pallas_ir.passes.access_rewrites import access_offset
 from pallas_ir.tpu_rules import rows_per_sublane
@@ -96,22 +101,67 @@ class Access:
 
 def splittable(loop: ta.LoopOp) -> bool:
     """Whether the loop's reduction can be split over a sequential grid dim: one
-    reduction dim, combinable kinds (not argmax/argmin), and reduction results that are
-    only stored (a softmax, which reuses its sums on the whole row, cannot)."""
+    reduction dim, combinable kinds (not argmax/argmin), stores that do not walk it, and
+    reduction results that are only stored, or only used by an epilogue
+    (`epilogue_ops`: what a softmax does with its sums varies along the reduced dim, so
+    a softmax cannot)."""
     if len(loop.reduce_extents) != 1:
         return False
     reduce_var = loop.body.block.args[-1]
     for op in loop.body.block.ops:
-        if isinstance(op, ta.ReduceOp):
-            if ReductionKind(op.kind.data).returns_index:
-                return False
-            if any(not isinstance(u.operation, ta.StoreOp) for u in op.result.uses):
-                return False
+        if isinstance(op, ta.ReduceOp) and ReductionKind(op.kind.data).returns_index:
+            return False
         if isinstance(op, ta.StoreOp) and reduce_var in op.dims:
             positions = [d.index for d in op.dims]  # type: ignore[attr-defined]
             if positions.index(reduce_var.index) in op.map.data.used_dims():
                 return False
-    return True
+    return epilogue_ops(loop) is not None
+
+
+def epilogue_ops(loop: ta.LoopOp) -> list[Operation] | None:
+    """The ops of a loop that compute from its reductions' results (in order; stores
+    of them included), when a split reduction can run them once, on its complete
+    totals: each is element-wise, its other operands do not vary along the reduced dim,
+    and the totals are 32-bit (held in VMEM between grid steps). Empty when the results
+    are only stored; None when the ops cannot wait for the totals."""
+    reduce_var = loop.body.block.args[-1]
+    varies: set[SSAValue] = {reduce_var}
+    later: set[SSAValue] = set()
+    ops: list[Operation] = []
+    for op in loop.body.block.ops:
+        if isinstance(op, ta.ReduceOp):
+            if any(o in later for o in op.operands):
+                return None  # a reduction of what a reduction computes: not split
+            later.add(op.result)
+            continue
+        uses_total = any(o in later for o in op.operands)
+        if isinstance(op, ta.LoadOp):
+            if uses_total:
+                return None  # an index computed from a total
+            positions = [d.index for d in op.dims]  # type: ignore[attr-defined]
+            walked = reduce_var.index in positions and (
+                positions.index(reduce_var.index) in op.map.data.used_dims()
+            )
+            if walked or any(o in varies for o in op.symbols):
+                varies.add(op.result)
+            continue
+        if not uses_total:
+            varies.update(r for r in op.results if any(o in varies for o in op.operands))
+            continue
+        if any(o in varies for o in op.operands):
+            return None  # combines a total with what varies along the reduced dim
+        if not isinstance(op, ta.StoreOp) and (
+            op.dialect_name() not in ELEMENTWISE_DIALECTS or len(op.results) != 1
+        ):
+            return None
+        later.update(op.results)
+        ops.append(op)
+    if all(isinstance(op, ta.StoreOp) for op in ops):
+        return []
+    totals = [op for op in loop.body.block.ops if isinstance(op, ta.ReduceOp)]
+    if any(getattr(t.result.type, "bitwidth", 0) != 32 for t in totals):
+        return None
+    return ops
 
 
 def contraction(op: Operation) -> Operation | None:
@@ -129,6 +179,19 @@ def contraction(op: Operation) -> Operation | None:
     ):
         return None
     return mul
+
+
+def mxu_factors(mul: Operation) -> Sequence[SSAValue]:
+    """A contraction's factors as the MXU takes them: two bfloat16 values widened to
+    f32 are multiplied as bfloat16 (their product is exact in f32, and the MXU sums
+    in f32), a single pass where widened f32 operands need six."""
+    widened = [
+        v.owner.input
+        for v in mul.operands
+        if isinstance(v.owner, arith.ExtFOp)
+        and isinstance(v.owner.input.type, BFloat16Type)
+    ]
+    return widened if len(widened) == 2 else mul.operands
 
 
 def lookup_dims(index: ta.LoadOp) -> tuple[int, dict[int, int], int] | None:

@@ -12,7 +12,6 @@ from typing import Any
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     AffineMapAttr,
-    BFloat16Type,
     DenseIntOrFPElementsAttr,
     Float32Type,
     FloatAttr,
@@ -26,7 +25,7 @@ from xdsl.dialects.builtin import (
     i1,
     i32,
 )
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.ir.affine import (
     AffineConstantExpr,
     AffineDimExpr,
@@ -36,7 +35,7 @@ from xdsl.ir.affine import (
 )
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
 
-from pallas_ir.analysis.cost_model import relayout_vmem_bytes
+from pallas_ir.analysis.cost_model import body_vmem_bytes
 from pallas_ir.diagnostics import PassError, emit_remark
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects import tiled_loop as tl
@@ -58,7 +57,9 @@ from pallas_ir.lowering.tile.access import (
     Access,
     Storage,
     contraction,
+    epilogue_ops,
     lookup_dims,
+    mxu_factors,
     scatter_lookup,
 )
 from pallas_ir.lowering.tile.legality import rows_by_dma
@@ -79,6 +80,12 @@ class Emitter:
     scalar_constants: dict[SSAValue, arith.ConstantOp] = field(
         default_factory=dict[SSAValue, arith.ConstantOp]
     )
+    epilogue: set[Operation] = field(default_factory=set[Operation])
+    """The ops computing from the reductions' results (`access.epilogue_ops`), on tiles
+    of the parallel dims only."""
+    waits: bool = False
+    """The reduction is split and the epilogue waits for its totals: `tl.accumulate`
+    and `tl.on_last_step` (otherwise a split reduction's stores accumulate)."""
 
     @property
     def accesses(self) -> dict[Operation, Access]:
@@ -160,7 +167,11 @@ class Emitter:
         return self.add(tl.BroadcastOp(v, self.tensor(v, shape)))
 
     def grid_ivs(self) -> Sequence[SSAValue]:
-        return self.block.args
+        grid = self.block.parent_op()
+        while not isinstance(grid, tl.GridOp):
+            assert grid is not None
+            grid = grid.parent_op()
+        return grid.body.block.args
 
     def load(self, access: Access) -> SSAValue:
         op = access.op
@@ -328,7 +339,11 @@ class Emitter:
         # A reduction split over sequential grid dims stores partial results that
         # the store combines (the value is a ta.reduce result: splittable checked).
         accumulate = None
-        if self.plan.sequential and isinstance(op.value.owner, ta.ReduceOp):
+        if (
+            self.plan.sequential
+            and not self.waits
+            and isinstance(op.value.owner, ta.ReduceOp)
+        ):
             accumulate = ReductionKind(op.value.owner.kind.data)
         self.add(tl.StoreOp(v, buffer, offsets, self.grid_ivs(), accumulate=accumulate))
 
@@ -363,23 +378,10 @@ class Emitter:
         (n,) = ys - {k}
         return (m, n, k) if m != n else None
 
-    @staticmethod
-    def mxu_factors(mul: Operation) -> Sequence[SSAValue]:
-        """The product's factors as the MXU takes them: two bfloat16 values widened to
-        f32 are multiplied as bfloat16 (their product is exact in f32, and the MXU sums
-        in f32), a single pass where widened f32 operands need six."""
-        widened = [
-            v.owner.input
-            for v in mul.operands
-            if isinstance(v.owner, arith.ExtFOp)
-            and isinstance(v.owner.input.type, BFloat16Type)
-        ]
-        return widened if len(widened) == 2 else mul.operands
-
     def dot(self, mul: Operation, reduce: ta.ReduceOp) -> SSAValue:
         """The reduction of a product as `tl.dot` (the MXU), in loop space."""
         m, n, k = self.dot_dims(mul)  # type: ignore[misc]
-        x, y = (self.values[v] for v in self.mxu_factors(mul))
+        x, y = (self.values[v] for v in mxu_factors(mul))
         full = self.full_shape()
 
         def matrix(v: SSAValue, rows: int, cols: int) -> SSAValue:
@@ -416,7 +418,11 @@ class Emitter:
                 )
                 self.constants[key] = self.add(arith.ConstantOp(splat))
             return self.constants[key]
-        return self.broadcast(self.values[value], shape)
+        v = self.values[value]
+        have = v.type.get_shape()  # type: ignore[attr-defined]
+        if len(have) > len(shape):  # into the epilogue: the reduced dims are 1
+            v = self.reshape(v, have[: len(shape)])
+        return self.broadcast(v, shape)
 
     def shape_of(self, value: SSAValue) -> list[int] | None:
         if value in self.scalar_constants:
@@ -498,16 +504,32 @@ class Emitter:
         }
         products = set(contractions.values())
         as_dot: set[Operation] = set()
-        for op in self.loop.body.block.ops:
+        n_par = len(self.loop.parallel_extents)
+        split = any(
+            t < e for t, e in list(zip(self.plan.tiles, self.loop.extents))[n_par:]
+        )
+        self.epilogue = set(epilogue_ops(self.loop) or ())
+        self.waits = split and bool(self.epilogue)
+        body = list(self.loop.body.block.ops)
+        # The epilogue runs after everything else (nothing else uses what it
+        # computes), in tl.on_last_step when it waits.
+        body = [op for op in body if op not in self.epilogue] + [
+            op for op in body if op in self.epilogue
+        ]
+        for op in body:
             if op in self.skip:
                 continue  # an index read and its casts: gathers read it as a scalar
+            waiting = isinstance(self.block.parent_op(), tl.OnLastStepOp)
+            if self.waits and op in self.epilogue and not waiting:
+                last_step = tl.OnLastStepOp(Region(Block()))
+                self.add(last_step)
+                self.block = last_step.body.block
             if op in products and self.dot_dims(op) is not None:
                 as_dot.add(op)  # emitted as a dot by the reduction that consumes it
                 continue
             if op in contractions and contractions[op] in as_dot:
                 dot = self.dot(contractions[op], op)
-                self.values[op.results[0]] = dot
-                dot.name_hint = op.results[0].name_hint
+                self.values[op.results[0]] = self.running_total(op, dot)
                 continue
             handler = _HANDLERS.get(type(op))
             if handler is None and op.dialect_name() in ELEMENTWISE_DIALECTS:
@@ -525,6 +547,12 @@ class Emitter:
 
     def emit_store(self, op: ta.StoreOp) -> None:
         shape = self.shape_of(op.value) or [1] * self.rank
+        if len(shape) < self.rank:  # an epilogue's value: back to loop space
+            v = self.reshape(
+                self.values[op.value], [*shape, *[1] * (self.rank - len(shape))]
+            )
+            self.store(self.accesses[op], v)
+            return
         if op in self.dma:
             self.scatter_rows(self.dma[op], self.operand(op.value, shape))
         else:
@@ -546,8 +574,19 @@ class Emitter:
         else:
             r = tl.ReduceOp(kind, source, reduce_dims)
             value = self.add(r)
-        self.values[op.result] = value
+        self.values[op.result] = self.running_total(op, value)
+
+    def running_total(self, op: ta.ReduceOp, partial: SSAValue) -> SSAValue:
+        """A reduction's value in the tile: the step's partial result, or, when an
+        epilogue waits for it, its `tl.accumulate` total over the split dim."""
+        value = partial
+        if self.waits:
+            # on the parallel dims, as the epilogue computes (the reduced dims are 1)
+            n_par = len(self.loop.parallel_extents)
+            kept = self.reshape(partial, partial.type.get_shape()[:n_par])  # type: ignore[attr-defined]
+            value = self.add(tl.AccumulateOp(ReductionKind(op.kind.data), kept))
         value.name_hint = op.result.name_hint
+        return value
 
     def emit_constant(self, op: arith.ConstantOp) -> None:
         if isinstance(op.result.type, TensorType):
@@ -560,6 +599,10 @@ class Emitter:
         shapes = [s for s in map(self.shape_of, op.operands) if s is not None]
         if not shapes:
             raise PassError(op, "tile: an op on constants only is not tiled yet")
+        if op in self.epilogue:
+            # Computed on the parallel dims only: the reduced ones are 1 after the
+            # reduction, and tiles with unit minor dims would waste 127 of 128 lanes.
+            shapes = [s[: len(self.loop.parallel_extents)] for s in shapes]
         shape = [max(dims) for dims in zip(*shapes)]
         operands = [self.operand(o, shape) for o in op.operands]
         if isinstance(op, SCALAR_ONLY_CASTS):
@@ -734,7 +777,7 @@ class BodySize:
     """What the values of a tiled kernel body take."""
 
     vmem: int
-    """VMEM beside the blocks (`relayout_vmem_bytes`)."""
+    """VMEM beside the blocks (`body_vmem_bytes`)."""
     largest: int
     """Elements of the largest value (`tpu_rules.BODY_VALUE_ELEMENTS`)."""
 
@@ -757,7 +800,7 @@ def body_size(kernel: ta.KernelOp, plan: TilePlan) -> BodySize | Rejection:
         ),
         default=0,
     )
-    found = BodySize(relayout_vmem_bytes(ops), largest)
+    found = BodySize(body_vmem_bytes(ops), largest)
     new_kernel.erase()
     return found
 

@@ -5,13 +5,21 @@ the rules."""
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from enum import Enum, auto
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp
+from xdsl.dialects.builtin import (
+    Float32Type,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+)
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from pallas_ir.diagnostics import PassError
@@ -22,10 +30,13 @@ from pallas_ir.lowering.tile.access import (
     Access,
     Storage,
     analyse,
+    contraction,
     element_type,
+    epilogue_ops,
     host_storage,
     kernel_launches,
     lookup_dims,
+    mxu_factors,
     scatter_lookup,
     splittable,
 )
@@ -37,8 +48,13 @@ from pallas_ir.lowering.tile.legality import (
     rows_by_dma,
 )
 from pallas_ir.tpu_rules import (
+    BODY_VALUE_ELEMENTS,
+    GRID_STEP_SECONDS,
+    LANES,
     MAX_ELEMENT_BITS,
     PIPELINE_BUFFERS,
+    Chip,
+    dot_vmem_bytes,
     reshape_is_free,
     vmem_block_bytes,
 )
@@ -46,6 +62,9 @@ from pallas_ir.tpu_rules import (
 LANE_TARGET = 512
 SUBLANE_TARGET = 256
 BLOCK_BYTES = 1 << 20
+# A split contraction adds its (m, n) partial product into the accumulator every
+# step; k parts of at least this keep that next to the MXU's work on the part.
+MIN_K_PART = 512
 # Row-DMA gathers unroll one DMA per row and grid step.
 MAX_UNROLLED_ROWS = 128
 
@@ -209,6 +228,7 @@ def choose_tiles(
     loop: ta.LoopOp,
     accesses: Sequence[Access],
     budget: int,
+    chip: Chip,
     where: Operation,
     forced: dict[int, list[int]] | None = None,
     splittable: bool = False,
@@ -240,6 +260,12 @@ def choose_tiles(
             tiles.append(extents[l])  # reductions start whole
         else:
             tiles.append(max(fitting) if fitting else min(allowed))
+    if not forced and (mul := contraction_in(loop)) is not None:
+        best = contraction_tiles(
+            loop, accesses, options, targets, tiles, budget, chip, mul
+        )
+        if best is not None:
+            return plan_grid(loop, best)
 
     def footprint() -> int:
         return sum(block_vmem_bytes(a, tiles, extents) for a in accesses)
@@ -268,6 +294,171 @@ def choose_tiles(
         l = max(shrinkable, key=lambda k: tiles[k])
         tiles[l] = options[l][options[l].index(tiles[l]) - 1]
     return plan_grid(loop, tiles)
+
+
+def contraction_in(loop: ta.LoopOp) -> Operation | None:
+    """The product the loop's single reduction sums (a matrix product's candidate)."""
+    if len(loop.reduce_extents) != 1:
+        return None
+    found = [contraction(op) for op in loop.body.block.ops if isinstance(op, ta.ReduceOp)]
+    return found[0] if len(found) == 1 else None
+
+
+@dataclass(frozen=True)
+class Roofline:
+    """A tiling's modelled time on a chip: HBM bytes at its bandwidth or MXU work at its
+    peak, whichever takes longer, plus the blocks of one step (the pipeline's fill and
+    drain) and the fixed cost of each grid step."""
+
+    seconds: float
+    hbm_bytes: int
+    steps: int
+
+
+def roofline(
+    loop: ta.LoopOp,
+    accesses: Sequence[Access],
+    tiles: Sequence[int],
+    chip: Chip,
+    mxu_flops: float,
+) -> Roofline:
+    """The roofline of `tiles` for a contraction (`plan_grid`'s grid: parallel dims in
+    order, then the split reduction, innermost). A block moves when its index differs
+    from the previous step's, so an access is fetched once per step of the grid dims up
+    to the innermost one it walks: the output once per (m, n) block with k innermost, an
+    (m, k) operand once per m block when k is whole."""
+    extents = list(loop.extents)
+    n_par = len(loop.parallel_extents)
+    grid = plan_grid(loop, list(tiles)).grid
+    position = {l: l for l in range(n_par)}
+    position |= {l: n_par for l in range(n_par, len(extents)) if tiles[l] < extents[l]}
+    hbm = exposed = 0
+    for a in accesses:
+        walked = [position[l] for l in a.loop_to_buffer() if l in position]
+        walked = [p for p in walked if grid[p] > 1]
+        fetches = math.prod(grid[: max(walked) + 1]) if walked else 1
+        block = block_vmem_bytes(a, tiles, extents) // PIPELINE_BUFFERS
+        hbm += fetches * block
+        exposed += block
+    steps = math.prod(grid)
+    padded = math.prod(-(-e // t) * t for e, t in zip(extents, tiles))
+    seconds = max(hbm / chip.hbm_bytes_per_second, 2 * padded / mxu_flops)
+    # The first step's blocks come in, and the last step's go out, with nothing to
+    # overlap them.
+    seconds += exposed / chip.hbm_bytes_per_second
+    return Roofline(seconds + steps * GRID_STEP_SECONDS, hbm, steps)
+
+
+def contraction_tiles(
+    loop: ta.LoopOp,
+    accesses: Sequence[Access],
+    options: Sequence[list[int]],
+    targets: Sequence[int],
+    tiles: Sequence[int],
+    budget: int,
+    chip: Chip,
+    mul: Operation,
+) -> list[int] | None:
+    """Tiles for a matrix product: of the legal sizes that fit the VMEM budget
+    (double-buffered blocks, and the f32 accumulator a split reduction of narrow data
+    keeps), those with the least `roofline` time, then the fewest HBM bytes. Lane and
+    sublane dims take sizes of at least 128 (the MXU's tile) where legal, leading dims
+    keep the sizes the general rule gave (`tiles`), and the reduction is whole or, when
+    the loop allows it, split over a sequential grid dim into parts that divide it. None
+    when nothing fits (the general rule then shrinks or rejects)."""
+    extents = list(loop.extents)
+    n_par = len(loop.parallel_extents)
+    factor = mxu_factors(mul)[0].type
+    mxu_flops = chip.mxu_flops(
+        getattr(factor, "bitwidth", 32), not isinstance(factor, IntegerType)
+    )
+    # A split reduction accumulates in 32-bit scratch when it is stored as narrow data
+    # or an epilogue computes from it.
+    epilogue = bool(epilogue_ops(loop))
+    in_scratch = [a for a in accesses if a.is_store and (a.bits < 32 or epilogue)]
+    factors = [_walked_dims(v, accesses) for v in mul.operands]
+    f32_product = isinstance(factor, Float32Type)
+
+    def dot_bytes(t: Sequence[int]) -> int:
+        # The body's dot (`dot_vmem_bytes`): m the dims only the left factor walks, n
+        # those only the right one walks.
+        lhs, rhs = factors
+        if lhs is None or rhs is None:
+            return 0
+        m = math.prod(t[l] for l in lhs - rhs)
+        n = math.prod(t[l] for l in rhs - lhs)
+        k = math.prod(t[l] for l in range(n_par, len(extents)))
+        return dot_vmem_bytes(m, n, k, getattr(factor, "bitwidth", 32), f32_product)
+
+    def fastest(choices: Sequence[list[int]]) -> list[int] | None:
+        best: tuple[tuple[float, int, int], list[int]] | None = None
+        for combo in itertools.product(*choices):
+            combo_tiles = list(combo)
+            split = any(combo_tiles[l] < extents[l] for l in range(n_par, len(extents)))
+            vmem = sum(block_vmem_bytes(a, combo_tiles, extents) for a in accesses)
+            vmem += dot_bytes(combo_tiles)
+            if split:
+                vmem += sum(
+                    block_vmem_bytes(a, combo_tiles, extents)
+                    // PIPELINE_BUFFERS
+                    * 32
+                    // a.bits
+                    for a in in_scratch
+                )
+            if vmem > budget:
+                continue
+            if any(
+                block_vmem_bytes(a, combo_tiles, extents)
+                * 8
+                // (PIPELINE_BUFFERS * a.bits)
+                > BODY_VALUE_ELEMENTS
+                for a in accesses
+            ):
+                continue
+            r = roofline(loop, accesses, combo_tiles, chip, mxu_flops)
+            key = (r.seconds, r.hbm_bytes, r.steps)
+            if best is None or key < best[0]:
+                best = (key, combo_tiles)
+        return best[1] if best is not None else None
+
+    # Leading dims keep their size; the others try MXU-sized tiles first, then, in a
+    # budget too small for those, every legal size.
+    every = [
+        [tiles[l]] if l < n_par and targets[l] == 1 else o for l, o in enumerate(options)
+    ]
+    wide = []
+    for l, allowed in enumerate(every):
+        least = MIN_K_PART if l >= n_par else LANES
+        wide.append([t for t in allowed if t >= min(least, extents[l])] or allowed)
+    return fastest(wide) or fastest(every)
+
+
+def integer_matrix_product(
+    loop: ta.LoopOp, accesses: Sequence[Access]
+) -> Rejection | None:
+    """A `WIDE_DATA` rejection for a matrix product of integers (factors walked along
+    different dims): Mosaic's dot takes floats, and 32-bit integers (what the frontend
+    holds integer data in) have no MXU path."""
+    mul = contraction_in(loop)
+    if mul is None or not isinstance(mxu_factors(mul)[0].type, IntegerType):
+        return None
+    lhs, rhs = (_walked_dims(v, accesses) for v in mul.operands)
+    if lhs == rhs:
+        return None  # an element-wise product summed: the VPU reduces it
+    return Rejection(
+        mul,
+        "tile: Mosaic's dot takes floats; a matrix product of integers runs on XLA",
+        RejectionKind.WIDE_DATA,
+    )
+
+
+def _walked_dims(value: SSAValue, accesses: Sequence[Access]) -> set[int] | None:
+    """The loop dims a contraction's factor varies along, when it is a load (widened or
+    not)."""
+    if isinstance(value.owner, arith.ExtFOp):
+        value = value.owner.input
+    found = [a for a in accesses if a.op is value.owner]
+    return set(found[0].loop_to_buffer()) if found else None
 
 
 def plan_grid(loop: ta.LoopOp, tiles: list[int]) -> TilePlan:
@@ -585,6 +776,7 @@ def plan_kernel(
     module: ModuleOp,
     kernel: ta.KernelOp,
     budget: int,
+    chip: Chip,
     relayout_ok: AbstractSet[Operation] | None = frozenset(),
     tiles: Sequence[int] | None = None,
 ) -> TilePlan | Rejection:
@@ -610,6 +802,8 @@ def plan_kernel(
     skip, forced, dma = gathers
     if (wide := wide_data(loop, skip)) is not None:
         return wide
+    if (mxu := integer_matrix_product(loop, list(accesses.values()))) is not None:
+        return mxu
     # G4: a gather that asks for a VMEM-resident table gets one when the table,
     # double-buffered, takes at most half the budget; the tiles get the rest.
     resident = {
@@ -629,6 +823,7 @@ def plan_kernel(
             loop,
             list(accesses.values()),
             budget - sum(resident.values()),
+            chip,
             loop,
             forced,
             splittable(loop),

@@ -53,6 +53,7 @@ from pallas_ir.passes.xla_outline import (
     outline_store,
     run_on_xla,
 )
+from pallas_ir.tpu_rules import CHIPS
 
 _HOW = {
     ta.XlaAccess.INDEX: "an XLA computation of the row indices before",
@@ -105,7 +106,7 @@ class XlaOutlinePass(CheckedOptionsPass):
             self.whole_kernel_on_xla(kernel, Rejection(where, e.message, e.kind))
             return
         relayout_ok = {followed[g] for g in plan.relayout_ok}
-        tiled = plan_tiling(module, kernel, budget, relayout_ok)
+        tiled = plan_tiling(module, kernel, budget, CHIPS[self.chip], relayout_ok)
         if isinstance(tiled, TilePlan):
             loop = the_loop(kernel)
             assert isinstance(loop, ta.LoopOp)

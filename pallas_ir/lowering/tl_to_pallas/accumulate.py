@@ -124,3 +124,33 @@ def accumulate(
             ),
         ),
     ]
+
+
+def running_total(
+    op: tl.AccumulateOp, partial: SSAValue, acc_ref: SSAValue, grid: tl.GridOp
+) -> list[Operation]:
+    """A `tl.accumulate` on its VMEM scratch: the first step of the sequential grid
+    dims stores the partial tile, every later one combines it with the scratch; the
+    last op reads the total back (its result is the accumulate's)."""
+    ops, first = sequential_steps(grid, lambda k, n: 0)
+    true = arith.ConstantOp(IntegerAttr(1, IntegerType(1)))
+    later = arith.XOrIOp(first, true.result)
+    t = partial.type
+    assert isinstance(t, TensorType)
+    float_op, int_op = _COMBINE[op.kind.data]
+    combine_op = int_op if isinstance(t.element_type, IntegerType) else float_op
+    old = pallas.LoadOp(acc_ref, t)
+    combine = combine_op(old.result, partial)
+    return [
+        *ops,
+        pallas.WhenOp(first, Region(Block([pallas.StoreOp(partial, acc_ref, ())]))),
+        true,
+        later,
+        pallas.WhenOp(
+            later.result,
+            Region(
+                Block([old, combine, pallas.StoreOp(combine.results[0], acc_ref, ())])
+            ),
+        ),
+        pallas.LoadOp(acc_ref, t),
+    ]

@@ -40,6 +40,8 @@ from pallas_ir.lowering.tl_to_pallas.access import KernelConverter, grid_scalar,
 from pallas_ir.lowering.tl_to_pallas.accumulate import (
     accumulate,
     accumulator_type,
+    running_total,
+    sequential_steps,
 )
 from pallas_ir.lowering.tl_to_pallas.gathers import (
     gather_rows,
@@ -179,7 +181,8 @@ class TlToPallasPass(CheckedOptionsPass):
     ) -> pallas.CallOp:
         (grid,) = [g for g in kernel.body.block.ops if isinstance(g, tl.GridOp)]
         conv = KernelConverter(kernel, grid)
-        body_ops = list(grid.body.block.ops)
+        # (a tl.on_last_step's body is converted into a pallas.when, op for op)
+        body_ops = list(grid.body.walk())
         # Scalar prefetch: every prefetch buffer a scalar_load or a gather reads. A
         # gather's `in` index buffer (too big for SMEM) is streamed instead (G3c).
         chunked: list[BlockArgument] = []
@@ -393,6 +396,14 @@ class TlToPallasPass(CheckedOptionsPass):
             if st.accumulate is not None and (wide := accumulator_type(vt)) is not None:
                 acc_scratch[st] = len(scratch)
                 scratch.append(pallas.RefType(vt.get_shape(), wide.element_type))
+        # A tl.accumulate keeps its running total in a VMEM scratch of its tile.
+        total_scratch: dict[tl.AccumulateOp, int] = {}
+        for o in body_ops:
+            if isinstance(o, tl.AccumulateOp):
+                total_scratch[o] = len(scratch)
+                t = o.partial.type
+                assert isinstance(t, TensorType)
+                scratch.append(pallas.RefType(t.get_shape(), t.element_type))
         body = Block(arg_types=[*ref_types, *scratch])
         refs = list(body.args)
         for ref, a in zip(refs, conv.prefetch):
@@ -420,7 +431,7 @@ class TlToPallasPass(CheckedOptionsPass):
         for k in range(len(gathers)):
             scratch_refs[2 * k].name_hint = "rows"
             scratch_refs[2 * k + 1].name_hint = "sem"
-        for k in acc_scratch.values():
+        for k in [*acc_scratch.values(), *total_scratch.values()]:
             scratch_refs[k].name_hint = "acc"
         alias_refs = refs[n_pre + n_in + len(gathers) : first_out - len(chunked)]
         for sc, ref, kept in zip(scatters, dest_refs, alias_refs[-len(scatters) :]):
@@ -439,8 +450,10 @@ class TlToPallasPass(CheckedOptionsPass):
             o: (in_refs[k], acc) for o, k, acc in zip(loads, load_operand, in_accesses)
         }
         store_refs = dict(zip(stores, zip(out_refs, out_accesses)))
+        into: dict[Block | None, Block] = {grid.body.block: body}
         for o in body_ops:
             new: Operation | None = None
+            block = into[o.parent_block()]
             if isinstance(o, tl.ScalarLoadOp):
                 continue
             if isinstance(o, tl.LoadOp) and o in gather_refs:
@@ -448,7 +461,7 @@ class TlToPallasPass(CheckedOptionsPass):
                 *prologue, new = strided_rows(conv, o, table_ref, rows_ref, sem)
                 for p in prologue:
                     p.location = o.location
-                    body.add_op(p)
+                    block.add_op(p)
             elif isinstance(o, tl.LoadOp):
                 ref, acc = load_refs[o]
                 new = pallas.LoadOp(ref, o.result.type, acc.indexers)  # type: ignore[arg-type]
@@ -467,7 +480,7 @@ class TlToPallasPass(CheckedOptionsPass):
                 )
                 for p in prologue:
                     p.location = o.location
-                    body.add_op(p)
+                    block.add_op(p)
             elif isinstance(o, tl.ScatterOp):
                 lo, hi = scatter_refs_at[o]
                 index_ref = refs[conv.prefetch.index(o.index)]  # type: ignore[arg-type]
@@ -477,7 +490,7 @@ class TlToPallasPass(CheckedOptionsPass):
                 )
                 for p in prologue:
                     p.location = o.location
-                    body.add_op(p)
+                    block.add_op(p)
             elif isinstance(o, tl.StoreOp) and o.accumulate is not None:
                 ref, acc = store_refs[o]
                 acc_ref = scratch_refs[acc_scratch[o]] if o in acc_scratch else None
@@ -486,10 +499,23 @@ class TlToPallasPass(CheckedOptionsPass):
                 )
                 for p in prologue:
                     p.location = o.location
-                    body.add_op(p)
+                    block.add_op(p)
             elif isinstance(o, tl.StoreOp):
                 ref, acc = store_refs[o]
                 new = pallas.StoreOp(values[o.value], ref, acc.indexers)
+            elif isinstance(o, tl.AccumulateOp):
+                acc_ref = scratch_refs[total_scratch[o]]
+                *prologue, new = running_total(o, values[o.partial], acc_ref, grid)
+                for p in prologue:
+                    p.location = o.location
+                    block.add_op(p)
+            elif isinstance(o, tl.OnLastStepOp):
+                prologue, last = sequential_steps(grid, lambda k, n: n - 1)
+                for p in prologue:
+                    p.location = o.location
+                    block.add_op(p)
+                into[o.body.block] = Block()
+                new = pallas.WhenOp(last, Region(into[o.body.block]))
             elif isinstance(o, tl.TransposeOp):
                 new = pallas.TransposeOp(values[o.source], o.permutation.get_values())
             elif isinstance(o, tl.IotaOp):
@@ -497,7 +523,7 @@ class TlToPallasPass(CheckedOptionsPass):
                 *prologue, offset = grid_scalar(start, o)[0]
                 for p in [*prologue, offset]:
                     p.location = o.location
-                    body.add_op(p)
+                    block.add_op(p)
                 new = pallas.IotaOp(offset.results[0], o.dim.value.data, o.result.type)  # type: ignore[arg-type]
             elif isinstance(o, tl.DotOp):
                 new = pallas.DotOp(values[o.lhs], values[o.rhs], o.precision_of())
@@ -525,7 +551,7 @@ class TlToPallasPass(CheckedOptionsPass):
             else:
                 raise PassError(o, f"tl-to-pallas: no Pallas form for '{o.name}'")
             new.location = o.location
-            body.add_op(new)
+            block.add_op(new)
             for old_r, new_r in zip(o.results, new.results):
                 new_r.name_hint = old_r.name_hint
                 values[old_r] = new_r

@@ -778,3 +778,58 @@ func.func @f(%a: tensor<32x128xi8>, %b: tensor<128x256xi8>) {
   %c = tl.dot %a, %b precision <highest> : tensor<32x128xi8>, tensor<128x256xi8> -> tensor<32x256xi32>
   func.return
 }
+
+// -----
+
+// A running total lives in VMEM between grid steps, in 32 bits.
+tl.kernel @k(%x: memref<64x256xbf16> {role = "in"}, %o: memref<64x128xbf16> {role = "out"}) {
+  tl.grid [1, 2] (parallel, sequential) (%i, %k) {
+    %v = tl.load %x[affine_map<(d0, d1) -> (0, d1 * 128)>](%i, %k) : memref<64x256xbf16> -> tensor<64x128xbf16>
+    // expected-error@+1 {{tl.accumulate holds 32-bit totals, not bf16}}
+    %t = tl.accumulate <sum> %v : tensor<64x128xbf16>
+  }
+}
+
+// -----
+
+tl.kernel @k(%x: memref<64x128xf32> {role = "in"}, %o: memref<64x128xf32> {role = "out"}) {
+  tl.grid [1] (parallel) (%i) {
+    %v = tl.load %x[affine_map<(d0) -> (0, 0)>](%i) : memref<64x128xf32> -> tensor<64x128xf32>
+    // expected-error@+1 {{tl.accumulate needs the grid's sequential dims, and they must be its last dims}}
+    %t = tl.accumulate <sum> %v : tensor<64x128xf32>
+  }
+}
+
+// -----
+
+tl.kernel @k(%x: memref<64x256xf32> {role = "in"}, %o: memref<64x128xf32> {role = "out"}) {
+  tl.grid [2, 1] (sequential, parallel) (%k, %i) {
+    %v = tl.load %x[affine_map<(d0, d1) -> (0, d0 * 128)>](%k, %i) : memref<64x256xf32> -> tensor<64x128xf32>
+    // expected-error@+1 {{tl.on_last_step needs the grid's sequential dims, and they must be its last dims}}
+    tl.on_last_step {
+      tl.store %v, %o[affine_map<(d0, d1) -> (0, 0)>](%k, %i) : tensor<64x128xf32>, memref<64x128xf32>
+    }
+  }
+}
+
+// -----
+
+tl.kernel @k(%x: memref<64x256xf32> {role = "in"}, %o: memref<64x128xf32> {role = "out"}) {
+  tl.grid [1, 2] (parallel, sequential) (%i, %k) {
+    %v = tl.load %x[affine_map<(d0, d1) -> (0, d1 * 128)>](%i, %k) : memref<64x256xf32> -> tensor<64x128xf32>
+    // expected-error@+1 {{'tl.accumulate' cannot be inside tl.on_last_step}}
+    tl.on_last_step {
+      %t = tl.accumulate <max> %v : tensor<64x128xf32>
+    }
+  }
+}
+
+// -----
+
+tl.kernel @k(%x: memref<64x256xf32> {role = "in"}, %o: memref<64x1xi32> {role = "out"}) {
+  tl.grid [1, 2] (parallel, sequential) (%i, %k) {
+    %v = tl.load %x[affine_map<(d0, d1) -> (0, d1 * 128)>](%i, %k) : memref<64x256xf32> -> tensor<64x128xf32>
+    // expected-error@+1 {{tl.accumulate cannot combine with <argmax>}}
+    %t = tl.accumulate <argmax> %v : tensor<64x128xf32>
+  }
+}

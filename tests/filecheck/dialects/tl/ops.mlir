@@ -363,3 +363,30 @@ tl.kernel @index_add(%pos: memref<12xi32> {role = "prefetch"}, %x: memref<12x128
 // CHECK-GENERIC:           "tl.scatter"(%rows, %cache, %pos, %b, %h, %s) <{lead_map = affine_map<(d0, d1, d2) -> (d0, d1)>, index_map = affine_map<(d0, d1, d2) -> ((d2 * 8))>}> : (tensor<8x128xf32>, memref<2x4x64x128xf32>, memref<16xi32>, index, index, index) -> ()
 // CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "index_add"
 // CHECK-GENERIC:           "tl.scatter"(%v, %table, %pos, %i) <{lead_map = affine_map<(d0) -> ()>, index_map = affine_map<(d0) -> ((d0 * 8))>, accumulate = #tl<reduction_kind sum>}> {note = "sum"} : (tensor<8x128xf32>, memref<64x128xf32>, memref<12xi32>, index) -> ()
+
+// -----
+
+// A split sum with an epilogue: the running total of the dot, and a body run once, at
+// the last k step.
+tl.kernel @linear_cast(%x: memref<64x256xbf16> {role = "in"}, %w: memref<256x128xbf16> {role = "in"}, %o: memref<64x128xbf16> {role = "out"}) {
+  tl.grid [1, 2] (parallel, sequential) (%i, %k) {
+    %a = tl.load %x[affine_map<(d0, d1) -> (0, d1 * 128)>](%i, %k) : memref<64x256xbf16> -> tensor<64x128xbf16>
+    %b = tl.load %w[affine_map<(d0, d1) -> (d1 * 128, 0)>](%i, %k) : memref<256x128xbf16> -> tensor<128x128xbf16>
+    %p = tl.dot %a, %b : tensor<64x128xbf16>, tensor<128x128xbf16> -> tensor<64x128xf32>
+    %t = tl.accumulate <sum> %p : tensor<64x128xf32>
+    tl.on_last_step {
+      %y = arith.truncf %t : tensor<64x128xf32> to tensor<64x128xbf16>
+      tl.store %y, %o[affine_map<(d0, d1) -> (0, 0)>](%i, %k) : tensor<64x128xbf16>, memref<64x128xbf16>
+    }
+  }
+}
+
+// CHECK-LABEL: tl.kernel @linear_cast
+// CHECK:         %t = tl.accumulate <sum> %p : tensor<64x128xf32>
+// CHECK-NEXT:    tl.on_last_step {
+// CHECK-NEXT:      %y = arith.truncf %t : tensor<64x128xf32> to tensor<64x128xbf16>
+// CHECK-NEXT:      tl.store %y, %o
+// CHECK-NEXT:    }
+// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "linear_cast"
+// CHECK-GENERIC:           %t = "tl.accumulate"(%p) <{kind = #tl<reduction_kind sum>}> : (tensor<64x128xf32>) -> tensor<64x128xf32>
+// CHECK-GENERIC-NEXT:      "tl.on_last_step"() ({

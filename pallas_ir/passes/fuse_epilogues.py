@@ -1,0 +1,323 @@
+"""fuse-epilogues: a kernel that reduces into an intermediate buffer, and the one kernel
+that reads that buffer element-wise where it was written, become one kernel: its loop
+computes the reductions, then the reader's body on their results (a matrix product's
+bias, activation, residual add and cast; a sum's scaling).
+
+```mlir
+ta.kernel @k2(%a: ..., %b: ..., %t: memref<98304xf32> {role = "out"}) {
+  ta.loop [256, 384] reduce [512] (%i, %j, %k) {
+    ...
+    %s = ta.reduce <sum> %p : f32
+    ta.store %s, %t[affine_map<(d0, d1) -> (d0 * 384 + d1)>](%i, %j) : memref<98304xf32>
+  }
+}
+ta.kernel @k5(%t: memref<98304xf32> {role = "in"}, %o: memref<98304xbf16> {role = "out"}) {
+  ta.loop [256, 384] (%i, %j) {
+    %v = ta.load %t[affine_map<(d0, d1) -> (d0 * 384 + d1)>](%i, %j) : memref<98304xf32>
+    %c = arith.truncf %v : f32 to bf16
+    ta.store %c, %o[affine_map<(d0, d1) -> (d0 * 384 + d1)>](%i, %j) : memref<98304xbf16>
+  }
+}
+```
+
+becomes one `ta.loop [256, 384] reduce [512]` that stores `truncf(%s)` into `%o`, and
+`%t` is gone: its bytes are written and read no more. The fused kernel is
+`@<reducing>_<reader>`, launched where the reader was. The tiler computes the reader's
+ops on the parallel dims once the sums are whole (`tl.on_last_step` when it splits the
+reduction).
+
+The meaning is kept when (each checked; where a reader exists but one fails, a remark
+at the reducing loop says which):
+- the reducing kernel has one loop, with reduction dims, and stores only the
+  intermediate; the reader has one loop over the same parallel extents, with none;
+- the intermediate is a `ta.alloc` that only these two launches touch (views aside),
+  once each, and @forward does not return it;
+- every read of it is at the point the reducing loop wrote (the same view, map and
+  dims, no data-dependent index), so each reader point gets the value its own point
+  computed;
+- between the two launches only launches run (no library call), and none writes a
+  buffer the reducing kernel reads: its work moves to the reader's launch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, BlockArgument, Region, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from pallas_ir.diagnostics import count, emit_remark
+from pallas_ir.dialects.common import WRITABLE_ROLES, ArgRole, find_forward
+from pallas_ir.dialects.tensor_access import (
+    AllocOp,
+    KernelOp,
+    LaunchOp,
+    LoadOp,
+    LoopOp,
+    ReshapeOp,
+    StoreOp,
+    root_buffer,
+)
+from pallas_ir.passes.options import CheckedOptionsPass
+
+
+def _root(value: SSAValue) -> SSAValue:
+    """A host buffer through its `ta.reshape` views."""
+    while isinstance(value.owner, ReshapeOp):
+        value = value.owner.source
+    return value
+
+
+def _views(value: SSAValue) -> list[SSAValue]:
+    """A host buffer and every view of it (through `ta.reshape`)."""
+    found = [value]
+    for use in value.uses:
+        if isinstance(use.operation, ReshapeOp):
+            found += _views(use.operation.result)
+    return found
+
+
+def _the_loop(kernel: KernelOp) -> LoopOp | None:
+    loops = [o for o in kernel.body.block.ops if isinstance(o, LoopOp)]
+    return loops[0] if len(loops) == 1 else None
+
+
+def _access_key(op: LoadOp | StoreOp) -> tuple[object, ...] | None:
+    """Where an access reads or writes, by view, map and loop dims (None with symbols:
+    a data-dependent index)."""
+    if op.symbols:
+        return None
+    dims = tuple(d.index if isinstance(d, BlockArgument) else -1 for d in op.dims)
+    return (op.buffer.type, op.map.data, dims, _view_chain(op.buffer))
+
+
+def _view_chain(buffer: SSAValue) -> tuple[object, ...]:
+    """The kernel-level views from an argument to `buffer`, by type."""
+    chain: list[object] = []
+    while isinstance(buffer.owner, ReshapeOp):
+        chain.append(buffer.type)
+        buffer = buffer.owner.source
+    return tuple(chain)
+
+
+@dataclass(frozen=True)
+class _Pair:
+    producer: LaunchOp
+    reader: LaunchOp
+    intermediate: AllocOp
+
+
+class _NotFused(Exception):
+    """Why a reducing kernel and its reader stay apart."""
+
+
+@dataclass(frozen=True)
+class FuseEpiloguesPass(CheckedOptionsPass):
+    """Fuse each reducing kernel with the one kernel that reads its result element-wise
+    (see the module docstring for when). Each fusion gets a remark naming both kernels
+    and counts under `epilogues fused` in `--pass-statistics`; a reducing kernel whose
+    reader cannot be fused gets a remark saying why.
+
+    Options: none.
+    """
+
+    name = "fuse-epilogues"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        forward = find_forward(op)
+        if forward is None:
+            return
+        kernels = {k.sym_name.data: k for k in op.ops if isinstance(k, KernelOp)}
+        launched: dict[str, int] = {}
+        for launch in op.walk():
+            if isinstance(launch, LaunchOp):
+                name = launch.callee.string_value()
+                launched[name] = launched.get(name, 0) + 1
+        for launch in [o for o in forward.body.block.ops if isinstance(o, LaunchOp)]:
+            if launch.parent is None:
+                continue  # fused already
+            kernel = kernels.get(launch.callee.string_value())
+            loop = _the_loop(kernel) if kernel is not None else None
+            if kernel is None or loop is None or not loop.reduce_extents:
+                continue
+            try:
+                pair = self.pair(forward, launch, kernel, loop, kernels, launched)
+            except _NotFused as why:
+                emit_remark(loop, f"{self.name}: not fused: {why}")
+                continue
+            if pair is None:
+                continue
+            reader = kernels[pair.reader.callee.string_value()]
+            fused = fuse(op, pair, kernel, reader)
+            kernels[fused.sym_name.data] = fused
+            launched[fused.sym_name.data] = 1
+            emit_remark(
+                fused,
+                f"{self.name}: fused @{kernel.sym_name.data} and its reader "
+                f"@{reader.sym_name.data} into @{fused.sym_name.data}",
+            )
+            count(self.name, "epilogues fused")
+
+    def pair(
+        self,
+        forward: func.FuncOp,
+        launch: LaunchOp,
+        kernel: KernelOp,
+        loop: LoopOp,
+        kernels: dict[str, KernelOp],
+        launched: dict[str, int],
+    ) -> _Pair | None:
+        """The reader to fuse `launch` with, None when it has no single reader (nothing
+        to say), or `_NotFused` with why not."""
+        stored = {root_buffer(s.buffer) for s in loop.walk() if isinstance(s, StoreOp)}
+        if len(stored) != 1:
+            return None
+        (arg,) = stored
+        assert isinstance(arg, BlockArgument)
+        alloc = _root(launch.args[arg.index]).owner
+        if not isinstance(alloc, AllocOp):
+            return None
+        users = [
+            u.operation
+            for v in _views(alloc.result)
+            for u in v.uses
+            if not isinstance(u.operation, ReshapeOp)
+        ]
+        readers = [u for u in users if u is not launch]
+        if not readers or users.count(launch) != 1:
+            return None  # nothing reads it, or the kernel writes it twice
+        if any(not isinstance(u, LaunchOp) for u in readers):
+            what = sorted({f"'{u.name}'" for u in readers if not isinstance(u, LaunchOp)})
+            raise _NotFused(f"the result is also used by {', '.join(what)}")
+        if len(readers) > 1:
+            raise _NotFused(f"the result is read by {len(readers)} launches")
+        (reader_launch,) = readers
+        assert isinstance(reader_launch, LaunchOp)
+        reader = kernels.get(reader_launch.callee.string_value())
+        if reader is None or reader.on_xla or kernel.on_xla:
+            return None
+        name = kernel.sym_name.data
+        if launched.get(name) != 1 or launched.get(reader.sym_name.data) != 1:
+            raise _NotFused("a kernel launched more than once")
+        reader_loop = _the_loop(reader)
+        if reader_loop is None or reader_loop.reduce_extents:
+            raise _NotFused(f"@{reader.sym_name.data} is not one loop without reductions")
+        if tuple(reader_loop.parallel_extents) != tuple(loop.parallel_extents):
+            raise _NotFused(
+                f"@{reader.sym_name.data} loops over {list(reader_loop.parallel_extents)}, "
+                f"not the same {list(loop.parallel_extents)}"
+            )
+        positions = [
+            k for k, a in enumerate(reader_launch.args) if _root(a) is alloc.result
+        ]
+        written = {_access_key(s) for s in loop.walk() if isinstance(s, StoreOp)}
+        if None in written or len(written) != 1:
+            raise _NotFused("the reduction is stored through a data-dependent index")
+        reader_args = {reader.body.block.args[k] for k in positions}
+        for o in reader_loop.walk():
+            reads_it = (
+                isinstance(o, LoadOp | StoreOp) and root_buffer(o.buffer) in reader_args
+            )
+            if reads_it and (isinstance(o, StoreOp) or _access_key(o) not in written):
+                raise _NotFused(
+                    f"@{reader.sym_name.data} reads the result elsewhere than where "
+                    "it was written"
+                )
+        reads = {
+            _root(launch.args[a.index]) for a in kernel.body.block.args if a is not arg
+        }
+        ops = list(forward.body.block.ops)
+        for between in ops[ops.index(launch) + 1 : ops.index(reader_launch)]:
+            if isinstance(between, ReshapeOp | AllocOp):
+                continue
+            if not isinstance(between, LaunchOp):
+                raise _NotFused(f"'{between.name}' runs between the two kernels")
+            other = kernels.get(between.callee.string_value())
+            if other is None:
+                raise _NotFused("an unknown kernel runs between the two")
+            for a in other.body.block.args:
+                if (
+                    other.role_of(a) in WRITABLE_ROLES
+                    and _root(between.args[a.index]) in reads
+                ):
+                    raise _NotFused(
+                        f"@{other.sym_name.data} writes an input of @{name} in between"
+                    )
+        return _Pair(launch, reader_launch, alloc)
+
+
+def fuse(module: ModuleOp, pair: _Pair, kernel: KernelOp, reader: KernelOp) -> KernelOp:
+    """One kernel for `pair`, launched where the reader was; the two kernels, their
+    launches and the intermediate are erased."""
+    loop, reader_loop = _the_loop(kernel), _the_loop(reader)
+    assert loop is not None and reader_loop is not None
+    stores = [s for s in loop.walk() if isinstance(s, StoreOp)]
+    (written,) = {root_buffer(s.buffer) for s in stores}
+    value_at = {_access_key(s): s.value for s in stores}
+    intermediate = set(_views(pair.intermediate.result))
+    kept = [a for a in kernel.body.block.args if a is not written]
+    reader_kept = [
+        a for a in reader.body.block.args if pair.reader.args[a.index] not in intermediate
+    ]
+    block = Block(arg_types=[a.type for a in [*kept, *reader_kept]])
+    mapping: dict[SSAValue, SSAValue] = {}
+    for old, new in zip([*kept, *reader_kept], block.args):
+        new.name_hint = old.name_hint
+        mapping[old] = new
+    # Kernel-level ops (views, constants) of both, but not those of the intermediate.
+    for source in (kernel, reader):
+        for o in source.body.block.ops:
+            if isinstance(o, LoopOp):
+                continue
+            if isinstance(o, ReshapeOp) and root_buffer(o.result) not in mapping:
+                continue
+            block.add_op(o.clone(value_mapper=mapping))
+    new_loop = loop.clone(value_mapper=mapping)
+    for old, new in zip(loop.walk(), new_loop.walk()):
+        new.location = old.location
+        for r_old, r_new in zip(old.results, new.results):
+            mapping[r_old] = r_new
+    for old, new in zip(stores, [s for s in new_loop.walk() if isinstance(s, StoreOp)]):
+        Rewriter.erase_op(new)
+    body = new_loop.body.block
+    n_par = len(loop.parallel_extents)
+    for old, new in zip(reader_loop.body.block.args, body.args[:n_par]):
+        mapping[old] = new
+    reader_args = {reader.body.block.args[k] for k in range(len(pair.reader.args))}
+    for o in reader_loop.body.block.ops:
+        if isinstance(o, LoadOp) and root_buffer(o.buffer) in reader_args - set(
+            reader_kept
+        ):
+            mapping[o.result] = mapping[value_at[_access_key(o)]]
+            continue
+        copy = o.clone(value_mapper=mapping)
+        copy.location = o.location
+        body.add_op(copy)
+        for r_old, r_new in zip(o.results, copy.results):
+            mapping[r_old] = r_new
+    block.add_op(new_loop)
+    roles: list[ArgRole] = [kernel.role_of(a) for a in kept]
+    roles += [reader.role_of(a) for a in reader_kept]
+    taken = {k.sym_name.data for k in module.ops if isinstance(k, KernelOp)}
+    name = f"{kernel.sym_name.data}_{reader.sym_name.data}"
+    while name in taken:
+        name += "_"
+    fused = KernelOp(name, block.arg_types, roles, Region(block))
+    fused.location = reader.location
+    fused.attributes.update(reader.attributes)
+    Rewriter.insert_op(fused, InsertPoint.before(reader))
+    launch = LaunchOp(
+        name,
+        [pair.producer.args[a.index] for a in kept]
+        + [pair.reader.args[a.index] for a in reader_kept],
+    )
+    launch.location = pair.reader.location
+    Rewriter.insert_op(launch, InsertPoint.before(pair.reader))
+    for o in (pair.reader, pair.producer, reader, kernel):
+        Rewriter.erase_op(o)
+    for view in reversed(_views(pair.intermediate.result)):
+        Rewriter.erase_op(view.owner)  # type: ignore[arg-type]
+    return fused
