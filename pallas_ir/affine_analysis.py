@@ -203,7 +203,8 @@ def _collect(expr: AffineExpr, bounds: Sequence[Interval | None]) -> tuple[_Term
             (ta, ca), (tb, cb) = _collect(lhs, bounds), _collect(rhs, bounds)
             out = dict(ta)
             _add_terms(out, tb)
-            return out, ca + cb
+            extra = _recombine(out, bounds)
+            return out, ca + cb + extra
         case AffineBinaryOpExpr(kind=AffineBinaryOpKind.Mul, lhs=lhs, rhs=rhs):
             (ta, ca), (tb, cb) = _collect(lhs, bounds), _collect(rhs, bounds)
             if not tb:
@@ -218,6 +219,34 @@ def _collect(expr: AffineExpr, bounds: Sequence[Interval | None]) -> tuple[_Term
             tl, cl = _collect(lhs, bounds)
             return _divide(tl, cl, kind, cr, bounds)
     return {expr: 1}, 0
+
+
+def _recombine(terms: _Terms, bounds: Sequence[Interval | None]) -> int:
+    """Rewrite `b*c*(E floordiv c) + b*(E mod c)` in `terms` as `b*E` (true for every
+    integer E and c > 0): what a dim split by `d floordiv c`, `d mod c` and put back
+    together leaves. Returns the constant that E's constants add."""
+    added = 0
+    divisions = {
+        (str(a.lhs), a.rhs.value, a.kind): a
+        for a in terms
+        if isinstance(a, AffineBinaryOpExpr)
+        and a.kind in (AffineBinaryOpKind.FloorDiv, AffineBinaryOpKind.Mod)
+        and isinstance(a.rhs, AffineConstantExpr)
+    }
+    for (lhs, c, kind), quotient in divisions.items():
+        if kind != AffineBinaryOpKind.FloorDiv:
+            continue
+        rest = divisions.get((lhs, c, AffineBinaryOpKind.Mod))
+        if rest is None or quotient not in terms or rest not in terms:
+            continue
+        b = terms[rest]
+        if terms[quotient] != b * c:
+            continue
+        del terms[quotient], terms[rest]
+        inner, inner_constant = _collect(quotient.lhs, bounds)
+        _add_terms(terms, inner, b)
+        added += b * inner_constant
+    return added
 
 
 def _bounds(

@@ -53,6 +53,12 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
     }
 
 
+def _fuse_siblings() -> type[ModulePass]:
+    from pallas_ir.passes.fuse_siblings import FuseSiblingsPass
+
+    return FuseSiblingsPass
+
+
 def _fuse_epilogues() -> type[ModulePass]:
     from pallas_ir.passes.fuse_epilogues import FuseEpiloguesPass
 
@@ -127,6 +133,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     return {
         "split-kernel-loops": _split_kernel_loops,
         "fuse-epilogues": _fuse_epilogues,
+        "fuse-siblings": _fuse_siblings,
         "stride-to-reshape": _stride_to_reshape,
         "canonicalize-permutation": _canonicalize_permutation,
         "indirect-load-to-scalar-prefetch": _indirect_load_to_scalar_prefetch,
@@ -140,7 +147,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
 
 TA_PASSES = (
-    "split-kernel-loops,fuse-epilogues,stride-to-reshape,canonicalize-permutation,"
+    "split-kernel-loops,fuse-epilogues,fuse-siblings,stride-to-reshape,canonicalize-permutation,"
     "indirect-load-to-scalar-prefetch,indirect-store-to-row-dma"
 )
 """The ta → ta rewrites, in pipeline order."""

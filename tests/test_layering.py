@@ -57,6 +57,7 @@ PASS_HELPERS = frozenset(
         "pallas_ir.passes.access_rewrites",
         "pallas_ir.passes.indirect_access",
         "pallas_ir.passes.xla_outline",
+        "pallas_ir.passes.launch_graph",
     }
 )
 """Modules under `passes/` that define no pass: any pass may import them."""

@@ -4,6 +4,8 @@
   product into the product's kernel (one launch; the f32 product is never stored).
 - The tiler splits a long contraction over a sequential grid dim and runs the epilogue
   once, on the whole sum (`tl.accumulate`, `tl.on_last_step`).
+- fuse-siblings makes kernels that read one input over the same loop one kernel (a
+  norm's statistics, a softmax's row max and sum).
 - Contraction tiles come from a roofline against the chip's VMEM (`policy.roofline`):
   at 4096^2 the kernel moves fewer HBM bytes than jax's example Pallas matmul, in the
   same cost model.
@@ -37,7 +39,8 @@ def _read_twice(x, w):
     return torch.relu(h), torch.sigmoid(h) * 2
 
 
-PRODUCT_READ_TWICE_LAUNCHES = 3  # the product, then each reader (see the remark)
+# the product, then one kernel for both readers (fuse-siblings: they read it alike)
+PRODUCT_READ_TWICE_LAUNCHES = 2
 
 
 # name → (function, inputs, pallas_calls)
@@ -86,6 +89,46 @@ PROGRAMS = {
             torch.randint(-8, 8, (256, 128), dtype=torch.int32),
         ],
         0,
+    ),
+    # a linear on a 3-D input is a [rows, n] loop, the residual add a [b, t, n] one:
+    # the add is collapsed into the product's loop and fused
+    "linear_3d_residual": (
+        lambda x, w, b, r: F.linear(x, w, b) + r,
+        lambda: [
+            torch.randn(2, 64, 256),
+            torch.randn(128, 256) / 16,
+            torch.randn(128),
+            torch.randn(2, 64, 128),
+        ],
+        1,
+    ),
+    # fuse-siblings: the norm's mean and variance kernels are one (they read x once),
+    # then the product with the normalisation in its prologue
+    "layer_norm_then_linear": (
+        lambda x, g, b, w: F.linear(F.layer_norm(x, (512,), g, b), w),
+        lambda: [
+            torch.randn(64, 512),
+            torch.randn(512),
+            torch.randn(512),
+            torch.randn(256, 512) / 16,
+        ],
+        2,
+    ),
+    # the row max and row sum are one kernel; the bmm's result is stored where the
+    # output's view reads it (the copy of it is fused away)
+    "softmax_then_bmm": (
+        lambda s, v: torch.softmax(s, -1) @ v,
+        lambda: [torch.randn(4, 128, 256), torch.randn(4, 256, 64)],
+        2,
+    ),
+    # attention in plain torch at T = 512: the scores, then the softmax's statistics
+    # and att @ v with the softmax in its prologue. The statistics' (heads, T) layout
+    # makes a block take all 8 heads: a batched dot (it multiplied the whole
+    # (8, 128, 64, 128) product out in VMEM before, 35 MB, over the v5e's 16 MiB)
+    "attention_t512": (
+        lambda q, k, v: torch.softmax(q @ k.transpose(-2, -1) * 0.125, -1) @ v,
+        lambda: [torch.randn(2, 4, 512, 64) for _ in range(3)],
+        3,
     ),
     # the product is read by two kernels: stored once, not recomputed
     "product_read_twice": (

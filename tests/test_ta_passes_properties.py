@@ -77,6 +77,18 @@ def test_simplify_undoes_a_split() -> None:
     assert linearize(d0 // 2) is None
 
 
+def test_simplify_puts_a_split_dim_back_together() -> None:
+    """`c*(E floordiv c) + E mod c` is E for any integer E, whatever its range: what a
+    loop collapsed into one dim leaves in the maps of its accesses."""
+    d0, d1 = AffineExpr.dimension(0), AffineExpr.dimension(1)
+    assert simplify(((d0 // 16) * 16 + d0 % 16) * 64 + d1, [None, None]) == d0 * 64 + d1
+    shifted = ((d0 + 3) // 16) * 32 + ((d0 + 3) % 16) * 2 + 1
+    assert simplify(shifted, [None, None]) == d0 * 2 + 7
+    # coefficients that do not match (32 against 3*16) stay as they are
+    uneven = (d0 // 16) * 32 + (d0 % 16) * 3
+    assert simplify(uneven, [None, None]) == uneven
+
+
 def _check_exact(
     found: Reinterpretation, offset: LinearExpr, extents: dict[int, int], size: int
 ) -> None:

@@ -626,7 +626,7 @@ def tile_compute(ops: Sequence[Operation]) -> tuple[int, int]:
         if isinstance(op, tl.DotOp):
             a, b = op.lhs.type, op.rhs.type
             assert isinstance(a, TensorType) and isinstance(b, TensorType)
-            flops += 2 * math.prod(a.get_shape()) * b.get_shape()[1]
+            flops += 2 * math.prod(a.get_shape()) * b.get_shape()[-1]
         elif isinstance(op, tl.ConvertOp | tl.CompareOp | tl.SelectOp):
             flops += _elements(op)
         elif op.dialect_name() in ("math", "special"):
@@ -662,7 +662,9 @@ def body_vmem_bytes(ops: Iterable[Operation]) -> int:
         if isinstance(op, DotOpBase):
             lhs, rhs = op.lhs.type, op.rhs.type
             assert isinstance(lhs, TensorType) and isinstance(rhs, TensorType)
-            (m, k), n = lhs.get_shape(), rhs.get_shape()[1]
+            # a batch dim counts as more rows: its products are held side by side
+            *rows, k = lhs.get_shape()
+            m, n = math.prod(rows), rhs.get_shape()[-1]
             f32_product = op.precision_of() == DotPrecision.HIGHEST
             dots.append(dot_vmem_bytes(m, n, k, 8 * _itemsize(lhs), f32_product))
     relayouts = vmem_relayout_bytes(

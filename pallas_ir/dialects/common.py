@@ -707,7 +707,9 @@ class ReduceTileOpBase(IRDLOperation):
 
 class DotOpBase(IRDLOperation):
     """`%c = D.dot %a, %b : tensor<MxKxbf16>, tensor<KxNxbf16> -> tensor<MxNxf32>`: a
-    matrix product on the MXU, accumulated in f32 for floats (i32 for integers).
+    matrix product on the MXU, accumulated in f32 for floats (i32 for integers). With a
+    leading batch dim, `tensor<BxMxK>` by `tensor<BxKxN>` gives `tensor<BxMxN>`: one
+    product per batch index (attention's heads; `jnp.matmul`).
 
     `precision <highest>` multiplies f32 operands as f32 (what the program means);
     without it the MXU's default precision applies, one bfloat16 pass. Each dialect's
@@ -729,7 +731,7 @@ class DotOpBase(IRDLOperation):
         a, b = lhs.type, rhs.type
         assert isinstance(a, TensorType) and isinstance(b, TensorType)
         acc = i32 if isinstance(a.element_type, IntegerType) else Float32Type()
-        shape = [a.get_shape()[0], b.get_shape()[1]]
+        shape = [*a.get_shape()[:-1], b.get_shape()[-1]]
         properties = (
             {}
             if precision is None
@@ -750,17 +752,25 @@ class DotOpBase(IRDLOperation):
         a, b, c = self.lhs.type, self.rhs.type, self.result.type
         assert isinstance(a, TensorType) and isinstance(b, TensorType)
         assert isinstance(c, TensorType)
-        if a.get_num_dims() != 2 or b.get_num_dims() != 2:
-            raise VerifyException("dot multiplies two rank-2 tiles")
-        if a.get_shape()[1] != b.get_shape()[0]:
+        rank = a.get_num_dims()
+        if rank not in (2, 3) or b.get_num_dims() != rank:
+            raise VerifyException(
+                "dot multiplies two rank-2 tiles, or two rank-3 tiles with a batch dim"
+            )
+        if a.get_shape()[-1] != b.get_shape()[-2]:
             raise VerifyException(
                 f"dot of {_shape_str(a.get_shape())} by {_shape_str(b.get_shape())}: "
                 "the contracted dims differ"
             )
+        if a.get_shape()[:-2] != b.get_shape()[:-2]:
+            raise VerifyException(
+                f"dot of {_shape_str(a.get_shape())} by {_shape_str(b.get_shape())}: "
+                "the batch dims differ"
+            )
         if a.element_type != b.element_type:
             raise VerifyException("dot operands have one element type")
         acc = i32 if isinstance(a.element_type, IntegerType) else Float32Type()
-        want = [a.get_shape()[0], b.get_shape()[1]]
+        want = [*a.get_shape()[:-1], b.get_shape()[-1]]
         if list(c.get_shape()) != want or c.element_type != acc:
             raise VerifyException(f"dot gives tensor<{_shape_str(want)}x{acc}>, not {c}")
         if self.precision_of() is not None and isinstance(a.element_type, IntegerType):

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     I64,
     AffineMapAttr,
@@ -791,3 +792,17 @@ TensorAccess = Dialect(
         XlaAccessAttr,
     ],
 )
+
+
+def contraction(op: Operation) -> Operation | None:
+    """The product a `ta.reduce <sum>` sums, when that product has no other use: a
+    candidate for a matrix product."""
+    if not isinstance(op, ReduceOp) or ReductionKind(op.kind.data) != ReductionKind.SUM:
+        return None
+    mul = op.value.owner
+    if (
+        not isinstance(mul, arith.MulfOp | arith.MuliOp)
+        or len(list(mul.result.uses)) != 1
+    ):
+        return None
+    return mul

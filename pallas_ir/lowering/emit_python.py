@@ -254,6 +254,13 @@ class KernelEmitter:
         acc = dtype_name(op.result.type.element_type, op)  # type: ignore[attr-defined]
         highest = op.precision_of() == DotPrecision.HIGHEST
         precision = ", precision=jax.lax.Precision.HIGHEST" if highest else ""
+        if op.lhs.type.get_num_dims() == 3:  # type: ignore[attr-defined]
+            # one product per batch index (jnp.dot of 3-D tiles is a tensordot)
+            dims = "(((2,), (1,)), ((0,), (0,)))"
+            return (
+                f"jax.lax.dot_general({a}, {b}, {dims}, "
+                f"preferred_element_type={acc}{precision})"
+            )
         return f"jnp.dot({a}, {b}, preferred_element_type={acc}{precision})"
 
     @expression.register

@@ -29,26 +29,32 @@ reduction).
 The meaning is kept when (each checked; where a reader exists but one fails, a remark
 at the reducing loop says which):
 - the reducing kernel has one loop, with reduction dims, and stores only the
-  intermediate; the reader has one loop over the same parallel extents, with none;
+  intermediate; the reader has one loop without reductions, over the same parallel
+  extents or over runs of dims that multiply to them, collapsed first (`collapsed`);
 - the intermediate is a `ta.alloc` that only these two launches touch (views aside),
   once each, and @forward does not return it;
-- every read of it is at the point the reducing loop wrote (the same view, map and
-  dims, no data-dependent index), so each reader point gets the value its own point
-  computed;
+- every read of it is at the point the reducing loop wrote (the same view, index
+  expressions after simplification with the loop's ranges, and dims; no data-dependent
+  index), so each reader point gets the value its own point computed;
+- the reader has no access with a data-dependent index (a gather or scatter keeps its
+  kernel, where the indirect-access passes make it row DMAs);
 - between the two launches only launches run (no library call), and none writes a
   buffer the reducing kernel reads: its work moves to the reader's launch.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import AffineMapAttr, ModuleOp
 from xdsl.ir import Block, BlockArgument, Region, SSAValue
+from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from pallas_ir.affine_analysis import simplify
 from pallas_ir.diagnostics import count, emit_remark
 from pallas_ir.dialects.common import WRITABLE_ROLES, ArgRole, find_forward
 from pallas_ir.dialects.tensor_access import (
@@ -61,46 +67,8 @@ from pallas_ir.dialects.tensor_access import (
     StoreOp,
     root_buffer,
 )
+from pallas_ir.passes.launch_graph import access_key, host_root, host_views, the_loop
 from pallas_ir.passes.options import CheckedOptionsPass
-
-
-def _root(value: SSAValue) -> SSAValue:
-    """A host buffer through its `ta.reshape` views."""
-    while isinstance(value.owner, ReshapeOp):
-        value = value.owner.source
-    return value
-
-
-def _views(value: SSAValue) -> list[SSAValue]:
-    """A host buffer and every view of it (through `ta.reshape`)."""
-    found = [value]
-    for use in value.uses:
-        if isinstance(use.operation, ReshapeOp):
-            found += _views(use.operation.result)
-    return found
-
-
-def _the_loop(kernel: KernelOp) -> LoopOp | None:
-    loops = [o for o in kernel.body.block.ops if isinstance(o, LoopOp)]
-    return loops[0] if len(loops) == 1 else None
-
-
-def _access_key(op: LoadOp | StoreOp) -> tuple[object, ...] | None:
-    """Where an access reads or writes, by view, map and loop dims (None with symbols:
-    a data-dependent index)."""
-    if op.symbols:
-        return None
-    dims = tuple(d.index if isinstance(d, BlockArgument) else -1 for d in op.dims)
-    return (op.buffer.type, op.map.data, dims, _view_chain(op.buffer))
-
-
-def _view_chain(buffer: SSAValue) -> tuple[object, ...]:
-    """The kernel-level views from an argument to `buffer`, by type."""
-    chain: list[object] = []
-    while isinstance(buffer.owner, ReshapeOp):
-        chain.append(buffer.type)
-        buffer = buffer.owner.source
-    return tuple(chain)
 
 
 @dataclass(frozen=True)
@@ -108,6 +76,9 @@ class _Pair:
     producer: LaunchOp
     reader: LaunchOp
     intermediate: AllocOp
+    reader_kernel: KernelOp
+    """The reader's kernel, over the reducing loop's extents (a detached, collapsed
+    copy when its loop nests them more finely)."""
 
 
 class _NotFused(Exception):
@@ -140,7 +111,7 @@ class FuseEpiloguesPass(CheckedOptionsPass):
             if launch.parent is None:
                 continue  # fused already
             kernel = kernels.get(launch.callee.string_value())
-            loop = _the_loop(kernel) if kernel is not None else None
+            loop = the_loop(kernel) if kernel is not None else None
             if kernel is None or loop is None or not loop.reduce_extents:
                 continue
             try:
@@ -177,12 +148,12 @@ class FuseEpiloguesPass(CheckedOptionsPass):
             return None
         (arg,) = stored
         assert isinstance(arg, BlockArgument)
-        alloc = _root(launch.args[arg.index]).owner
+        alloc = host_root(launch.args[arg.index]).owner
         if not isinstance(alloc, AllocOp):
             return None
         users = [
             u.operation
-            for v in _views(alloc.result)
+            for v in host_views(alloc.result)
             for u in v.uses
             if not isinstance(u.operation, ReshapeOp)
         ]
@@ -202,18 +173,23 @@ class FuseEpiloguesPass(CheckedOptionsPass):
         name = kernel.sym_name.data
         if launched.get(name) != 1 or launched.get(reader.sym_name.data) != 1:
             raise _NotFused("a kernel launched more than once")
-        reader_loop = _the_loop(reader)
+        reader_loop = the_loop(reader)
         if reader_loop is None or reader_loop.reduce_extents:
             raise _NotFused(f"@{reader.sym_name.data} is not one loop without reductions")
-        if tuple(reader_loop.parallel_extents) != tuple(loop.parallel_extents):
+        if any(isinstance(o, LoadOp | StoreOp) and o.symbols for o in reader_loop.walk()):
+            # a gather or scatter keeps its kernel, where the indirect-access passes
+            # make it row DMAs
             raise _NotFused(
-                f"@{reader.sym_name.data} loops over {list(reader_loop.parallel_extents)}, "
-                f"not the same {list(loop.parallel_extents)}"
+                f"@{reader.sym_name.data} has an access with a data-dependent index"
             )
+        if tuple(reader_loop.parallel_extents) != tuple(loop.parallel_extents):
+            reader = collapsed(reader, loop.parallel_extents)
+            reader_loop = the_loop(reader)
+            assert reader_loop is not None
         positions = [
-            k for k, a in enumerate(reader_launch.args) if _root(a) is alloc.result
+            k for k, a in enumerate(reader_launch.args) if host_root(a) is alloc.result
         ]
-        written = {_access_key(s) for s in loop.walk() if isinstance(s, StoreOp)}
+        written = {access_key(s) for s in loop.walk() if isinstance(s, StoreOp)}
         if None in written or len(written) != 1:
             raise _NotFused("the reduction is stored through a data-dependent index")
         reader_args = {reader.body.block.args[k] for k in positions}
@@ -221,13 +197,15 @@ class FuseEpiloguesPass(CheckedOptionsPass):
             reads_it = (
                 isinstance(o, LoadOp | StoreOp) and root_buffer(o.buffer) in reader_args
             )
-            if reads_it and (isinstance(o, StoreOp) or _access_key(o) not in written):
+            if reads_it and (isinstance(o, StoreOp) or access_key(o) not in written):
                 raise _NotFused(
                     f"@{reader.sym_name.data} reads the result elsewhere than where "
                     "it was written"
                 )
         reads = {
-            _root(launch.args[a.index]) for a in kernel.body.block.args if a is not arg
+            host_root(launch.args[a.index])
+            for a in kernel.body.block.args
+            if a is not arg
         }
         ops = list(forward.body.block.ops)
         for between in ops[ops.index(launch) + 1 : ops.index(reader_launch)]:
@@ -241,23 +219,26 @@ class FuseEpiloguesPass(CheckedOptionsPass):
             for a in other.body.block.args:
                 if (
                     other.role_of(a) in WRITABLE_ROLES
-                    and _root(between.args[a.index]) in reads
+                    and host_root(between.args[a.index]) in reads
                 ):
                     raise _NotFused(
                         f"@{other.sym_name.data} writes an input of @{name} in between"
                     )
-        return _Pair(launch, reader_launch, alloc)
+        return _Pair(launch, reader_launch, alloc, reader)
 
 
-def fuse(module: ModuleOp, pair: _Pair, kernel: KernelOp, reader: KernelOp) -> KernelOp:
+def fuse(
+    module: ModuleOp, pair: _Pair, kernel: KernelOp, reader_op: KernelOp
+) -> KernelOp:
     """One kernel for `pair`, launched where the reader was; the two kernels, their
     launches and the intermediate are erased."""
-    loop, reader_loop = _the_loop(kernel), _the_loop(reader)
+    reader = pair.reader_kernel
+    loop, reader_loop = the_loop(kernel), the_loop(reader)
     assert loop is not None and reader_loop is not None
     stores = [s for s in loop.walk() if isinstance(s, StoreOp)]
     (written,) = {root_buffer(s.buffer) for s in stores}
-    value_at = {_access_key(s): s.value for s in stores}
-    intermediate = set(_views(pair.intermediate.result))
+    value_at = {access_key(s): s.value for s in stores}
+    intermediate = set(host_views(pair.intermediate.result))
     kept = [a for a in kernel.body.block.args if a is not written]
     reader_kept = [
         a for a in reader.body.block.args if pair.reader.args[a.index] not in intermediate
@@ -291,7 +272,7 @@ def fuse(module: ModuleOp, pair: _Pair, kernel: KernelOp, reader: KernelOp) -> K
         if isinstance(o, LoadOp) and root_buffer(o.buffer) in reader_args - set(
             reader_kept
         ):
-            mapping[o.result] = mapping[value_at[_access_key(o)]]
+            mapping[o.result] = mapping[value_at[access_key(o)]]
             continue
         copy = o.clone(value_mapper=mapping)
         copy.location = o.location
@@ -306,9 +287,9 @@ def fuse(module: ModuleOp, pair: _Pair, kernel: KernelOp, reader: KernelOp) -> K
     while name in taken:
         name += "_"
     fused = KernelOp(name, block.arg_types, roles, Region(block))
-    fused.location = reader.location
-    fused.attributes.update(reader.attributes)
-    Rewriter.insert_op(fused, InsertPoint.before(reader))
+    fused.location = reader_op.location
+    fused.attributes.update(reader_op.attributes)
+    Rewriter.insert_op(fused, InsertPoint.before(reader_op))
     launch = LaunchOp(
         name,
         [pair.producer.args[a.index] for a in kept]
@@ -316,8 +297,91 @@ def fuse(module: ModuleOp, pair: _Pair, kernel: KernelOp, reader: KernelOp) -> K
     )
     launch.location = pair.reader.location
     Rewriter.insert_op(launch, InsertPoint.before(pair.reader))
-    for o in (pair.reader, pair.producer, reader, kernel):
+    for o in (pair.reader, pair.producer, reader_op, kernel):
         Rewriter.erase_op(o)
-    for view in reversed(_views(pair.intermediate.result)):
+    for view in reversed(host_views(pair.intermediate.result)):
         Rewriter.erase_op(view.owner)  # type: ignore[arg-type]
     return fused
+
+
+def _groups(fine: Sequence[int], coarse: Sequence[int]) -> list[list[int]] | None:
+    """Consecutive runs of `fine`'s dims whose extents multiply to each of `coarse`'s,
+    in order (unit dims join the run before them), or None."""
+    groups: list[list[int]] = []
+    k = 0
+    for target in coarse:
+        group, size = [], 1
+        while k < len(fine) and (size < target or not group):
+            group.append(k)
+            size *= fine[k]
+            k += 1
+        if size != target:
+            return None
+        groups.append(group)
+    if not groups:
+        return None
+    while k < len(fine) and fine[k] == 1:
+        groups[-1].append(k)
+        k += 1
+    return groups if k == len(fine) else None
+
+
+def collapsed(reader: KernelOp, extents: Sequence[int]) -> KernelOp:
+    """A detached copy of an element-wise kernel whose loop runs over `extents`, each a
+    run of its own dims collapsed into one (`[2, 16, 64]` as `[32, 64]`): a dim of a
+    run is `(d floordiv inner) mod extent` of the collapsed dim d, and each access's
+    map is rewritten with that and simplified. `_NotFused` when the dims do not group
+    that way, or a loop dim is used other than as an access index."""
+    loop = the_loop(reader)
+    assert loop is not None
+    fine = list(loop.parallel_extents)
+    groups = _groups(fine, extents)
+    if groups is None:
+        raise _NotFused(
+            f"@{reader.sym_name.data} loops over {fine}, which does not group "
+            f"row-major into {list(extents)}"
+        )
+    copy = reader.clone()
+    old = the_loop(copy)
+    assert old is not None
+    new_loop = LoopOp(list(extents))
+    new_dims = list(new_loop.body.block.args)
+    # Each fine dim as an expression of the collapsed dims.
+    as_coarse: list[AffineExpr] = [AffineExpr.constant(0)] * len(fine)
+    for d, group in enumerate(groups):
+        inner = 1
+        for l in reversed(group):
+            as_coarse[l] = (AffineExpr.dimension(d) // inner) % fine[l]
+            inner *= fine[l]
+    bounds = [(0, n - 1) for n in extents]
+    body = old.body.block
+    for arg in body.args:
+        for use in arg.uses:
+            access = use.operation
+            if not isinstance(access, LoadOp | StoreOp) or arg in access.symbols:
+                raise _NotFused(
+                    f"@{reader.sym_name.data} uses a loop index other than to index "
+                    "a buffer"
+                )
+    for o in list(body.ops):
+        o.detach()
+        new_loop.body.block.add_op(o)
+        if not isinstance(o, LoadOp | StoreOp):
+            continue
+        replacements = [as_coarse[d.index] for d in o.dims]  # type: ignore[attr-defined]
+        results = [
+            simplify(e.replace_dims_and_symbols(replacements, []), bounds)
+            for e in o.map.data.results
+        ]
+        map_ = AffineMapAttr(AffineMap(len(extents), 0, tuple(results)))
+        if isinstance(o, LoadOp):
+            access = LoadOp(o.buffer, map_, new_dims, o.symbols)
+            access.location = o.location
+            Rewriter.replace_op(o, access)
+        else:
+            access = StoreOp(o.value, o.buffer, map_, new_dims, o.symbols, o.combine)
+            access.location = o.location
+            Rewriter.replace_op(o, access)
+    new_loop.location = old.location
+    Rewriter.replace_op(old, new_loop)
+    return copy

@@ -164,23 +164,6 @@ def epilogue_ops(loop: ta.LoopOp) -> list[Operation] | None:
     return ops
 
 
-def contraction(op: Operation) -> Operation | None:
-    """The product a `ta.reduce <sum>` sums, when that product has no other use: a
-    candidate for a matrix product."""
-    if (
-        not isinstance(op, ta.ReduceOp)
-        or ReductionKind(op.kind.data) != ReductionKind.SUM
-    ):
-        return None
-    mul = op.value.owner
-    if (
-        not isinstance(mul, arith.MulfOp | arith.MuliOp)
-        or len(list(mul.result.uses)) != 1
-    ):
-        return None
-    return mul
-
-
 def mxu_factors(mul: Operation) -> Sequence[SSAValue]:
     """A contraction's factors as the MXU takes them: two bfloat16 values widened to
     f32 are multiplied as bfloat16 (their product is exact in f32, and the MXU sums
@@ -540,7 +523,7 @@ def fuses_on_xla(
     loop = access.parent_op()
     assert isinstance(loop, ta.LoopOp)
     return not any(
-        (isinstance(o, ta.LoadOp) and o.symbols) or contraction(o) is not None
+        (isinstance(o, ta.LoadOp) and o.symbols) or ta.contraction(o) is not None
         for o in loop.body.block.ops
         if o not in gone
     )

@@ -56,7 +56,6 @@ from pallas_ir.dialects.common import (
 from pallas_ir.lowering.tile.access import (
     Access,
     Storage,
-    contraction,
     epilogue_ops,
     lookup_dims,
     mxu_factors,
@@ -359,9 +358,10 @@ class Emitter:
         v.name_hint = self.loop.body.block.args[l].name_hint
         return v
 
-    def dot_dims(self, mul: Operation) -> tuple[int, int, int] | None:
-        """(m, n, k) when `mul` multiplies an (m, k) tile by a (k, n) tile in loop space
-        and is summed over the single reduction dim k: a matrix product."""
+    def dot_dims(self, mul: Operation) -> tuple[int | None, int, int, int] | None:
+        """(batch, m, n, k) when `mul` multiplies an (m, k) tile by a (k, n) tile in loop
+        space, both also along at most one batch dim (None without), and is summed over
+        the single reduction dim k: a matrix product, batched or not."""
         reduce_dims = range(len(self.loop.parallel_extents), self.rank)
         if len(reduce_dims) != 1:
             return None
@@ -372,32 +372,39 @@ class Emitter:
         sx, sy = shapes  # type: ignore[misc]
         xs = {l for l, n in enumerate(sx) if n > 1}
         ys = {l for l, n in enumerate(sy) if n > 1}
-        if k not in xs or k not in ys or len(xs) != 2 or len(ys) != 2:
+        if k not in xs or k not in ys:
             return None
-        (m,) = xs - {k}
-        (n,) = ys - {k}
-        return (m, n, k) if m != n else None
+        batch = (xs & ys) - {k}
+        ms, ns = xs - ys, ys - xs
+        if len(ms) != 1 or len(ns) != 1 or len(batch) > 1:
+            return None
+        ((m,), (n,)) = ms, ns
+        return (next(iter(batch), None), m, n, k)
 
     def dot(self, mul: Operation, reduce: ta.ReduceOp) -> SSAValue:
         """The reduction of a product as `tl.dot` (the MXU), in loop space."""
-        m, n, k = self.dot_dims(mul)  # type: ignore[misc]
+        b, m, n, k = self.dot_dims(mul)  # type: ignore[misc]
         x, y = (self.values[v] for v in mxu_factors(mul))
         full = self.full_shape()
+        batch = [] if b is None else [b]
 
-        def matrix(v: SSAValue, rows: int, cols: int) -> SSAValue:
-            if rows < cols:
-                return self.reshape(v, [full[rows], full[cols]])
-            v = self.reshape(v, [full[cols], full[rows]])
-            return self.add(tl.TransposeOp(v, [1, 0]))
+        def arranged(v: SSAValue, dims: list[int]) -> SSAValue:
+            # The tile's dims in loop order, then transposed into `dims`' order.
+            order = sorted(dims)
+            v = self.reshape(v, [full[l] for l in order])
+            perm = [order.index(l) for l in dims]
+            return v if perm == sorted(perm) else self.add(tl.TransposeOp(v, perm))
 
-        a, b = matrix(x, m, k), matrix(y, k, n)
+        a, bt = arranged(x, [*batch, m, k]), arranged(y, [*batch, k, n])
         # ta's product of f32 values is an f32 product; the MXU's default is one
         # bfloat16 pass (errors of 1e-1 measured on a v5e), so say so in the IR.
         f32 = isinstance(a.type.element_type, Float32Type)  # type: ignore[attr-defined]
-        c = self.add(tl.DotOp(a, b, DotPrecision.HIGHEST if f32 else None))
-        if m > n:
-            c = self.add(tl.TransposeOp(c, [1, 0]))
-        shape = [full[l] if l in (m, n) else 1 for l in range(self.rank)]
+        c = self.add(tl.DotOp(a, bt, DotPrecision.HIGHEST if f32 else None))
+        dims = [*batch, m, n]
+        order = sorted(dims)
+        if order != dims:
+            c = self.add(tl.TransposeOp(c, [dims.index(l) for l in order]))
+        shape = [full[l] if l in dims else 1 for l in range(self.rank)]
         c = self.reshape(c, shape)
         want = reduce.result.type
         t = c.type
@@ -500,7 +507,7 @@ class Emitter:
         contractions = {
             op: mul
             for op in self.loop.body.block.ops
-            if (mul := contraction(op)) is not None
+            if (mul := ta.contraction(op)) is not None
         }
         products = set(contractions.values())
         as_dot: set[Operation] = set()

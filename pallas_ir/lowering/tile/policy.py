@@ -30,7 +30,6 @@ from pallas_ir.lowering.tile.access import (
     Access,
     Storage,
     analyse,
-    contraction,
     element_type,
     epilogue_ops,
     host_storage,
@@ -300,7 +299,9 @@ def contraction_in(loop: ta.LoopOp) -> Operation | None:
     """The product the loop's single reduction sums (a matrix product's candidate)."""
     if len(loop.reduce_extents) != 1:
         return None
-    found = [contraction(op) for op in loop.body.block.ops if isinstance(op, ta.ReduceOp)]
+    found = [
+        ta.contraction(op) for op in loop.body.block.ops if isinstance(op, ta.ReduceOp)
+    ]
     return found[0] if len(found) == 1 else None
 
 
@@ -380,15 +381,28 @@ def contraction_tiles(
     f32_product = isinstance(factor, Float32Type)
 
     def dot_bytes(t: Sequence[int]) -> int:
-        # The body's dot (`dot_vmem_bytes`): m the dims only the left factor walks, n
-        # those only the right one walks.
+        # The body's dot (`dot_vmem_bytes`): m the dims only the left factor walks and
+        # the batch dim (its products sit side by side), n those only the right walks.
         lhs, rhs = factors
         if lhs is None or rhs is None:
             return 0
-        m = math.prod(t[l] for l in lhs - rhs)
+        batch = (lhs & rhs) - set(range(n_par, len(extents)))
+        m = math.prod(t[l] for l in (lhs - rhs) | batch)
         n = math.prod(t[l] for l in rhs - lhs)
         k = math.prod(t[l] for l in range(n_par, len(extents)))
         return dot_vmem_bytes(m, n, k, getattr(factor, "bitwidth", 32), f32_product)
+
+    def outer_product_elements(t: Sequence[int]) -> int | None:
+        # The body's dot (`Emitter.dot_dims`) takes one batch dim (walked by both
+        # factors); with more than one over a point, the body multiplies the factors
+        # out whole before it sums.
+        lhs, rhs = factors
+        if lhs is None or rhs is None:
+            return None
+        batch = (lhs & rhs) - set(range(n_par, len(extents)))
+        if sum(t[l] > 1 for l in batch) <= 1:
+            return None
+        return math.prod(t[l] for l in lhs | rhs)
 
     def fastest(choices: Sequence[list[int]]) -> list[int] | None:
         best: tuple[tuple[float, int, int], list[int]] | None = None
@@ -413,6 +427,12 @@ def contraction_tiles(
                 // (PIPELINE_BUFFERS * a.bits)
                 > BODY_VALUE_ELEMENTS
                 for a in accesses
+            ):
+                continue
+            # no dot: the body multiplies the factors out, then sums
+            outer = outer_product_elements(combo_tiles)
+            if outer is not None and (
+                outer > BODY_VALUE_ELEMENTS or vmem + 4 * outer > budget
             ):
                 continue
             r = roofline(loop, accesses, combo_tiles, chip, mxu_flops)
@@ -453,12 +473,21 @@ def integer_matrix_product(
 
 
 def _walked_dims(value: SSAValue, accesses: Sequence[Access]) -> set[int] | None:
-    """The loop dims a contraction's factor varies along, when it is a load (widened or
-    not)."""
-    if isinstance(value.owner, arith.ExtFOp):
-        value = value.owner.input
-    found = [a for a in accesses if a.op is value.owner]
-    return set(found[0].loop_to_buffer()) if found else None
+    """The loop dims a contraction's factor varies along: those of the loads it is
+    computed from (a prologue's ops included), None when one of them is no access of
+    the plan."""
+    if isinstance(value, BlockArgument):
+        return {value.index}
+    if isinstance(value.owner, ta.LoadOp):
+        found = [a for a in accesses if a.op is value.owner]
+        return set(found[0].loop_to_buffer()) if found else None
+    walked: set[int] = set()
+    for operand in value.owner.operands:
+        dims = _walked_dims(operand, accesses)
+        if dims is None:
+            return None
+        walked |= dims
+    return walked
 
 
 def plan_grid(loop: ta.LoopOp, tiles: list[int]) -> TilePlan:

@@ -738,7 +738,7 @@ func.func @f(%c: tensor<8x128xi1>, %a: tensor<8x128xf32>, %b: tensor<8x128xbf16>
 
 // pallas.dot (the checks shared with tl).
 func.func @f(%a: tensor<8x128x2xbf16>, %b: tensor<128x256xbf16>) {
-  // expected-error@+1 {{dot multiplies two rank-2 tiles}}
+  // expected-error@+1 {{dot multiplies two rank-2 tiles, or two rank-3 tiles with a batch dim}}
   %c = "pallas.dot"(%a, %b) : (tensor<8x128x2xbf16>, tensor<128x256xbf16>) -> tensor<8x256xf32>
   func.return
 }
@@ -748,6 +748,14 @@ func.func @f(%a: tensor<8x128x2xbf16>, %b: tensor<128x256xbf16>) {
 func.func @f(%a: tensor<8x128xbf16>, %b: tensor<256x128xbf16>) {
   // expected-error@+1 {{dot of 8x128 by 256x128: the contracted dims differ}}
   %c = pallas.dot %a, %b : tensor<8x128xbf16>, tensor<256x128xbf16> -> tensor<8x128xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<4x8x128xf32>, %b: tensor<2x128x256xf32>) {
+  // expected-error@+1 {{dot of 4x8x128 by 2x128x256: the batch dims differ}}
+  %c = pallas.dot %a, %b : tensor<4x8x128xf32>, tensor<2x128x256xf32> -> tensor<4x8x256xf32>
   func.return
 }
 

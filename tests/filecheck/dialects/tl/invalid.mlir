@@ -423,7 +423,7 @@ func.func @f(%c: tensor<8x128xi1>, %a: tensor<8x128xf32>, %b: tensor<8x128xbf16>
 // tl.dot (the checks shared with pallas): rank-2 tiles, equal contracted dims, one
 // operand element type, an f32 (i32 for integers) result of shape M x N.
 func.func @f(%a: tensor<8x128x2xbf16>, %b: tensor<128x256xbf16>) {
-  // expected-error@+1 {{dot multiplies two rank-2 tiles}}
+  // expected-error@+1 {{dot multiplies two rank-2 tiles, or two rank-3 tiles with a batch dim}}
   %c = "tl.dot"(%a, %b) : (tensor<8x128x2xbf16>, tensor<128x256xbf16>) -> tensor<8x256xf32>
   func.return
 }
@@ -433,6 +433,14 @@ func.func @f(%a: tensor<8x128x2xbf16>, %b: tensor<128x256xbf16>) {
 func.func @f(%a: tensor<8x128xbf16>, %b: tensor<256x128xbf16>) {
   // expected-error@+1 {{dot of 8x128 by 256x128: the contracted dims differ}}
   %c = tl.dot %a, %b : tensor<8x128xbf16>, tensor<256x128xbf16> -> tensor<8x128xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<4x8x128xf32>, %b: tensor<2x128x256xf32>) {
+  // expected-error@+1 {{dot of 4x8x128 by 2x128x256: the batch dims differ}}
+  %c = tl.dot %a, %b : tensor<4x8x128xf32>, tensor<2x128x256xf32> -> tensor<4x8x256xf32>
   func.return
 }
 

@@ -199,6 +199,17 @@ tl.kernel @matmul_i8(%x: memref<64x256xi8> {role = "in"}, %w: memref<256x128xi8>
   }
 }
 
+// A batched dot (attention's probabilities by values, 8 heads a step): one product
+// per leading index.
+tl.kernel @heads(%p: memref<8x512x512xf32> {role = "in"}, %v: memref<8x512x64xf32> {role = "in"}, %o: memref<8x512x64xf32> {role = "out"}) {
+  tl.grid [4] (parallel) (%i) {
+    %a = tl.load %p[affine_map<(d0) -> (0, d0 * 128, 0)>](%i) : memref<8x512x512xf32> -> tensor<8x128x512xf32>
+    %b = tl.load %v[affine_map<(d0) -> (0, 0, 0)>](%i) : memref<8x512x64xf32> -> tensor<8x512x64xf32>
+    %c = tl.dot %a, %b precision <highest> : tensor<8x128x512xf32>, tensor<8x512x64xf32> -> tensor<8x128x64xf32>
+    tl.store %c, %o[affine_map<(d0) -> (0, d0 * 128, 0)>](%i) : tensor<8x128x64xf32>, memref<8x512x64xf32>
+  }
+}
+
 // CHECK-LABEL: tl.kernel @matmul(%x: memref<256x512xbf16> {role = "in"}, %w: memref<512x256xbf16> {role = "in"}, %o: memref<256x256xf32> {role = "out"}) {
 // CHECK-NEXT:    tl.grid [2, 2, 4] (parallel, parallel, sequential) (%i, %j, %k) {
 // CHECK-NEXT:      %a = tl.load %x[affine_map<(d0, d1, d2) -> ((d0 * 128), (d2 * 128))>](%i, %j, %k) : memref<256x512xbf16> -> tensor<128x128xbf16>
@@ -216,6 +227,9 @@ tl.kernel @matmul_i8(%x: memref<64x256xi8> {role = "in"}, %w: memref<256x128xi8>
 // CHECK-NEXT:      tl.store %c, %o[affine_map<(d0) -> ((d0 * 32), 0)>](%i) : tensor<32x128xi32>, memref<64x128xi32>
 // CHECK-NEXT:    }
 // CHECK-NEXT:  }
+
+// CHECK-LABEL: tl.kernel @heads(
+// CHECK:           %c = tl.dot %a, %b precision <highest> : tensor<8x128x512xf32>, tensor<8x512x64xf32> -> tensor<8x128x64xf32>
 
 // The accumulation kind is a string property; a store without it has none.
 // CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "matmul", roles = [#tl<arg_role in>, #tl<arg_role in>, #tl<arg_role out>]}> ({

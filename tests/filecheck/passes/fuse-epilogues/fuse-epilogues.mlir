@@ -197,5 +197,116 @@ func.func @forward(%x: memref<8x128xf32>) -> (memref<8xf32>, memref<8xf32>) {
 // CHECK:         ta.launch @sum(%x, %t)
 // CHECK-NEXT:    ta.launch @neg(%t, %o)
 
+// -----
+
+// A linear on a flattened 3-D input, then a residual add over the 3-D shape: the
+// reader's [2, 16, 64] loop is the product's [32, 64] with its first two dims
+// collapsed, so it is fused with its maps rewritten in the collapsed dims.
+ta.kernel @linear(%x: memref<4096xf32> {role = "in"}, %w: memref<8192xf32> {role = "in"}, %t: memref<2048xf32> {role = "out"}) {
+  ta.loop [32, 64] reduce [128] (%i, %j, %k) {
+    %a = ta.load %x[affine_map<(d0, d1, d2) -> (d0 * 128 + d2)>](%i, %j, %k) : memref<4096xf32>
+    %b = ta.load %w[affine_map<(d0, d1, d2) -> (d2 * 64 + d1)>](%i, %j, %k) : memref<8192xf32>
+    %p = arith.mulf %a, %b : f32
+    %s = ta.reduce <sum> %p : f32
+    ta.store %s, %t[affine_map<(d0, d1) -> (d0 * 64 + d1)>](%i, %j) : memref<2048xf32>
+  }
+}
+// expected-remark@+1 {{fuse-epilogues: fused @linear and its reader @residual into @linear_residual}}
+ta.kernel @residual(%t: memref<2048xf32> {role = "in"}, %r: memref<2x16x64xf32> {role = "in"}, %o: memref<2x16x64xf32> {role = "out"}) {
+  ta.loop [2, 16, 64] (%b, %i, %j) {
+    %v = ta.load %t[affine_map<(d0, d1, d2) -> (d0 * 1024 + d1 * 64 + d2)>](%b, %i, %j) : memref<2048xf32>
+    %u = ta.load %r[affine_map<(d0, d1, d2) -> (d0, d1, d2)>](%b, %i, %j) : memref<2x16x64xf32>
+    %y = arith.addf %v, %u : f32
+    ta.store %y, %o[affine_map<(d0, d1, d2) -> (d0, d1, d2)>](%b, %i, %j) : memref<2x16x64xf32>
+  }
+}
+func.func @forward(%x: memref<32x128xf32>, %w: memref<128x64xf32>, %r: memref<2x16x64xf32>) -> memref<2x16x64xf32> {
+  %xf = ta.reshape %x : memref<32x128xf32> to memref<4096xf32>
+  %wf = ta.reshape %w : memref<128x64xf32> to memref<8192xf32>
+  %t = ta.alloc : memref<32x64xf32>
+  %tf = ta.reshape %t : memref<32x64xf32> to memref<2048xf32>
+  %o = ta.alloc : memref<2x16x64xf32>
+  ta.launch @linear(%xf, %wf, %tf) : memref<4096xf32>, memref<8192xf32>, memref<2048xf32>
+  ta.launch @residual(%tf, %r, %o) : memref<2048xf32>, memref<2x16x64xf32>, memref<2x16x64xf32>
+  func.return %o : memref<2x16x64xf32>
+}
+
+// CHECK-LABEL: ta.kernel @linear_residual(%x: memref<4096xf32> {role = "in"}, %w: memref<8192xf32> {role = "in"}, %r: memref<2x16x64xf32> {role = "in"}, %o: memref<2x16x64xf32> {role = "out"}) {
+// CHECK-NEXT:    ta.loop [32, 64] reduce [128] (%i, %j, %k) {
+// CHECK:           %s = ta.reduce <sum> %p : f32
+// CHECK-NEXT:      %u = ta.load %r[affine_map<(d0, d1) -> ((d0 floordiv 16), (d0 mod 16), d1)>](%i, %j) : memref<2x16x64xf32>
+// CHECK-NEXT:      %y = arith.addf %s, %u : f32
+// CHECK-NEXT:      ta.store %y, %o[affine_map<(d0, d1) -> ((d0 floordiv 16), (d0 mod 16), d1)>](%i, %j) : memref<2x16x64xf32>
+// CHECK:         ta.launch @linear_residual(%xf, %wf, %r, %o)
+
+// -----
+
+// Not fused: the reader walks the same 2048 elements as [64, 32], which no run of its
+// dims collapses into the product's [32, 64].
+ta.kernel @linear(%x: memref<4096xf32> {role = "in"}, %w: memref<8192xf32> {role = "in"}, %t: memref<2048xf32> {role = "out"}) {
+  // expected-remark@+1 {{fuse-epilogues: not fused: @halves loops over [64, 32], which does not group row-major into [32, 64]}}
+  ta.loop [32, 64] reduce [128] (%i, %j, %k) {
+    %a = ta.load %x[affine_map<(d0, d1, d2) -> (d0 * 128 + d2)>](%i, %j, %k) : memref<4096xf32>
+    %b = ta.load %w[affine_map<(d0, d1, d2) -> (d2 * 64 + d1)>](%i, %j, %k) : memref<8192xf32>
+    %p = arith.mulf %a, %b : f32
+    %s = ta.reduce <sum> %p : f32
+    ta.store %s, %t[affine_map<(d0, d1) -> (d0 * 64 + d1)>](%i, %j) : memref<2048xf32>
+  }
+}
+ta.kernel @halves(%t: memref<2048xf32> {role = "in"}, %o: memref<2048xf32> {role = "out"}) {
+  ta.loop [64, 32] (%i, %j) {
+    %v = ta.load %t[affine_map<(d0, d1) -> (d0 * 32 + d1)>](%i, %j) : memref<2048xf32>
+    %y = arith.negf %v : f32
+    ta.store %y, %o[affine_map<(d0, d1) -> (d0 * 32 + d1)>](%i, %j) : memref<2048xf32>
+  }
+}
+func.func @forward(%x: memref<32x128xf32>, %w: memref<128x64xf32>) -> memref<64x32xf32> {
+  %xf = ta.reshape %x : memref<32x128xf32> to memref<4096xf32>
+  %wf = ta.reshape %w : memref<128x64xf32> to memref<8192xf32>
+  %t = ta.alloc : memref<32x64xf32>
+  %tf = ta.reshape %t : memref<32x64xf32> to memref<2048xf32>
+  %o = ta.alloc : memref<64x32xf32>
+  %of = ta.reshape %o : memref<64x32xf32> to memref<2048xf32>
+  ta.launch @linear(%xf, %wf, %tf) : memref<4096xf32>, memref<8192xf32>, memref<2048xf32>
+  ta.launch @halves(%tf, %of) : memref<2048xf32>, memref<2048xf32>
+  func.return %o : memref<64x32xf32>
+}
+
+// CHECK-LABEL: ta.kernel @linear(
+// CHECK-LABEL: ta.kernel @halves(
+// CHECK:         ta.launch @linear(%xf, %wf, %tf)
+// CHECK-NEXT:    ta.launch @halves(%tf, %of)
+
+// -----
+
+// Not fused: the reader adds the sums into rows picked by an index (an index_add): a
+// scatter keeps its kernel, where indirect-store-to-row-dma makes it row DMAs.
+ta.kernel @sums(%x: memref<8x128xf32> {role = "in"}, %t: memref<8xf32> {role = "out"}) {
+  // expected-remark@+1 {{fuse-epilogues: not fused: @scatter has an access with a data-dependent index}}
+  ta.loop [8] reduce [128] (%i, %k) {
+    %v = ta.load %x[affine_map<(d0, d1) -> (d0, d1)>](%i, %k) : memref<8x128xf32>
+    %s = ta.reduce <sum> %v : f32
+    ta.store %s, %t[affine_map<(d0) -> (d0)>](%i) : memref<8xf32>
+  }
+}
+ta.kernel @scatter(%t: memref<8xf32> {role = "in"}, %idx: memref<8xi32> {role = "in"}, %o: memref<16xf32> {role = "inout"}) {
+  ta.loop [8] (%i) {
+    %v = ta.load %t[affine_map<(d0) -> (d0)>](%i) : memref<8xf32>
+    %iv = ta.load %idx[affine_map<(d0) -> (d0)>](%i) : memref<8xi32>
+    %r = arith.index_cast %iv : i32 to index
+    ta.store %v, %o[affine_map<(d0)[s0] -> (s0)>](%i)[%r] accumulate <sum> : memref<16xf32>
+  }
+}
+func.func @forward(%x: memref<8x128xf32>, %idx: memref<8xi32>, %o: memref<16xf32>) -> memref<16xf32> {
+  %t = ta.alloc : memref<8xf32>
+  ta.launch @sums(%x, %t) : memref<8x128xf32>, memref<8xf32>
+  ta.launch @scatter(%t, %idx, %o) : memref<8xf32>, memref<8xi32>, memref<16xf32>
+  func.return %o : memref<16xf32>
+}
+
+// CHECK-LABEL: ta.kernel @sums(
+// CHECK:         ta.launch @sums(%x, %t)
+// CHECK-NEXT:    ta.launch @scatter(%t, %idx, %o)
+
 // STATS: fuse-epilogues
-// STATS: 2 epilogues fused
+// STATS: 3 epilogues fused

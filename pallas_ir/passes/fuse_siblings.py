@@ -1,0 +1,291 @@
+"""fuse-siblings: two kernels launched one after the other, whose loops have the same
+extents and read a common input, become one kernel with one loop that computes both
+bodies and stores every output of both (horizontal fusion). The shared input is read
+once where it was read twice: a layer norm's mean and variance kernels, a softmax's row
+max and row sum, projections that read the same activations.
+
+```mlir
+ta.kernel @mean(%x: memref<2048xf32> {role = "in"}, %m: memref<32xf32> {role = "out"}) {
+  ta.loop [32] reduce [64] (%i, %k) { ... ta.store %s, %m[...](%i) : memref<32xf32> }
+}
+ta.kernel @var(%x: memref<2048xf32> {role = "in"}, %v: memref<32xf32> {role = "out"}) {
+  ta.loop [32] reduce [64] (%i, %k) { ... ta.store %w, %v[...](%i) : memref<32xf32> }
+}
+func.func @forward(...) {
+  ta.launch @mean(%x, %m) : ...
+  ta.launch @var(%x, %v) : ...
+}
+```
+
+becomes one `@mean_var(%x, %m, %v)` whose `ta.loop [32] reduce [64]` holds the body of
+`@mean`, then that of `@var`, launched where `@var` was.
+
+The meaning is kept when (each checked; a remark at the second loop says which failed
+when the loops have the same extents and share an input):
+- both kernels are launched once, one right after the other (only views and
+  allocations between), and neither runs on XLA;
+- neither writes a buffer the other reads or writes, so no point of one loop depends
+  on a point of the other, and running them interleaved computes what running them
+  one after the other did;
+- no access has a data-dependent index (gathers and scatters keep their own kernels,
+  where the indirect-access passes look for them).
+Loops whose innermost dim has extent 1 are left apart too: each value of such a body
+takes a VMEM lane tile per element, which the tiler's VMEM count leaves out, and two
+(128, 128, 1) int32 bodies fused asked 17.7 MiB of v5e's 16 (one alone fits).
+Matrix products are left apart: the tiler sizes a product's blocks against the chip's
+VMEM for that product alone, and two 2048² products sharing one kernel's VMEM modelled
+436 MB of HBM traffic against 268 MB apart.
+In the fused loop the stores come last, and common subexpressions are computed once
+(xDSL's `cse`): the shared loads, and what both bodies compute from them (a variance
+kernel sums the mean again).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, BlockArgument, Region, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.transforms.common_subexpression_elimination import cse
+
+from pallas_ir.diagnostics import count, emit_remark
+from pallas_ir.dialects import tensor_access as ta
+from pallas_ir.dialects.common import WRITABLE_ROLES, ArgRole, find_forward
+from pallas_ir.dialects.tensor_access import (
+    AllocOp,
+    KernelOp,
+    LaunchOp,
+    LoadOp,
+    LoopOp,
+    ReshapeOp,
+    StoreOp,
+)
+from pallas_ir.passes.launch_graph import access_key, host_root, the_loop
+from pallas_ir.passes.options import CheckedOptionsPass
+
+
+def _buffers(launch: LaunchOp, kernel: KernelOp) -> tuple[set[SSAValue], set[SSAValue]]:
+    """The host buffers a launch reads, and those it writes."""
+    read: set[SSAValue] = set()
+    written: set[SSAValue] = set()
+    for a in kernel.body.block.args:
+        root = host_root(launch.args[a.index])
+        (written if kernel.role_of(a) in WRITABLE_ROLES else read).add(root)
+    return read, written
+
+
+def _has_indirect_access(loop: LoopOp) -> bool:
+    return any(
+        isinstance(o, LoadOp | StoreOp) and access_key(o) is None for o in loop.walk()
+    )
+
+
+def _loop_dims(value: SSAValue, loop: LoopOp) -> frozenset[int]:
+    """The loop dims a body value varies along."""
+    if isinstance(value, BlockArgument):
+        return frozenset({value.index} if value.owner is loop.body.block else ())
+    owner = value.owner
+    if isinstance(owner, LoadOp):  # the dims its map uses, and its symbols'
+        used = owner.map.data.used_dims()
+        operands = [d for k, d in enumerate(owner.dims) if k in used]
+        operands += list(owner.symbols)
+    else:
+        operands = list(owner.operands)
+    found: frozenset[int] = frozenset()
+    for operand in operands:
+        found |= _loop_dims(operand, loop)
+    return found
+
+
+def _is_matrix_product(loop: LoopOp) -> bool:
+    """Whether the loop sums a product of two factors that vary along different loop
+    dims (x[i, k] * y[k, j]: what the tiler makes a `tl.dot`), not a square."""
+    for o in loop.body.block.ops:
+        mul = ta.contraction(o)
+        if mul is not None:
+            x, y = (_loop_dims(v, loop) for v in mul.operands)
+            if x != y:
+                return True
+    return False
+
+
+class _NotFused(Exception):
+    """Why two sibling kernels stay apart."""
+
+
+@dataclass(frozen=True)
+class FuseSiblingsPass(CheckedOptionsPass):
+    """Fuse each pair of consecutive sibling kernels (same loop extents, a common input)
+    into one kernel (see the module docstring for when). Each fusion gets a remark and
+    counts under `siblings fused` in `--pass-statistics`; a candidate pair that cannot
+    be fused gets a remark saying why. A fused kernel can fuse again with the next.
+
+    Options: none.
+    """
+
+    name = "fuse-siblings"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        forward = find_forward(op)
+        if forward is None:
+            return
+        kernels = {k.sym_name.data: k for k in op.ops if isinstance(k, KernelOp)}
+        launched: dict[str, int] = {}
+        for launch in op.walk():
+            if isinstance(launch, LaunchOp):
+                name = launch.callee.string_value()
+                launched[name] = launched.get(name, 0) + 1
+        previous: LaunchOp | None = None
+        for o in list(forward.body.block.ops):
+            if isinstance(o, ReshapeOp | AllocOp):
+                continue
+            if not isinstance(o, LaunchOp):
+                previous = None
+                continue
+            if previous is not None:
+                first = kernels[previous.callee.string_value()]
+                second = kernels[o.callee.string_value()]
+                try:
+                    if self.siblings(previous, first, o, second, launched):
+                        fused, o = fuse(op, previous, first, o, second)
+                        kernels[fused.sym_name.data] = fused
+                        launched[fused.sym_name.data] = 1
+                        emit_remark(
+                            fused,
+                            f"{self.name}: fused @{first.sym_name.data} and "
+                            f"@{second.sym_name.data} into @{fused.sym_name.data}",
+                        )
+                        count(self.name, "siblings fused")
+                except _NotFused as why:
+                    loop = the_loop(second)
+                    assert loop is not None
+                    emit_remark(
+                        loop,
+                        f"{self.name}: not fused with @{first.sym_name.data}: {why}",
+                    )
+            previous = o
+
+    def siblings(
+        self,
+        first_launch: LaunchOp,
+        first: KernelOp,
+        second_launch: LaunchOp,
+        second: KernelOp,
+        launched: dict[str, int],
+    ) -> bool:
+        """Whether to fuse the pair: False when they are no candidates (nothing to
+        say), `_NotFused` when they are but the meaning would change."""
+        loop, second_loop = the_loop(first), the_loop(second)
+        if loop is None or second_loop is None:
+            return False
+        if tuple(loop.parallel_extents) != tuple(second_loop.parallel_extents) or tuple(
+            loop.reduce_extents
+        ) != tuple(second_loop.reduce_extents):
+            return False
+        read, written = _buffers(first_launch, first)
+        second_read, second_written = _buffers(second_launch, second)
+        if not read & second_read:
+            return False  # nothing read twice: fusing would save no bytes
+        if first.on_xla or second.on_xla:
+            return False
+        if (
+            launched.get(first.sym_name.data) != 1
+            or launched.get(second.sym_name.data) != 1
+        ):
+            raise _NotFused("a kernel launched more than once")
+        if written & (second_read | second_written) or second_written & read:
+            raise _NotFused("one writes a buffer the other reads or writes")
+        if _has_indirect_access(loop) or _has_indirect_access(second_loop):
+            raise _NotFused("an access has a data-dependent index")
+        if loop.extents[-1] == 1 and math.prod(loop.extents) > 1:
+            raise _NotFused(
+                "the loops' innermost dim has extent 1, so each value of a body takes a "
+                "VMEM lane tile per element, which the tiler's budget does not count; "
+                "two such bodies fused went over the scoped VMEM"
+            )
+        if _is_matrix_product(loop) or _is_matrix_product(second_loop):
+            raise _NotFused(
+                "a matrix product keeps its own kernel, so the tiler sizes its blocks "
+                "for it alone"
+            )
+        return True
+
+
+def fuse(
+    module: ModuleOp,
+    first_launch: LaunchOp,
+    first: KernelOp,
+    second_launch: LaunchOp,
+    second: KernelOp,
+) -> tuple[KernelOp, LaunchOp]:
+    """One kernel for the pair, launched where the second was; the two kernels and
+    their launches are erased. A buffer both only read is one argument."""
+    args: list[SSAValue] = []
+    roles: list[ArgRole] = []
+    index_of: dict[SSAValue, int] = {}
+    position: dict[tuple[int, int], int] = {}
+    for k, (launch, kernel) in enumerate(
+        ((first_launch, first), (second_launch, second))
+    ):
+        for a in kernel.body.block.args:
+            value, role = launch.args[a.index], kernel.role_of(a)
+            shared = value in index_of and role not in WRITABLE_ROLES
+            if shared and roles[index_of[value]] == role:
+                position[(k, a.index)] = index_of[value]
+                continue
+            position[(k, a.index)] = len(args)
+            if role not in WRITABLE_ROLES:
+                index_of.setdefault(value, len(args))
+            args.append(value)
+            roles.append(role)
+    block = Block(arg_types=[a.type for a in args])
+    mapping: list[dict[SSAValue, SSAValue]] = [{}, {}]
+    for k, kernel in enumerate((first, second)):
+        for a in kernel.body.block.args:
+            new = block.args[position[(k, a.index)]]
+            new.name_hint = new.name_hint or a.name_hint
+            mapping[k][a] = new
+    for k, kernel in enumerate((first, second)):
+        for o in kernel.body.block.ops:
+            if not isinstance(o, LoopOp):
+                block.add_op(o.clone(value_mapper=mapping[k]))
+    loop, second_loop = the_loop(first), the_loop(second)
+    assert loop is not None and second_loop is not None
+    new_loop = loop.clone(value_mapper=mapping[0])
+    for old, new in zip(loop.walk(), new_loop.walk()):
+        new.location = old.location
+    body = new_loop.body.block
+    for old, new in zip(second_loop.body.block.args, body.args, strict=True):
+        mapping[1][old] = new
+    for o in second_loop.body.block.ops:
+        copy = o.clone(value_mapper=mapping[1])
+        for old, new in zip(o.walk(), copy.walk()):
+            new.location = old.location
+        body.add_op(copy)
+        for r_old, r_new in zip(o.results, copy.results):
+            mapping[1][r_old] = r_new
+    # The stores last (neither body reads what the other writes, so a point's stores
+    # may wait for both bodies), then what both compute once: the shared loads, the
+    # statistics both take (a mean that the variance sums again).
+    for store in [o for o in body.ops if isinstance(o, StoreOp)]:
+        store.detach()
+        body.add_op(store)
+    block.add_op(new_loop)
+    cse(new_loop)
+    taken = {k.sym_name.data for k in module.ops if isinstance(k, KernelOp)}
+    name = f"{first.sym_name.data}_{second.sym_name.data}"
+    while name in taken:
+        name += "_"
+    fused = KernelOp(name, block.arg_types, roles, Region(block))
+    fused.location = second.location
+    fused.attributes.update(first.attributes | second.attributes)
+    Rewriter.insert_op(fused, InsertPoint.before(second))
+    launch = LaunchOp(name, args)
+    launch.location = second_launch.location
+    Rewriter.insert_op(launch, InsertPoint.before(second_launch))
+    for o in (second_launch, first_launch, second, first):
+        Rewriter.erase_op(o)
+    return fused, launch
