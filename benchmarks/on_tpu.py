@@ -11,6 +11,7 @@ that does the same work. CI has no TPU: this is run by hand on one (the README o
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import json
 import sys
@@ -108,6 +109,21 @@ def _one_argument(fn, k):
     return lambda x: fn(x, k)
 
 
+def _attention(q, k, v):
+    import torch
+
+    return torch.softmax(q @ k.transpose(-2, -1) * 0.125, -1) @ v
+
+
+def _causal_attention(q, k, v):
+    import torch
+
+    t = q.shape[-2]
+    mask = torch.ones(t, t, dtype=torch.bool).triu(1)
+    scores = (q @ k.transpose(-2, -1) * 0.125).masked_fill(mask, float("-inf"))
+    return torch.softmax(scores, -1) @ v
+
+
 def timings(only: list[str]) -> list[dict]:
     """Kernels of ours against the XLA op doing the same work, on the same arrays (the
     cases whose description holds a word of `only`, or all)."""
@@ -181,6 +197,34 @@ def timings(only: list[str]) -> list[dict]:
             ],
         )
     )
+    from jax.experimental.pallas.ops.tpu import flash_attention as expert_attention
+
+    highest = jax.lax.Precision.HIGHEST
+
+    def xla_attention(q, k, v, causal=False):
+        s = jnp.einsum("bhqd,bhkd->bhqk", q, k, precision=highest) * 0.125
+        if causal:
+            t = q.shape[-2]
+            s = jnp.where(jnp.triu(jnp.ones((t, t), bool), 1), -jnp.inf, s)
+        p = jax.nn.softmax(s, axis=-1)
+        return jnp.einsum("bhqk,bhkd->bhqd", p, v, precision=highest)
+
+    for t in [512, 2048]:
+        for causal in [False, True]:
+            cases.append(
+                (
+                    (
+                        f"attention{' causal' if causal else ''}, f32 q, k, v "
+                        f"[2, 4, {t}, 64] (third: jax's flash_attention, default precision)"
+                    ),
+                    _causal_attention if causal else _attention,
+                    functools.partial(xla_attention, causal=causal),
+                    [(2, 4, t, 64)] * 3,
+                    functools.partial(
+                        expert_attention.flash_attention, causal=causal, sm_scale=0.125
+                    ),
+                )
+            )
     for n, k in [(8, 2), (16, 2), (32, 2), (64, 2), (128, 8), (256, 8), (512, 8)]:
         cases.append(
             (

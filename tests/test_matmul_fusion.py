@@ -15,6 +15,8 @@ and its kernels against the TPU compiler for v5e and v6e."""
 
 from __future__ import annotations
 
+import re
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -273,3 +275,25 @@ def test_4096_matmul_tiles_compile_for_tpu() -> None:
     }
     assert not aot_failures(programs, "v5e")
     assert not aot_failures(programs, "v6e")
+
+
+def _causal_attention(q, k, v):
+    t = q.shape[-2]
+    mask = torch.ones(t, t, dtype=torch.bool).triu(1)
+    scores = (q @ k.transpose(-2, -1) * 0.125).masked_fill(mask, float("-inf"))
+    return torch.softmax(scores, -1) @ v
+
+
+def test_causal_attention_at_t2048_compiles_for_v5e() -> None:
+    """B=2, H=4, T=2048, D=64: att @ v is a batched dot over the 8 heads (its outer
+    product did not fit), and the mask's two overflow checks, which read its iota
+    broadcast over 2048 x 2048, keep a kernel each (fused, 32 MiB of VMEM). Not v6e:
+    there one of those checks alone asks 32.9 MiB of 32, as it did before this test
+    (the tiler cannot split its reductions; the checks of a constant mask could be
+    proved statically instead)."""
+    chip = "v5e"
+    qkv = [torch.randn(2, 4, 2048, 64) for _ in range(3)]
+    k = pallas_ir.compile(_causal_attention, qkv, chip=chip)
+    batched = r"tl\.dot .* : tensor<8x\d+x\d+xf32>, tensor<8x\d+x64xf32>"
+    assert re.search(batched, k.ir["tile"])
+    assert not aot_failures({"causal_t2048": k}, chip)

@@ -29,6 +29,9 @@ when the loops have the same extents and share an input):
   one after the other did;
 - no access has a data-dependent index (gathers and scatters keep their own kernels,
   where the indirect-access passes look for them).
+Loads of the common input that vary along only some of the loop's dims (iotas of an
+overflow check, broadcast over a 2048 x 2048 loop) leave the pair apart: the bodies'
+values outgrow the input's blocks, and two such checks fused asked 32 MiB of VMEM.
 Loops whose innermost dim has extent 1 are left apart too: each value of such a body
 takes a VMEM lane tile per element, which the tiler's VMEM count leaves out, and two
 (128, 128, 1) int32 bodies fused asked 17.7 MiB of v5e's 16 (one alone fits).
@@ -81,6 +84,29 @@ def _has_indirect_access(loop: LoopOp) -> bool:
     return any(
         isinstance(o, LoadOp | StoreOp) and access_key(o) is None for o in loop.walk()
     )
+
+
+def _reads_every_point(
+    launch: LaunchOp, kernel: KernelOp, loop: LoopOp, shared: set[SSAValue]
+) -> bool:
+    """Whether each load of a `shared` host buffer varies along every loop dim of
+    extent over 1: each point reads its own element (a norm's rows, a product's
+    elements), not a broadcast that the body multiplies out."""
+    args = {
+        a for a in kernel.body.block.args if host_root(launch.args[a.index]) in shared
+    }
+    wide = {l for l, n in enumerate(loop.extents) if n > 1}
+    for o in loop.walk():
+        if isinstance(o, LoadOp) and ta.root_buffer(o.buffer) in args:
+            used = o.map.data.used_dims()
+            dims = {
+                d.index
+                for k, d in enumerate(o.dims)
+                if k in used and isinstance(d, BlockArgument)
+            }
+            if not wide <= dims:
+                return False
+    return True
 
 
 def _loop_dims(value: SSAValue, loop: LoopOp) -> frozenset[int]:
@@ -210,6 +236,16 @@ class FuseSiblingsPass(CheckedOptionsPass):
             raise _NotFused(
                 "a matrix product keeps its own kernel, so the tiler sizes its blocks "
                 "for it alone"
+            )
+        shared = read & second_read
+        if not (
+            _reads_every_point(first_launch, first, loop, shared)
+            and _reads_every_point(second_launch, second, second_loop, shared)
+        ):
+            raise _NotFused(
+                "the common input is read along only some of the loop's dims, so the "
+                "bodies' values outgrow its blocks (an outer product of broadcasts), "
+                "and the tiler's VMEM count leaves them out"
             )
         return True
 

@@ -210,5 +210,75 @@ func.func @forward(%x: memref<8x256xf32>, %y: memref<8x256xf32>) -> (memref<8xf3
 // CHECK-NEXT:    ta.launch @twice(%x, %b)
 // CHECK-NEXT:    ta.launch @twice(%y, %c)
 
+// -----
+
+// Two checks over every (i, j) pair of an iota (a causal mask's overflow checks): each
+// reads the iota along one dim only, so the bodies are 2048 x 2048 outer products of
+// broadcasts, which the tiler's VMEM count leaves out. Fused they asked 32 MiB of a
+// v5e's 16, so they stay apart.
+ta.kernel @overflows(%n: memref<2048xi32> {role = "in"}, %f: memref<1xi32> {role = "out"}) {
+  ta.loop [1] reduce [2048, 2048] (%z, %i, %j) {
+    %a = ta.load %n[affine_map<(d0, d1, d2) -> (d2)>](%z, %i, %j) : memref<2048xi32>
+    %b = ta.load %n[affine_map<(d0, d1, d2) -> (d1)>](%z, %i, %j) : memref<2048xi32>
+    %d = arith.subi %a, %b : i32
+    %m = ta.reduce <max> %d : i32
+    ta.store %m, %f[affine_map<(d0) -> (d0)>](%z) : memref<1xi32>
+  }
+}
+ta.kernel @worst(%n: memref<2048xi32> {role = "in"}, %w: memref<1xi32> {role = "out"}) {
+  // expected-remark@+1 {{fuse-siblings: not fused with @overflows: the common input is read along only some of the loop's dims, so the bodies' values outgrow its blocks (an outer product of broadcasts), and the tiler's VMEM count leaves them out}}
+  ta.loop [1] reduce [2048, 2048] (%z, %i, %j) {
+    %a = ta.load %n[affine_map<(d0, d1, d2) -> (d2)>](%z, %i, %j) : memref<2048xi32>
+    %b = ta.load %n[affine_map<(d0, d1, d2) -> (d1)>](%z, %i, %j) : memref<2048xi32>
+    %d = arith.addi %a, %b : i32
+    %m = ta.reduce <max> %d : i32
+    ta.store %m, %w[affine_map<(d0) -> (d0)>](%z) : memref<1xi32>
+  }
+}
+func.func @forward(%n: memref<2048xi32>) -> (memref<1xi32>, memref<1xi32>) {
+  %f = ta.alloc : memref<1xi32>
+  %w = ta.alloc : memref<1xi32>
+  ta.launch @overflows(%n, %f) : memref<2048xi32>, memref<1xi32>
+  ta.launch @worst(%n, %w) : memref<2048xi32>, memref<1xi32>
+  func.return %f, %w : memref<1xi32>, memref<1xi32>
+}
+
+// CHECK-LABEL: ta.kernel @overflows(
+// CHECK-LABEL: ta.kernel @worst(
+// CHECK:         ta.launch @overflows(%n, %f)
+// CHECK-NEXT:    ta.launch @worst(%n, %w)
+
+// -----
+
+// Loops whose innermost dim is a unit dim: every value of their bodies takes a lane
+// tile an element. Two such (128, 128, 1) checks fused asked 17.7 MiB of a v5e's 16.
+ta.kernel @low(%t: memref<128x128xi32> {role = "in"}, %f: memref<1xi32> {role = "out"}) {
+  ta.loop [1] reduce [128, 128, 1] (%z, %i, %j, %u) {
+    %a = ta.load %t[affine_map<(d0, d1, d2, d3) -> (d1, d2)>](%z, %i, %j, %u) : memref<128x128xi32>
+    %m = ta.reduce <min> %a : i32
+    ta.store %m, %f[affine_map<(d0) -> (d0)>](%z) : memref<1xi32>
+  }
+}
+ta.kernel @high(%t: memref<128x128xi32> {role = "in"}, %w: memref<1xi32> {role = "out"}) {
+  // expected-remark@+1 {{fuse-siblings: not fused with @low: the loops' innermost dim has extent 1}}
+  ta.loop [1] reduce [128, 128, 1] (%z, %i, %j, %u) {
+    %a = ta.load %t[affine_map<(d0, d1, d2, d3) -> (d1, d2)>](%z, %i, %j, %u) : memref<128x128xi32>
+    %m = ta.reduce <max> %a : i32
+    ta.store %m, %w[affine_map<(d0) -> (d0)>](%z) : memref<1xi32>
+  }
+}
+func.func @forward(%t: memref<128x128xi32>) -> (memref<1xi32>, memref<1xi32>) {
+  %f = ta.alloc : memref<1xi32>
+  %w = ta.alloc : memref<1xi32>
+  ta.launch @low(%t, %f) : memref<128x128xi32>, memref<1xi32>
+  ta.launch @high(%t, %w) : memref<128x128xi32>, memref<1xi32>
+  func.return %f, %w : memref<1xi32>, memref<1xi32>
+}
+
+// CHECK-LABEL: ta.kernel @low(
+// CHECK-LABEL: ta.kernel @high(
+// CHECK:         ta.launch @low(%t, %f)
+// CHECK-NEXT:    ta.launch @high(%t, %w)
+
 // STATS: fuse-siblings
 // STATS: 2 siblings fused
