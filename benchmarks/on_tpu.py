@@ -109,21 +109,6 @@ def _one_argument(fn, k):
     return lambda x: fn(x, k)
 
 
-def _attention(q, k, v):
-    import torch
-
-    return torch.softmax(q @ k.transpose(-2, -1) * 0.125, -1) @ v
-
-
-def _causal_attention(q, k, v):
-    import torch
-
-    t = q.shape[-2]
-    mask = torch.ones(t, t, dtype=torch.bool).triu(1)
-    scores = (q @ k.transpose(-2, -1) * 0.125).masked_fill(mask, float("-inf"))
-    return torch.softmax(scores, -1) @ v
-
-
 def timings(only: list[str]) -> list[dict]:
     """Kernels of ours against the XLA op doing the same work, on the same arrays (the
     cases whose description holds a word of `only`, or all)."""
@@ -197,6 +182,7 @@ def timings(only: list[str]) -> list[dict]:
             ],
         )
     )
+    from attention_programs import attention, causal_attention
     from jax.experimental.pallas.ops.tpu import flash_attention as expert_attention
 
     highest = jax.lax.Precision.HIGHEST
@@ -217,7 +203,7 @@ def timings(only: list[str]) -> list[dict]:
                         f"attention{' causal' if causal else ''}, f32 q, k, v "
                         f"[2, 4, {t}, 64] (third: jax's flash_attention, default precision)"
                     ),
-                    _causal_attention if causal else _attention,
+                    causal_attention if causal else attention,
                     functools.partial(xla_attention, causal=causal),
                     [(2, 4, t, 64)] * 3,
                     functools.partial(

@@ -454,6 +454,7 @@ def frontend_programs():
     """name → (a PyTorch function, its inputs): the programs issue 15's targets name."""
     import torch
     import torch.nn.functional as F
+    from attention_programs import attention, causal_attention
 
     from pallas_ir.frontend.models import TransformerBlock
 
@@ -482,9 +483,9 @@ def frontend_programs():
             lambda x, w, b: F.gelu(x @ w + b, approximate="tanh"),
             [x, weight, bias],
         ),
-        "attention_t512": (_attention, _qkv(512)),
-        "attention_t2048": (_attention, _qkv(2048)),
-        "attention_causal_t512": (_causal_attention, _qkv(512)),
+        "attention_t512": (attention, _qkv(512)),
+        "attention_t2048": (attention, _qkv(2048)),
+        "attention_causal_t512": (causal_attention, _qkv(512)),
         "transformer_block": (
             TransformerBlock(256, 4).eval(),
             [torch.randn(4, 128, 256)],
@@ -496,21 +497,6 @@ def _qkv(t: int):
     import torch
 
     return [torch.randn(2, 4, t, 64) for _ in range(3)]  # B=2, H=4, T, D=64
-
-
-def _attention(q, k, v):
-    import torch
-
-    return torch.softmax(q @ k.transpose(-2, -1) * 0.125, -1) @ v
-
-
-def _causal_attention(q, k, v):
-    import torch
-
-    t = q.shape[-2]
-    mask = torch.ones(t, t, dtype=torch.bool).triu(1)
-    scores = (q @ k.transpose(-2, -1) * 0.125).masked_fill(mask, float("-inf"))
-    return torch.softmax(scores, -1) @ v
 
 
 def run_frontend(name: str, fn, inputs, chip: str) -> Row:

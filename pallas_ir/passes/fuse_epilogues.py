@@ -50,9 +50,9 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import AffineMapAttr, ModuleOp
-from xdsl.ir import Block, BlockArgument, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.rewriter import Rewriter
 
 from pallas_ir.affine_analysis import simplify
 from pallas_ir.diagnostics import count, emit_remark
@@ -67,7 +67,14 @@ from pallas_ir.dialects.tensor_access import (
     StoreOp,
     root_buffer,
 )
-from pallas_ir.passes.launch_graph import access_key, host_root, host_views, the_loop
+from pallas_ir.passes.launch_graph import (
+    access_key,
+    host_root,
+    host_views,
+    launch_counts,
+    replace_pair,
+    the_loop,
+)
 from pallas_ir.passes.options import CheckedOptionsPass
 
 
@@ -102,11 +109,7 @@ class FuseEpiloguesPass(CheckedOptionsPass):
         if forward is None:
             return
         kernels = {k.sym_name.data: k for k in op.ops if isinstance(k, KernelOp)}
-        launched: dict[str, int] = {}
-        for launch in op.walk():
-            if isinstance(launch, LaunchOp):
-                name = launch.callee.string_value()
-                launched[name] = launched.get(name, 0) + 1
+        launched = launch_counts(op)
         for launch in [o for o in forward.body.block.ops if isinstance(o, LaunchOp)]:
             if launch.parent is None:
                 continue  # fused already
@@ -282,23 +285,11 @@ def fuse(
     block.add_op(new_loop)
     roles: list[ArgRole] = [kernel.role_of(a) for a in kept]
     roles += [reader.role_of(a) for a in reader_kept]
-    taken = {k.sym_name.data for k in module.ops if isinstance(k, KernelOp)}
-    name = f"{kernel.sym_name.data}_{reader.sym_name.data}"
-    while name in taken:
-        name += "_"
-    fused = KernelOp(name, block.arg_types, roles, Region(block))
-    fused.location = reader_op.location
-    fused.attributes.update(reader_op.attributes)
-    Rewriter.insert_op(fused, InsertPoint.before(reader_op))
-    launch = LaunchOp(
-        name,
-        [pair.producer.args[a.index] for a in kept]
-        + [pair.reader.args[a.index] for a in reader_kept],
+    args = [pair.producer.args[a.index] for a in kept]
+    args += [pair.reader.args[a.index] for a in reader_kept]
+    fused, _ = replace_pair(
+        module, block, roles, args, (pair.producer, kernel), (pair.reader, reader_op)
     )
-    launch.location = pair.reader.location
-    Rewriter.insert_op(launch, InsertPoint.before(pair.reader))
-    for o in (pair.reader, pair.producer, reader_op, kernel):
-        Rewriter.erase_op(o)
     for view in reversed(host_views(pair.intermediate.result)):
         Rewriter.erase_op(view.owner)  # type: ignore[arg-type]
     return fused

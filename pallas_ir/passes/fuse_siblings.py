@@ -50,8 +50,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, BlockArgument, Region, SSAValue
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.ir import Block, BlockArgument, SSAValue
 from xdsl.transforms.common_subexpression_elimination import cse
 
 from pallas_ir.diagnostics import count, emit_remark
@@ -66,7 +65,13 @@ from pallas_ir.dialects.tensor_access import (
     ReshapeOp,
     StoreOp,
 )
-from pallas_ir.passes.launch_graph import access_key, host_root, the_loop
+from pallas_ir.passes.launch_graph import (
+    access_key,
+    host_root,
+    launch_counts,
+    replace_pair,
+    the_loop,
+)
 from pallas_ir.passes.options import CheckedOptionsPass
 
 
@@ -159,11 +164,7 @@ class FuseSiblingsPass(CheckedOptionsPass):
         if forward is None:
             return
         kernels = {k.sym_name.data: k for k in op.ops if isinstance(k, KernelOp)}
-        launched: dict[str, int] = {}
-        for launch in op.walk():
-            if isinstance(launch, LaunchOp):
-                name = launch.callee.string_value()
-                launched[name] = launched.get(name, 0) + 1
+        launched = launch_counts(op)
         previous: LaunchOp | None = None
         for o in list(forward.body.block.ops):
             if isinstance(o, ReshapeOp | AllocOp):
@@ -311,17 +312,6 @@ def fuse(
         body.add_op(store)
     block.add_op(new_loop)
     cse(new_loop)
-    taken = {k.sym_name.data for k in module.ops if isinstance(k, KernelOp)}
-    name = f"{first.sym_name.data}_{second.sym_name.data}"
-    while name in taken:
-        name += "_"
-    fused = KernelOp(name, block.arg_types, roles, Region(block))
-    fused.location = second.location
-    fused.attributes.update(first.attributes | second.attributes)
-    Rewriter.insert_op(fused, InsertPoint.before(second))
-    launch = LaunchOp(name, args)
-    launch.location = second_launch.location
-    Rewriter.insert_op(launch, InsertPoint.before(second_launch))
-    for o in (second_launch, first_launch, second, first):
-        Rewriter.erase_op(o)
-    return fused, launch
+    return replace_pair(
+        module, block, roles, args, (first_launch, first), (second_launch, second)
+    )

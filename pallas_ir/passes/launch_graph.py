@@ -1,12 +1,23 @@
-"""What the kernel-fusion passes ask of `@forward`'s launches: the host buffer behind a
-launch argument, its views, a kernel's one loop, and where an access reads or writes."""
+"""What the kernel-fusion passes ask of `@forward`'s launches (the host buffer behind a
+launch argument, its views, a kernel's one loop, where an access reads or writes, how
+often each kernel is launched) and how they put a fused kernel in place of two."""
 
 from __future__ import annotations
 
-from xdsl.ir import BlockArgument, SSAValue
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, BlockArgument, Region, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from pallas_ir.affine_analysis import simplify
-from pallas_ir.dialects.tensor_access import KernelOp, LoadOp, LoopOp, ReshapeOp, StoreOp
+from pallas_ir.dialects.common import ArgRole
+from pallas_ir.dialects.tensor_access import (
+    KernelOp,
+    LaunchOp,
+    LoadOp,
+    LoopOp,
+    ReshapeOp,
+    StoreOp,
+)
 
 
 def host_root(value: SSAValue) -> SSAValue:
@@ -61,3 +72,41 @@ def _view_chain(buffer: SSAValue) -> tuple[object, ...]:
         chain.append(buffer.type)
         buffer = buffer.owner.source
     return tuple(chain)
+
+
+def launch_counts(module: ModuleOp) -> dict[str, int]:
+    """How many `ta.launch`es name each kernel."""
+    counts: dict[str, int] = {}
+    for op in module.walk():
+        if isinstance(op, LaunchOp):
+            name = op.callee.string_value()
+            counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def replace_pair(
+    module: ModuleOp,
+    block: Block,
+    roles: list[ArgRole],
+    args: list[SSAValue],
+    first: tuple[LaunchOp, KernelOp],
+    second: tuple[LaunchOp, KernelOp],
+) -> tuple[KernelOp, LaunchOp]:
+    """Put the kernel of `block` (`@<first>_<second>`, a fresh name) where the second
+    kernel was and its launch on `args` where the second launch was, then erase both
+    kernels and both launches."""
+    (first_launch, first_kernel), (second_launch, second_kernel) = first, second
+    taken = {k.sym_name.data for k in module.ops if isinstance(k, KernelOp)}
+    name = f"{first_kernel.sym_name.data}_{second_kernel.sym_name.data}"
+    while name in taken:
+        name += "_"
+    fused = KernelOp(name, block.arg_types, roles, Region(block))
+    fused.location = second_kernel.location
+    fused.attributes.update(first_kernel.attributes | second_kernel.attributes)
+    Rewriter.insert_op(fused, InsertPoint.before(second_kernel))
+    launch = LaunchOp(name, args)
+    launch.location = second_launch.location
+    Rewriter.insert_op(launch, InsertPoint.before(second_launch))
+    for o in (second_launch, first_launch, second_kernel, first_kernel):
+        Rewriter.erase_op(o)
+    return fused, launch
