@@ -293,6 +293,28 @@ def test_int64_arithmetic_that_would_wrap_is_an_error(name: str) -> None:
         compiled(wrapping)
 
 
+def test_int64_arithmetic_the_graph_bounds_is_not_checked() -> None:
+    """A causal mask's `arange(t) - arange(t)[:, None]` is int64 but lies in
+    [-(t - 1), t - 1]: no overflow check kernels (two 2048 x 2048 reductions each, one
+    alone over v6e's scoped VMEM); an arange reaching past int32 is still checked."""
+
+    def masked(s):
+        t = s.shape[-1]
+        return s.masked_fill(torch.ones(t, t, dtype=torch.bool).triu(1), -1.0)
+
+    x = torch.randn(2, 64, 64)
+    compiled = pallas_ir.compile(masked, [x])
+    torch.testing.assert_close(compiled(x), masked(x))
+    assert compiled.source.count("pl.pallas_call(") == 1
+
+    def wide(i):
+        return (torch.arange(2**31 - 4, 2**31 + 4) + i).sum()
+
+    one = torch.tensor(1)
+    with pytest.raises(pallas_ir.UnsupportedError, match=r"aten\.add\.Tensor: .*int32"):
+        pallas_ir.compile(wide, [one])(one)
+
+
 def _rows(length: int, *sums: int) -> torch.Tensor:
     """Rows of `length` int32 values summing to `sums`: a third random, the rest as
     large as it takes (int32's extremes), so partial sums leave int32 either way."""

@@ -284,14 +284,12 @@ def _causal_attention(q, k, v):
     return torch.softmax(scores, -1) @ v
 
 
-def test_causal_attention_at_t2048_compiles_for_v5e() -> None:
+@pytest.mark.parametrize("chip", ["v5e", "v6e"])
+def test_causal_attention_at_t2048_compiles_for_tpu(chip: str) -> None:
     """B=2, H=4, T=2048, D=64: att @ v is a batched dot over the 8 heads (its outer
-    product did not fit), and the mask's two overflow checks, which read its iota
-    broadcast over 2048 x 2048, keep a kernel each (fused, 32 MiB of VMEM). Not v6e:
-    there one of those checks alone asks 32.9 MiB of 32, as it did before this test
-    (the tiler cannot split its reductions; the checks of a constant mask could be
-    proved statically instead)."""
-    chip = "v5e"
+    product did not fit in VMEM), and the mask's int64 `arange` difference, bounded by
+    the graph, has no overflow check (its two 2048 x 2048 check kernels asked 32 MiB
+    fused, and one alone 32.9 MiB of v6e's 32)."""
     qkv = [torch.randn(2, 4, 2048, 64) for _ in range(3)]
     k = pallas_ir.compile(_causal_attention, qkv, chip=chip)
     batched = r"tl\.dot .* : tensor<8x\d+x\d+xf32>, tensor<8x\d+x64xf32>"

@@ -349,7 +349,11 @@ def collapsed(reader: KernelOp, extents: Sequence[int]) -> KernelOp:
     for arg in body.args:
         for use in arg.uses:
             access = use.operation
-            if not isinstance(access, LoadOp | StoreOp) or arg in access.symbols:
+            if (
+                not isinstance(access, LoadOp | StoreOp)
+                or arg in access.symbols
+                or access.parent_block() is not body
+            ):
                 raise _NotFused(
                     f"@{reader.sym_name.data} uses a loop index other than to index "
                     "a buffer"

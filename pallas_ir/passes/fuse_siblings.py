@@ -2,7 +2,7 @@
 extents and read a common input, become one kernel with one loop that computes both
 bodies and stores every output of both (horizontal fusion). The shared input is read
 once where it was read twice: a layer norm's mean and variance kernels, a softmax's row
-max and row sum, projections that read the same activations.
+max and row sum, two element-wise kernels that read one matrix product.
 
 ```mlir
 ta.kernel @mean(%x: memref<2048xf32> {role = "in"}, %m: memref<32xf32> {role = "out"}) {

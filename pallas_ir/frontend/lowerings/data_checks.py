@@ -99,10 +99,70 @@ _ARITHMETIC = {
 }
 
 
+_SAME_VALUES = {
+    aten.unsqueeze.default,
+    aten.squeeze.dim,
+    aten.squeeze.dims,
+    aten.view.default,
+    aten._unsafe_view.default,
+    aten.reshape.default,
+    aten.expand.default,
+    aten.permute.default,
+    aten.clone.default,
+    aten.alias.default,
+}
+"""Ops whose result holds only values of their first operand."""
+
+
+def static_range(x) -> tuple[int, int] | None:
+    """The range of every value `x` (a traced node or a Python int) can hold, when the
+    graph says it without data: an `arange`, its views, and add, sub, mul and neg of
+    such (a causal mask's `arange(t) - arange(t)[:, None]`); None otherwise."""
+    if isinstance(x, bool) or not isinstance(x, int | torch.fx.Node):
+        return None
+    if isinstance(x, int):
+        return (x, x)
+    target, args = x.target, x.args
+    if target in (aten.arange.default, aten.arange.start, aten.arange.start_step):
+        bounds = [0, *args] if target == aten.arange.default else list(args)
+        start, end, step = (*bounds, 1)[:3]
+        if not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds):
+            return None
+        points = range(start, end, step)
+        return (min(points), max(points)) if points else None
+    if target in _SAME_VALUES:
+        return static_range(args[0])
+    if target not in _ARITHMETIC or len(args) < 1:
+        return None
+    a = static_range(args[0])
+    op = _ARITHMETIC[target]
+    if a is None:
+        return None
+    if op == "neg":
+        return (-a[1], -a[0])
+    if op == "abs":
+        return (0 if a[0] <= 0 <= a[1] else min(map(abs, a)), max(map(abs, a)))
+    b = static_range(args[1]) if len(args) > 1 else None
+    alpha = x.kwargs.get("alpha", 1)
+    if b is None or not isinstance(alpha, int):
+        return None
+    if op in ("add", "sub"):
+        b = (b[0] * alpha, b[1] * alpha) if alpha >= 0 else (b[1] * alpha, b[0] * alpha)
+        if op == "sub":
+            b = (-b[1], -b[0])
+        return (a[0] + b[0], a[1] + b[1])
+    corners = [p * q for p in a for q in b]
+    return (min(corners), max(corners))
+
+
 @checks(*_ARITHMETIC)
 def int64_arithmetic_in_range(c: Lowering, args, value: Value) -> None:
-    """An int64 result of add, sub, mul, neg or abs stays inside int32."""
+    """An int64 result of add, sub, mul, neg or abs stays inside int32; no check when
+    the graph bounds it there (`static_range`)."""
     if _result_dtype(c) != torch.int64:
+        return
+    known = static_range(c.node)
+    if known is not None and _INT32_MIN <= known[0] and known[1] < 2**31:
         return
     op = _ARITHMETIC[c.target]
     alpha = c.kwargs.get("alpha", 1)
