@@ -61,6 +61,34 @@ def sequential_steps(
     return ops, all_at
 
 
+def _combine_over_steps(
+    kind: str,
+    tile: SSAValue,
+    ref: SSAValue,
+    grid: tl.GridOp,
+    indexers: Sequence[pallas.Indexer] = (),
+) -> list[Operation]:
+    """`tile` into `ref` across the sequential grid dims: the first step stores it,
+    every later one combines it (`kind`) with what `ref` holds."""
+    ops, first = sequential_steps(grid, lambda k, n: 0)
+    true = arith.ConstantOp(IntegerAttr(1, IntegerType(1)))
+    later = arith.XOrIOp(first, true.result)
+    t = tile.type
+    assert isinstance(t, TensorType)
+    float_op, int_op = _COMBINE[kind]
+    combine_op = int_op if isinstance(t.element_type, IntegerType) else float_op
+    old = pallas.LoadOp(ref, t, indexers)
+    combine = combine_op(old.result, tile)
+    store_later = pallas.StoreOp(combine.results[0], ref, indexers)
+    return [
+        *ops,
+        pallas.WhenOp(first, Region(Block([pallas.StoreOp(tile, ref, indexers)]))),
+        true,
+        later,
+        pallas.WhenOp(later.result, Region(Block([old, combine, store_later]))),
+    ]
+
+
 def accumulate(
     store: tl.StoreOp,
     value: SSAValue,
@@ -75,47 +103,20 @@ def accumulate(
     back once. With `acc_ref` (a 32-bit VMEM scratch for 8- and 16-bit data), the first
     step initialises the scratch with the widened tile, every later step combines into
     it, and the last step (finalize) stores it, narrowed, into the output block."""
-    ops, first = sequential_steps(grid, lambda k, n: 0)
-    true = arith.ConstantOp(IntegerAttr(1, IntegerType(1)))
-    later = arith.XOrIOp(first, true.result)
+    kind = store.accumulate.data  # type: ignore[union-attr]
+    if acc_ref is None:
+        return _combine_over_steps(kind, value, ref, grid, indexers)
     t = value.type
     assert isinstance(t, TensorType)
-    float_op, int_op = _COMBINE[store.accumulate.data]  # type: ignore[union-attr]
-    combine_op = int_op if isinstance(t.element_type, IntegerType) else float_op
-    if acc_ref is None:
-        old = pallas.LoadOp(ref, t, indexers)
-        combine = combine_op(old.result, value)
-        store_first = pallas.StoreOp(value, ref, indexers)
-        store_later = pallas.StoreOp(combine.results[0], ref, indexers)
-        return [
-            *ops,
-            pallas.WhenOp(first, Region(Block([store_first]))),
-            true,
-            later,
-            pallas.WhenOp(later.result, Region(Block([old, combine, store_later]))),
-        ]
     wide = accumulator_type(t)
     assert wide is not None
     widened = pallas.ConvertOp(value, wide)
-    old = pallas.LoadOp(acc_ref, wide)
-    combine = combine_op(old.result, widened.result)
     last_ops, last = sequential_steps(grid, lambda k, n: n - 1)
     total = pallas.LoadOp(acc_ref, wide)
     narrowed = pallas.ConvertOp(total.result, t)
     return [
-        *ops,
         widened,
-        pallas.WhenOp(
-            first, Region(Block([pallas.StoreOp(widened.result, acc_ref, ())]))
-        ),
-        true,
-        later,
-        pallas.WhenOp(
-            later.result,
-            Region(
-                Block([old, combine, pallas.StoreOp(combine.results[0], acc_ref, ())])
-            ),
-        ),
+        *_combine_over_steps(kind, widened.result, acc_ref, grid),
         *last_ops,
         pallas.WhenOp(
             last,
@@ -132,25 +133,9 @@ def running_total(
     """A `tl.accumulate` on its VMEM scratch: the first step of the sequential grid
     dims stores the partial tile, every later one combines it with the scratch; the
     last op reads the total back (its result is the accumulate's)."""
-    ops, first = sequential_steps(grid, lambda k, n: 0)
-    true = arith.ConstantOp(IntegerAttr(1, IntegerType(1)))
-    later = arith.XOrIOp(first, true.result)
     t = partial.type
     assert isinstance(t, TensorType)
-    float_op, int_op = _COMBINE[op.kind.data]
-    combine_op = int_op if isinstance(t.element_type, IntegerType) else float_op
-    old = pallas.LoadOp(acc_ref, t)
-    combine = combine_op(old.result, partial)
     return [
-        *ops,
-        pallas.WhenOp(first, Region(Block([pallas.StoreOp(partial, acc_ref, ())]))),
-        true,
-        later,
-        pallas.WhenOp(
-            later.result,
-            Region(
-                Block([old, combine, pallas.StoreOp(combine.results[0], acc_ref, ())])
-            ),
-        ),
+        *_combine_over_steps(op.kind.data, partial, acc_ref, grid),
         pallas.LoadOp(acc_ref, t),
     ]
