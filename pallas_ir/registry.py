@@ -53,6 +53,12 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
     }
 
 
+def _raise_attention() -> type[ModulePass]:
+    from pallas_ir.passes.raise_attention import RaiseAttentionPass
+
+    return RaiseAttentionPass
+
+
 def _fuse_siblings() -> type[ModulePass]:
     from pallas_ir.passes.fuse_siblings import FuseSiblingsPass
 
@@ -138,6 +144,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "canonicalize-permutation": _canonicalize_permutation,
         "indirect-load-to-scalar-prefetch": _indirect_load_to_scalar_prefetch,
         "indirect-store-to-row-dma": _indirect_store_to_row_dma,
+        "raise-attention": _raise_attention,
         "tile-policy": _tile_policy,
         "xla-outline": _xla_outline,
         "tile": _tile,
@@ -148,7 +155,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
 TA_PASSES = (
     "split-kernel-loops,fuse-epilogues,fuse-siblings,stride-to-reshape,canonicalize-permutation,"
-    "indirect-load-to-scalar-prefetch,indirect-store-to-row-dma"
+    "indirect-load-to-scalar-prefetch,indirect-store-to-row-dma,raise-attention"
 )
 """The ta → ta rewrites, in pipeline order."""
 

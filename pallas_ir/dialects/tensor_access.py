@@ -40,6 +40,7 @@ from xdsl.ir import (
     SpacedOpaqueSyntaxAttribute,
     SSAValue,
 )
+from xdsl.ir.affine import AffineBinaryOpExpr, AffineDimExpr, AffineExpr
 from xdsl.irdl import (
     AnyAttr,
     AttrSizedOperandSegments,
@@ -62,6 +63,7 @@ from xdsl.traits import (
     HasAncestor,
     HasCanonicalizationPatternsTrait,
     HasParent,
+    IsTerminator,
     MemoryReadEffect,
     MemoryWriteEffect,
     NoTerminator,
@@ -399,6 +401,196 @@ class LoopOp(IRDLOperation):
         )
 
 
+@irdl_op_definition
+class AttentionOp(IRDLOperation):
+    """Softmax attention over one iteration domain: for every batch point `b`, query
+    `i` and value column `e`,
+
+        s[b, i, j]   = sum_d q[b, i, d] * k[b, j, d]      (f32)
+        t[b, i, j]   = score(b, i, j, s[b, i, j])
+        out[b, i, e] = sum_j softmax_j(t[b, i, :])[j] * v[b, j, e]
+
+    ```mlir
+    ta.attention batch [8] sizes [512, 512, 64, 64]
+        q %q[affine_map<(b, i, j, d, e) -> (b * 32768 + i * 64 + d)>]
+        k %k[affine_map<(b, i, j, d, e) -> (b * 32768 + j * 64 + d)>]
+        v %v[affine_map<(b, i, j, d, e) -> (b * 32768 + j * 64 + e)>]
+        out %o[affine_map<(b, i, j, d, e) -> (b * 32768 + i * 64 + e)>]
+        : memref<262144xf32>, memref<262144xf32>, memref<262144xf32>, memref<262144xf32>
+        score {
+      ^bb0(%b: index, %i: index, %j: index, %s: f32):
+        %c = arith.constant 1.250000e-01 : f32
+        %t = arith.mulf %s, %c : f32
+        ta.yield %t : f32
+    }
+    ```
+
+    The domain is the batch dims, then (i, j, d, e) with extents `sizes` = (queries,
+    keys, head dim, value dim). Each map takes the whole domain and may use only the
+    dims its operand varies along (q: batch, i, d; k: batch, j, d; v: batch, j, e;
+    out: batch, i, e). `score` (the scale, masks, a bias) runs once per (b, i, j); its
+    block arguments are the batch dims, i, j and the score, and it may load kernel
+    arguments at indices of those. A row whose scores are all -inf is NaN, as in torch.
+    raise-attention writes it for the matmul-softmax-matmul chains users write; the
+    tiler makes it one flash-attention kernel (an online softmax over a sequential
+    grid dim of key blocks)."""
+
+    name = "ta.attention"
+
+    batch = prop_def(DenseArrayBase[I64])
+    sizes = prop_def(DenseArrayBase[I64])
+    q_map = prop_def(AffineMapAttr)
+    k_map = prop_def(AffineMapAttr)
+    v_map = prop_def(AffineMapAttr)
+    out_map = prop_def(AffineMapAttr)
+    q = operand_def(MemRefType)
+    k = operand_def(MemRefType)
+    v = operand_def(MemRefType)
+    out = operand_def(MemRefType)
+    score = region_def("single_block")
+
+    traits = traits_def(HasParent(KernelOp), MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = (
+        "`batch` $batch `sizes` $sizes `q` $q `[` $q_map `]` `k` $k `[` $k_map `]` "
+        "`v` $v `[` $v_map `]` `out` $out `[` $out_map `]` attr-dict "
+        "`:` type($q) `,` type($k) `,` type($v) `,` type($out) `score` $score"
+    )
+
+    # The dims each operand may vary along, by name: b (every batch dim), i, j, d, e.
+    USES: ClassVar[dict[str, frozenset[str]]] = {
+        "q": frozenset("bid"),
+        "k": frozenset("bjd"),
+        "v": frozenset("bje"),
+        "out": frozenset("bie"),
+    }
+
+    def __init__(
+        self,
+        batch: Sequence[int],
+        sizes: Sequence[int],
+        operands: Mapping[str, tuple[SSAValue, AffineMapAttr]],
+        score: Region,
+    ):
+        super().__init__(
+            operands=[operands[n][0] for n in ("q", "k", "v", "out")],
+            properties={
+                "batch": DenseArrayBase.from_list(i64, list(batch)),
+                "sizes": DenseArrayBase.from_list(i64, list(sizes)),
+                **{f"{n}_map": operands[n][1] for n in ("q", "k", "v", "out")},
+            },
+            regions=[score],
+        )
+
+    @property
+    def batch_extents(self) -> tuple[int, ...]:
+        return self.batch.get_values()  # type: ignore[return-value]
+
+    @property
+    def extents(self) -> tuple[int, ...]:
+        """The whole domain: batch dims, then queries, keys, head dim, value dim."""
+        return (*self.batch_extents, *self.sizes.get_values())  # type: ignore[misc]
+
+    def dim_names(self) -> list[str]:
+        return ["b"] * len(self.batch_extents) + list("ijde")
+
+    def accesses(self) -> dict[str, tuple[SSAValue, AffineMapAttr]]:
+        return {
+            "q": (self.q, self.q_map),
+            "k": (self.k, self.k_map),
+            "v": (self.v, self.v_map),
+            "out": (self.out, self.out_map),
+        }
+
+    def verify_(self) -> None:
+        extents = self.extents
+        if len(self.sizes) != 4:
+            raise VerifyException("ta.attention sizes are (queries, keys, head, value)")
+        if any(n <= 0 for n in extents):
+            raise VerifyException(f"ta.attention extents must be positive, got {extents}")
+        names = self.dim_names()
+        bounds = [(0, n - 1) for n in extents]
+        for what, (buffer, map) in self.accesses().items():
+            mtype = buffer.type
+            assert isinstance(mtype, MemRefType)
+            m = map.data
+            verify_map_arity(m, len(extents), 0, len(mtype.get_shape()), what)
+            used = {names[k] for r in m.results for k in dims_of(r)}
+            if not used <= self.USES[what]:
+                raise VerifyException(
+                    f"ta.attention {what} may vary along {sorted(self.USES[what])}, "
+                    f"not {sorted(used - self.USES[what])}"
+                )
+            for k, (b, n) in enumerate(
+                zip(map_bounds(m, bounds, []), mtype.get_shape(), strict=True)
+            ):
+                if b is not None and (b[0] < 0 or b[1] >= n):
+                    raise VerifyException(
+                        f"ta.attention {what} index #{k} ranges over [{b[0]}, {b[1]}] "
+                        f"but the buffer dim is {n}: the access leaves its buffer"
+                    )
+            roles = WRITABLE_ROLES if what == "out" else READABLE_ROLES
+            _verify_buffer_role(buffer, roles, f"ta.attention {what}")
+        for what in ("q", "k", "v"):
+            t = self.accesses()[what][0].type
+            if t.element_type != self.out.type.element_type:  # type: ignore[attr-defined]
+                raise VerifyException(
+                    "ta.attention q, k, v and out have one element type"
+                )
+        args = self.score.block.args
+        n = len(self.batch_extents) + 2
+        if len(args) != n + 1 or any(not isinstance(a.type, IndexType) for a in args[:n]):
+            raise VerifyException(
+                f"ta.attention score takes {n} indices (batch dims, i, j) and the score"
+            )
+        last = self.score.block.last_op
+        if not isinstance(last, YieldOp) or len(last.values) != 1:
+            raise VerifyException("ta.attention score ends in a ta.yield of one value")
+        if args[n].type != last.values[0].type:
+            raise VerifyException("ta.attention score yields a value of the score's type")
+
+    def score_extent(self, value: SSAValue) -> int | None:
+        """The extent of a score index argument (None for the score itself)."""
+        if isinstance(value, BlockArgument) and value.block is self.score.block:
+            extents = [*self.batch_extents, *self.sizes.get_values()[:2]]
+            return extents[value.index] if value.index < len(extents) else None
+        return None
+
+
+def dims_of(expr: AffineExpr) -> set[int]:
+    """The dims an affine expression uses."""
+    found: set[int] = set()
+
+    def visit(e: AffineExpr) -> None:
+        if isinstance(e, AffineDimExpr):
+            found.add(e.position)
+        if isinstance(e, AffineBinaryOpExpr):
+            visit(e.lhs)
+            visit(e.rhs)
+
+    visit(expr)
+    return found
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """The value a `ta.attention` score region gives.
+
+    ```mlir
+    ta.yield %t : f32
+    ```
+    """
+
+    name = "ta.yield"
+
+    values = var_operand_def()
+
+    traits = traits_def(IsTerminator(), HasParent(AttentionOp), Pure())
+    assembly_format = "$values attr-dict `:` type($values)"
+
+    def __init__(self, *values: SSAValue):
+        super().__init__(operands=[values])
+
+
 def _enclosing_loop(op: Operation) -> LoopOp | None:
     parent = op.parent_op()
     while parent is not None and not isinstance(parent, LoopOp):
@@ -407,10 +599,13 @@ def _enclosing_loop(op: Operation) -> LoopOp | None:
 
 
 def _loop_extent(value: SSAValue) -> int | None:
-    if isinstance(value, BlockArgument) and isinstance(
-        loop := value.block.parent_op(), LoopOp
-    ):
-        return loop.extents[value.index]
+    if not isinstance(value, BlockArgument):
+        return None
+    owner = value.block.parent_op()
+    if isinstance(owner, LoopOp):
+        return owner.extents[value.index]
+    if isinstance(owner, AttentionOp):
+        return owner.score_extent(value)
     return None
 
 
@@ -492,7 +687,7 @@ class LoadOp(IRDLOperation):
     result = result_def(T)
 
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    traits = traits_def(HasAncestor(LoopOp), MemoryReadEffect())
+    traits = traits_def(HasAncestor(LoopOp, AttentionOp), MemoryReadEffect())
     assembly_format = (
         "$buffer `[` $map `]` `` `(` $dims `)` (`` `[` $symbols^ `]`)? attr-dict "
         "`:` type($buffer)"
@@ -782,6 +977,8 @@ TensorAccess = Dialect(
         AllocOp,
         LaunchOp,
         LibraryCallOp,
+        AttentionOp,
+        YieldOp,
     ],
     [
         TaArgRoleAttr,

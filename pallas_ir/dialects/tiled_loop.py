@@ -45,6 +45,7 @@ from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     region_def,
@@ -476,25 +477,37 @@ class AccumulateOp(IRDLOperation):
 
     ```mlir
     %total = tl.accumulate <sum> %partial : tensor<512x512xf32>
+    %l = tl.accumulate <sum> %partial rescaled %factor : tensor<8x128x1xf32>
     ```
 
-    What is computed from the total and stored goes in `tl.on_last_step`, which runs
-    once, when the total is complete.
+    A `<sum>` may be `rescaled` by a tile of the partial's type: at the first point the
+    total is the partial, at each later one `previous_total * factor + partial` (the
+    online softmax rescales its running sums by `exp(m_prev - m)` when the running
+    maximum grows). What is computed from the total and stored goes in
+    `tl.on_last_step`, which runs once, when the total is complete.
     """
 
     name = "tl.accumulate"
 
     T: ClassVar = VarConstraint("T", base(TensorType))
     partial = operand_def(T)
+    rescale = opt_operand_def(T)
     kind = prop_def(TlReductionKindAttr)
     result = result_def(T)
 
     traits = traits_def(HasAncestor(GridOp))
-    assembly_format = "` ` `<` $kind `>` $partial attr-dict `:` type($partial)"
+    assembly_format = (
+        "` ` `<` $kind `>` $partial (`rescaled` $rescale^)? attr-dict `:` type($partial)"
+    )
 
-    def __init__(self, kind: ReductionKind, partial: SSAValue):
+    def __init__(
+        self,
+        kind: ReductionKind,
+        partial: SSAValue,
+        rescale: SSAValue | None = None,
+    ):
         super().__init__(
-            operands=[partial],
+            operands=[partial, [] if rescale is None else [rescale]],
             result_types=[partial.type],
             properties={"kind": TlReductionKindAttr(ReductionKind(kind))},
         )
@@ -509,7 +522,60 @@ class AccumulateOp(IRDLOperation):
             raise VerifyException(
                 f"tl.accumulate holds 32-bit totals, not {t.element_type}"
             )
+        # (the factor has the partial's type: both are `T`)
+        if self.rescale is not None and kind != ReductionKind.SUM:
+            raise VerifyException(
+                f"only a <sum> tl.accumulate can be rescaled, not <{kind}>"
+            )
         _require_sequential_suffix(self, "tl.accumulate")
+
+
+@irdl_op_definition
+class PreviousOp(IRDLOperation):
+    """A `tl.accumulate`'s total before this point's combination: at the first point of
+    the grid's sequential dims the identity of its kind (sum 0, prod 1, max -inf, min
+    +inf; for integers 0, 1, the lowest and the highest value), at each later point the
+    total after the previous point, for the same point of the other dims.
+
+    ```mlir
+    %m = tl.accumulate <max> %rowmax : tensor<8x128x1xf32>
+    %m_prev = tl.previous %m : tensor<8x128x1xf32>
+    ```
+
+    The online softmax rescales its running sums by `exp(m_prev - m)` when the running
+    maximum `m` grows (the caller guards `m == -inf`).
+    """
+
+    name = "tl.previous"
+
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    total = operand_def(T)
+    result = result_def(T)
+
+    traits = traits_def(HasAncestor(GridOp), Pure())
+    assembly_format = "$total attr-dict `:` type($total)"
+
+    def __init__(self, total: SSAValue):
+        super().__init__(operands=[total], result_types=[total.type])
+
+    @property
+    def accumulate(self) -> AccumulateOp:
+        """The `tl.accumulate` whose previous total this is."""
+        owner = self.total.owner
+        assert isinstance(owner, AccumulateOp)  # verified
+        return owner
+
+    def verify_(self) -> None:
+        if not isinstance(self.total.owner, AccumulateOp):
+            raise VerifyException(
+                "tl.previous reads the result of a tl.accumulate, not "
+                + (
+                    f"of '{self.total.owner.name}'"
+                    if isinstance(self.total.owner, Operation)
+                    else "a block argument"
+                )
+            )
+        _require_sequential_suffix(self, "tl.previous")
 
 
 @irdl_op_definition
@@ -997,6 +1063,7 @@ TiledLoop = Dialect(
     "tl",
     [
         AccumulateOp,
+        PreviousOp,
         OnLastStepOp,
         IotaOp,
         GatherOp,

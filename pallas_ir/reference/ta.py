@@ -137,6 +137,70 @@ def _run_loop(loop_op: ta.LoopOp, env: dict[SSAValue, Any]) -> None:
             raise ReferenceError(f"the reference interpreter does not model '{op.name}'")
 
 
+def _gather(
+    op: ta.AttentionOp, what: str, env: Mapping[SSAValue, Any]
+) -> tuple[np.ndarray, tuple[Any, ...]]:
+    """An operand of `ta.attention` over the domain (size-1 axes where its map does not
+    vary), and its indices into the buffer."""
+    buffer, map = op.accesses()[what]
+    array = env[buffer]
+    names = op.dim_names()
+    ivs = []
+    for axis, (name, n) in enumerate(zip(names, op.extents)):
+        shape = [1] * len(names)
+        if name in ta.AttentionOp.USES[what]:
+            shape[axis] = n
+        ivs.append(np.arange(shape[axis], dtype=np.int64).reshape(shape))
+    idx = []
+    for k, (expr, n) in enumerate(zip(map.data.results, array.shape, strict=True)):
+        at = np.asarray(eval_affine(expr, ivs, []), dtype=np.int64)
+        if at.size and (at.min() < 0 or at.max() >= n):
+            raise ReferenceError(f"{_op_name(op)}: {what} leaves dim {k} of size {n}")
+        at = np.broadcast_to(at, np.broadcast_shapes(*(iv.shape for iv in ivs)))
+        idx.append(at)
+    return array[tuple(idx)], tuple(idx)
+
+
+def _run_attention(op: ta.AttentionOp, env: dict[SSAValue, Any]) -> None:
+    """`ta.attention`: scores in f32, the score region on all (b, i, j) at once, a
+    softmax over j, and its product with v."""
+    nb = len(op.batch_extents)
+    q, _ = _gather(op, "q", env)  # (B..., Tq, 1, D, 1)
+    k, _ = _gather(op, "k", env)  # (B..., 1, Tk, D, 1)
+    v, _ = _gather(op, "v", env)  # (B..., 1, Tk, 1, E)
+    q = q[..., 0].astype(np.float32)  # (B..., Tq, 1, D)
+    k = k[..., 0].astype(np.float32)  # (B..., 1, Tk, D)
+    scores = np.matmul(q[..., 0, :], np.swapaxes(k[..., 0, :, :], -1, -2))
+    local = dict(env)
+    args = op.score.block.args
+    for axis, arg in enumerate(args[: nb + 2]):
+        shape = [1] * (nb + 2)
+        shape[axis] = op.extents[axis]
+        local[arg] = np.arange(shape[axis], dtype=np.int64).reshape(shape)
+    local[args[nb + 2]] = scores.astype(numpy_dtype(args[nb + 2].type))
+    for inner in op.score.block.ops:
+        if isinstance(inner, ta.YieldOp):
+            scores = np.broadcast_to(local[inner.values[0]], scores.shape)
+        elif isinstance(inner, ta.LoadOp):
+            buffer = local[inner.buffer]
+            local[inner.result] = buffer[_indices(inner, local, buffer)]
+        elif (value := evaluate(inner, [local[o] for o in inner.operands])) is not None:
+            local[inner.results[0]] = value
+        else:
+            raise ReferenceError(
+                f"the reference interpreter does not model '{inner.name}'"
+            )
+    t = scores.astype(np.float32)
+    with np.errstate(invalid="ignore", over="ignore"):
+        p = np.exp(t - t.max(axis=-1, keepdims=True))
+        p = p / p.sum(axis=-1, keepdims=True)
+    out = np.matmul(p, v[..., 0, :, 0, :].astype(np.float32))  # (B..., Tq, E)
+    buffer = env[op.out]
+    _, idx = _gather(op, "out", env)  # (B..., Tq, 1, 1, E)
+    idx = tuple(i[..., 0, 0, :] for i in idx)
+    buffer[idx] = out.astype(buffer.dtype)
+
+
 def _view(source: np.ndarray, op: ta.ReshapeOp) -> np.ndarray:
     t = op.result.type
     assert isinstance(t, MemRefType)
@@ -159,6 +223,8 @@ def run_kernel(kernel: ta.KernelOp, buffers: Sequence[np.ndarray]) -> None:
             results = run_library_call(op, [env[v] for v in op.inputs])
             for out, values in zip(op.outputs, results):
                 env[out].reshape(-1)[...] = values
+        elif isinstance(op, ta.AttentionOp):
+            _run_attention(op, env)
         else:
             raise ReferenceError(f"the reference interpreter does not model '{op.name}'")
 

@@ -6,8 +6,9 @@ strides); the part of a tile past the end of its buffer reads as NaN (0 for inte
 kernel whose valid results depend on padding is caught. A `tl.store` writes the in-bounds
 part of its tile; a `tl.scatter` writes its rows one by one, in order. Tile compute is
 numpy on whole tiles. A `tl.accumulate` keeps its running total per point of the
-parallel grid dims, and a `tl.on_last_step` body runs at the last point of the
-sequential ones.
+parallel grid dims (a rescaled one `total * factor + partial`), a `tl.previous` reads
+the total before this point's combination, and a `tl.on_last_step` body runs at the
+last point of the sequential ones.
 """
 
 from __future__ import annotations
@@ -85,6 +86,19 @@ _COMBINE = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.min
 """How a split reduction's partial results combine."""
 
 
+def _identity(kind: ReductionKind, like: np.ndarray) -> np.ndarray:
+    """A tile like `like` of the identity of `kind` (what `tl.previous` reads at the
+    first point of the sequential dims): 0, 1, or the lowest or highest value."""
+    like = np.asarray(like)
+    if like.dtype.kind == "f":
+        lowest, highest = -np.inf, np.inf
+    else:
+        info = np.iinfo(like.dtype)
+        lowest, highest = info.min, info.max
+    value = {"sum": 0, "prod": 1, "max": lowest, "min": highest}[kind.value]
+    return np.full(like.shape, value, dtype=like.dtype)
+
+
 def _scatter(op: tl.ScatterOp, env: dict[SSAValue, Any], dims: list[Any]) -> None:
     """Row r of the tile to `dest[lead..., index[m + r], :]`, in order (a later row
     wins, or with `accumulate` adds); positions past the end of the index buffer are
@@ -114,6 +128,7 @@ def run_kernel(kernel: tl.KernelOp, buffers: Sequence[np.ndarray]) -> None:
         if sem.data == tl.GridSemantics.SEQUENTIAL
     ]
     totals: dict[tuple[Operation, tuple[int, ...]], np.ndarray] = {}
+    previous: dict[tuple[Operation, tuple[int, ...]], np.ndarray] = {}
     for point in itertools.product(*(range(n) for n in grid.extents)):
         local = dict(env)
         for arg, i in zip(grid.body.block.args, point):
@@ -123,6 +138,7 @@ def run_kernel(kernel: tl.KernelOp, buffers: Sequence[np.ndarray]) -> None:
             last=all(point[k] == grid.extents[k] - 1 for k in sequential),
             parallel=tuple(i for k, i in enumerate(point) if k not in sequential),
             totals=totals,
+            previous=previous,
         )
         _run_ops(grid.body.block.ops, local, step)
 
@@ -130,12 +146,15 @@ def run_kernel(kernel: tl.KernelOp, buffers: Sequence[np.ndarray]) -> None:
 @dataclass
 class _Step:
     """Where a grid point is along the sequential dims, and the running totals of the
-    `tl.accumulate`s (per op and point of the parallel dims)."""
+    `tl.accumulate`s (per op and point of the parallel dims), with what each held
+    before this point's combination (`tl.previous`; its kind's identity at the first
+    point)."""
 
     first: bool
     last: bool
     parallel: tuple[int, ...]
     totals: dict[tuple[Operation, tuple[int, ...]], np.ndarray]
+    previous: dict[tuple[Operation, tuple[int, ...]], np.ndarray]
 
 
 def _run_ops(ops: Iterable[Operation], local: dict[SSAValue, Any], step: _Step) -> None:
@@ -147,11 +166,21 @@ def _run_ops(ops: Iterable[Operation], local: dict[SSAValue, Any], step: _Step) 
             _store(op, local, local[op.buffer], step.first)
         elif isinstance(op, tl.AccumulateOp):
             key = (op, step.parallel)
-            total = args[0]
-            if not step.first:
-                combine = _COMBINE[ReductionKind(op.kind.data).value]
-                total = combine(step.totals[key], total)
+            kind = ReductionKind(op.kind.data)
+            partial = args[0]
+            if step.first:
+                before = _identity(kind, partial)
+                total = partial
+            else:
+                before = step.totals[key]
+                if op.rescale is not None:  # a rescaled <sum>
+                    total = before * args[1] + partial
+                else:
+                    total = _COMBINE[kind.value](before, partial)
+            step.previous[key] = before
             step.totals[key] = local[op.result] = total
+        elif isinstance(op, tl.PreviousOp):
+            local[op.result] = step.previous[(op.accumulate, step.parallel)]
         elif isinstance(op, tl.OnLastStepOp):
             if step.last:
                 _run_ops(op.body.block.ops, local, step)

@@ -55,6 +55,7 @@ from xdsl.ir import Operation
 
 from pallas_ir.diagnostics import PassError
 from pallas_ir.dialects import tensor_access as ta
+from pallas_ir.lowering.tile.attention import attention_op, tile_attention
 from pallas_ir.lowering.tile.build import body_size, build_kernel
 from pallas_ir.lowering.tile.legality import block_vmem_bytes
 from pallas_ir.lowering.tile.policy import (
@@ -174,8 +175,10 @@ def untiled_kernels(
     found: list[tuple[ta.KernelOp, ta.LoopOp | Rejection]] = []
     for kernel in [k for k in module.ops if isinstance(k, ta.KernelOp)]:
         loop = the_loop(kernel)
-        if kernel.on_xla or (
-            isinstance(loop, ta.LoopOp) and tile_sizes(loop) is not None
+        if (
+            kernel.on_xla
+            or attention_op(kernel) is not None  # flash attention: its own blocks
+            or (isinstance(loop, ta.LoopOp) and tile_sizes(loop) is not None)
         ):
             continue
         found.append((kernel, loop))
@@ -239,6 +242,9 @@ class TilePass(CheckedOptionsPass):
                 self.tile_kernel(op, kernel, budget)
 
     def tile_kernel(self, module: ModuleOp, kernel: ta.KernelOp, budget: int) -> None:
+        if (attention := attention_op(kernel)) is not None:
+            tile_attention(module, kernel, attention, budget)
+            return
         loop = the_loop(kernel)
         if isinstance(loop, Rejection):
             raise PassError(loop.op, f"{loop.message}; run xla-outline before tile")

@@ -1,12 +1,14 @@
-"""Accumulating stores of tl-to-pallas across `sequential` grid dims: a guarded
-read-combine-write."""
+"""Accumulating stores and `tl.accumulate`s of tl-to-pallas across `sequential` grid
+dims: a guarded read-combine-write."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
     Float32Type,
     IntegerAttr,
     IntegerType,
@@ -128,14 +130,76 @@ def accumulate(
 
 
 def running_total(
-    op: tl.AccumulateOp, partial: SSAValue, acc_ref: SSAValue, grid: tl.GridOp
-) -> list[Operation]:
+    op: tl.AccumulateOp,
+    partial: SSAValue,
+    acc_ref: SSAValue,
+    grid: tl.GridOp,
+    factor: SSAValue | None = None,
+    keep_previous: bool = False,
+) -> tuple[list[Operation], SSAValue | None]:
     """A `tl.accumulate` on its VMEM scratch: the first step of the sequential grid
-    dims stores the partial tile, every later one combines it with the scratch; the
-    last op reads the total back (its result is the accumulate's)."""
+    dims stores the partial tile, every later one combines it with the scratch (a
+    rescaled one stores `scratch * factor + partial`); the last op reads the total back
+    (its result is the accumulate's).
+
+    With `keep_previous` (a `tl.previous` reads the total before this step), the first
+    step first sets the scratch to the kind's identity, and the scratch is read before
+    the combination: that read is the second value returned (else None). The product
+    by `factor` is only computed at the later steps, so an inf or NaN factor at the
+    first step cannot leak into the total."""
     t = partial.type
     assert isinstance(t, TensorType)
-    return [
-        *_combine_over_steps(op.kind.data, partial, acc_ref, grid),
+    kind = op.kind.data
+    if factor is None and not keep_previous:
+        return [
+            *_combine_over_steps(kind, partial, acc_ref, grid),
+            pallas.LoadOp(acc_ref, t),
+        ], None
+    ops, first = sequential_steps(grid, lambda k, n: 0)
+    old: pallas.LoadOp | None = None
+    if keep_previous:
+        identity = arith.ConstantOp(
+            DenseIntOrFPElementsAttr.from_list(t, [_identity(kind, t)]), t
+        )
+        old = pallas.LoadOp(acc_ref, t)
+        ops += [
+            identity,
+            pallas.WhenOp(
+                first, Region(Block([pallas.StoreOp(identity.result, acc_ref)]))
+            ),
+            old,
+        ]
+    true = arith.ConstantOp(IntegerAttr(1, IntegerType(1)))
+    later = arith.XOrIOp(first, true.result)
+    combine: list[Operation] = []
+    if old is None:
+        old_value = (load := pallas.LoadOp(acc_ref, t)).result
+        combine.append(load)
+    else:
+        old_value = old.result
+    integer = isinstance(t.element_type, IntegerType)
+    if factor is not None:
+        scaled = (arith.MuliOp if integer else arith.MulfOp)(old_value, factor)
+        combine.append(scaled)
+        old_value = scaled.results[0]
+    float_op, int_op = _COMBINE[kind]
+    combined = (int_op if integer else float_op)(old_value, partial)
+    combine += [combined, pallas.StoreOp(combined.results[0], acc_ref)]
+    ops += [
+        pallas.WhenOp(first, Region(Block([pallas.StoreOp(partial, acc_ref)]))),
+        true,
+        later,
+        pallas.WhenOp(later.result, Region(Block(combine))),
         pallas.LoadOp(acc_ref, t),
     ]
+    return ops, None if old is None else old.result
+
+
+def _identity(kind: str, t: TensorType) -> float | int:
+    """The identity of a `kind` combination of `t`'s elements (what `tl.previous` reads
+    at the first step): 0, 1, or the lowest or highest value."""
+    if isinstance(t.element_type, IntegerType):
+        bits = t.element_type.width.data
+        lowest, highest = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+        return {"sum": 0, "prod": 1, "max": lowest, "min": highest}[kind]
+    return {"sum": 0.0, "prod": 1.0, "max": -math.inf, "min": math.inf}[kind]

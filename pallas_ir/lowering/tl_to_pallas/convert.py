@@ -446,6 +446,9 @@ class TlToPallasPass(CheckedOptionsPass):
         for ref, s in zip(out_refs, stores):
             ref.name_hint = f"{s.buffer.name_hint}_out" if s.buffer.name_hint else None
         values: dict[SSAValue, SSAValue] = {}
+        # The accumulates some tl.previous reads, and the totals they held before.
+        read_before = {o.accumulate for o in body_ops if isinstance(o, tl.PreviousOp)}
+        previous_of: dict[tl.AccumulateOp, SSAValue] = {}
         load_refs = {
             o: (in_refs[k], acc) for o, k, acc in zip(loads, load_operand, in_accesses)
         }
@@ -505,10 +508,22 @@ class TlToPallasPass(CheckedOptionsPass):
                 new = pallas.StoreOp(values[o.value], ref, acc.indexers)
             elif isinstance(o, tl.AccumulateOp):
                 acc_ref = scratch_refs[total_scratch[o]]
-                *prologue, new = running_total(o, values[o.partial], acc_ref, grid)
+                factor = None if o.rescale is None else values[o.rescale]
+                (*prologue, new), before = running_total(
+                    o, values[o.partial], acc_ref, grid, factor, o in read_before
+                )
+                if before is not None:
+                    previous_of[o] = before
                 for p in prologue:
                     p.location = o.location
                     block.add_op(p)
+            elif isinstance(o, tl.PreviousOp):
+                # The scratch as the accumulate read it, before its combination.
+                before = previous_of[o.accumulate]
+                if before.name_hint is None:
+                    before.name_hint = o.result.name_hint
+                values[o.result] = before
+                continue
             elif isinstance(o, tl.OnLastStepOp):
                 prologue, last = sequential_steps(grid, lambda k, n: n - 1)
                 for p in prologue:

@@ -98,7 +98,7 @@ ta.kernel @k(%x: memref<8192xf32> {role = "in"}, %o: memref<8192xf32> {role = "o
 
 // A load outside any loop.
 ta.kernel @k(%x: memref<8192xf32> {role = "in"}, %o: memref<8192xf32> {role = "out"}) {
-  // expected-error@+1 {{'ta.load' expects ancestor op 'ta.loop'}}
+  // expected-error@+1 {{'ta.load' expects ancestor op to be one of 'ta.loop', 'ta.attention'}}
   %v = ta.load %x[affine_map<() -> (0)>]() : memref<8192xf32>
 }
 
@@ -384,3 +384,19 @@ ta.kernel @k(%x: memref<64xf32> {role = "in"}, %o: memref<64xf32> {role = "in"},
   // expected-error@+1 {{ta.library_call writes arguments the kernel writes}}
   ta.library_call sort(%x) -> (%o, %i) shapes [array<i64: 64>, array<i64: 64>, array<i64: 64>] params {descending = false, dim = 0 : i64, stable = false} : (memref<64xf32>) -> (memref<64xf32>, memref<64xi32>)
 }
+
+// -----
+
+  ta.kernel @attn(%q: memref<8x64xf32> {role = "in"}, %k: memref<8x64xf32> {role = "in"}, %v: memref<8x64xf32> {role = "in"}, %o: memref<8x64xf32> {role = "out"}) {
+    // expected-error@+1 {{ta.attention q may vary along ['b', 'd', 'i'], not ['j']}}
+    ta.attention batch [] sizes [8, 8, 64, 64]
+        q %q[affine_map<(i, j, d, e) -> (j, d)>]
+        k %k[affine_map<(i, j, d, e) -> (j, d)>]
+        v %v[affine_map<(i, j, d, e) -> (j, e)>]
+        out %o[affine_map<(i, j, d, e) -> (i, e)>]
+        : memref<8x64xf32>, memref<8x64xf32>, memref<8x64xf32>, memref<8x64xf32>
+        score {
+      ^bb0(%i: index, %j: index, %s: f32):
+        ta.yield %s : f32
+    }
+  }

@@ -841,3 +841,38 @@ tl.kernel @k(%x: memref<64x256xf32> {role = "in"}, %o: memref<64x1xi32> {role = 
     %t = tl.accumulate <argmax> %v : tensor<64x128xf32>
   }
 }
+
+// -----
+
+tl.kernel @k(%x: memref<64x256xf32> {role = "in"}, %o: memref<64x128xf32> {role = "out"}) {
+  tl.grid [1, 2] (parallel, sequential) (%i, %k) {
+    %v = tl.load %x[affine_map<(d0, d1) -> (0, d1 * 128)>](%i, %k) : memref<64x256xf32> -> tensor<64x128xf32>
+    // expected-error@+1 {{only a <sum> tl.accumulate can be rescaled, not <max>}}
+    %t = tl.accumulate <max> %v rescaled %v : tensor<64x128xf32>
+  }
+}
+
+// -----
+
+// The factor's type must be the partial's (generic form: the custom form cannot spell
+// two types).
+tl.kernel @k(%x: memref<64x256xf32> {role = "in"}, %o: memref<64x128xf32> {role = "out"}) {
+  tl.grid [1, 2] (parallel, sequential) (%i, %k) {
+    %v = tl.load %x[affine_map<(d0, d1) -> (0, d1 * 128)>](%i, %k) : memref<64x256xf32> -> tensor<64x128xf32>
+    %r = tl.reduce <sum> %v [1] : tensor<64x128xf32> -> tensor<64x1xf32>
+    // expected-error@+1 {{operand 'rescale' at position 1 does not verify}}
+    %t = "tl.accumulate"(%v, %r) <{kind = #tl<reduction_kind sum>}> : (tensor<64x128xf32>, tensor<64x1xf32>) -> tensor<64x128xf32>
+  }
+}
+
+// -----
+
+tl.kernel @k(%x: memref<64x256xf32> {role = "in"}, %o: memref<64x128xf32> {role = "out"}) {
+  tl.grid [1, 2] (parallel, sequential) (%i, %k) {
+    %v = tl.load %x[affine_map<(d0, d1) -> (0, d1 * 128)>](%i, %k) : memref<64x256xf32> -> tensor<64x128xf32>
+    %r = tl.reduce <max> %v [1] : tensor<64x128xf32> -> tensor<64x1xf32>
+    // expected-error@+1 {{tl.previous reads the result of a tl.accumulate, not of 'tl.reduce'}}
+    %p = tl.previous %r : tensor<64x1xf32>
+  }
+}
+

@@ -404,3 +404,46 @@ tl.kernel @linear_cast(%x: memref<64x256xbf16> {role = "in"}, %w: memref<256x128
 // CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "linear_cast"
 // CHECK-GENERIC:           %t = "tl.accumulate"(%p) <{kind = #tl<reduction_kind sum>}> : (tensor<64x128xf32>) -> tensor<64x128xf32>
 // CHECK-GENERIC-NEXT:      "tl.on_last_step"() ({
+
+// -----
+
+// The online softmax (flash attention) over sequential key blocks: the running row
+// maximum, the maximum before this step (`tl.previous`: -inf at the first step), and
+// the row sums and the products with the values, rescaled by exp(m_prev - m) at each
+// later step before this step's partial is added.
+tl.kernel @online_softmax(%s: memref<64x512xf32> {role = "in"}, %v: memref<512x128xf32> {role = "in"}, %o: memref<64x128xf32> {role = "out"}) {
+  tl.grid [1, 4] (parallel, sequential) (%i, %k) {
+    %x = tl.load %s[affine_map<(d0, d1) -> (0, d1 * 128)>](%i, %k) : memref<64x512xf32> -> tensor<64x128xf32>
+    %vb = tl.load %v[affine_map<(d0, d1) -> (d1 * 128, 0)>](%i, %k) : memref<512x128xf32> -> tensor<128x128xf32>
+    %r = tl.reduce <max> %x [1] : tensor<64x128xf32> -> tensor<64x1xf32>
+    %m = tl.accumulate <max> %r : tensor<64x1xf32>
+    %mp = tl.previous %m {note = "before this step"} : tensor<64x1xf32>
+    %d = arith.subf %mp, %m : tensor<64x1xf32>
+    %alpha = math.exp %d : tensor<64x1xf32>
+    %mb = tl.broadcast %m : tensor<64x1xf32> to tensor<64x128xf32>
+    %xs = arith.subf %x, %mb : tensor<64x128xf32>
+    %p = math.exp %xs : tensor<64x128xf32>
+    %ps = tl.reduce <sum> %p [1] : tensor<64x128xf32> -> tensor<64x1xf32>
+    %l = tl.accumulate <sum> %ps rescaled %alpha : tensor<64x1xf32>
+    %pv = tl.dot %p, %vb : tensor<64x128xf32>, tensor<128x128xf32> -> tensor<64x128xf32>
+    %ab = tl.broadcast %alpha : tensor<64x1xf32> to tensor<64x128xf32>
+    %acc = tl.accumulate <sum> %pv rescaled %ab {note = "flash"} : tensor<64x128xf32>
+    tl.on_last_step {
+      %lb = tl.broadcast %l : tensor<64x1xf32> to tensor<64x128xf32>
+      %y = arith.divf %acc, %lb : tensor<64x128xf32>
+      tl.store %y, %o[affine_map<(d0, d1) -> (0, 0)>](%i, %k) : tensor<64x128xf32>, memref<64x128xf32>
+    }
+  }
+}
+
+// CHECK-LABEL: tl.kernel @online_softmax
+// CHECK:         %m = tl.accumulate <max> %r : tensor<64x1xf32>
+// CHECK-NEXT:    %mp = tl.previous %m {note = "before this step"} : tensor<64x1xf32>
+// CHECK:         %l = tl.accumulate <sum> %ps rescaled %alpha : tensor<64x1xf32>
+// CHECK:         %acc = tl.accumulate <sum> %pv rescaled %ab {note = "flash"} : tensor<64x128xf32>
+// The factor is the accumulate's second operand; tl.previous has no properties.
+// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "online_softmax"
+// CHECK-GENERIC:           %m = "tl.accumulate"(%r) <{kind = #tl<reduction_kind max>}> : (tensor<64x1xf32>) -> tensor<64x1xf32>
+// CHECK-GENERIC-NEXT:      %mp = "tl.previous"(%m) {note = "before this step"} : (tensor<64x1xf32>) -> tensor<64x1xf32>
+// CHECK-GENERIC:           %l = "tl.accumulate"(%ps, %alpha) <{kind = #tl<reduction_kind sum>}> : (tensor<64x1xf32>, tensor<64x1xf32>) -> tensor<64x1xf32>
+// CHECK-GENERIC:           %acc = "tl.accumulate"(%pv, %ab) <{kind = #tl<reduction_kind sum>}> {note = "flash"} : (tensor<64x128xf32>, tensor<64x128xf32>) -> tensor<64x128xf32>

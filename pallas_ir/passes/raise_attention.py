@@ -1,0 +1,651 @@
+"""raise-attention: the matmul-softmax-matmul chains users write, as one `ta.attention`.
+
+After the ta passes, `softmax(q @ k^T * scale + mask) @ v` (and
+`F.scaled_dot_product_attention`, traced as that math) is four kinds of kernel:
+
+- P, a contraction: `S[b, i, j] = sum_d Q[b, i, d] * K[b, j, d]`;
+- the row statistics: `M = max_j F(S)` and `L = sum_j exp(F(S) - max_j F(S))`, where
+  F is element-wise in S and the loop indices (the scale, a mask through an iota);
+- the consumer C: `O[b, i, e] = sum_j exp(F(S) - M) / L * V[b, j, e]`.
+
+They become one kernel holding one `ta.attention` (F is its score region), which the
+tiler makes a flash-attention kernel: S, M and L never reach HBM.
+
+The meaning is kept when (each checked; a remark at the consumer's loop says which
+failed once its body has the consumer's form):
+- S, M and L are intermediates: allocated by @forward, written by one launch each
+  (P, the statistics) and read only by the statistics and C;
+- every kernel is launched once, P before the statistics before C, and nothing
+  launched between P and C writes Q, K, V or what F reads;
+- F is the same function of (batch, i, j) in all three kernels: the same ops, the same
+  constants, and loads of the same host buffers at the same element, compared through
+  the flat index of each load written in S's coordinates (batch, i, j);
+- every access is affine with no data-dependent index, in f32, and the operands are
+  views whose dims are (batch dims, then i, d / j, d / j, e / i, e) in that order
+  (what the tiler takes; the head transposes of a (B, T, H, D) layout do not raise).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    Float32Type,
+    IndexType,
+    MemRefType,
+    ModuleOp,
+)
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineDimExpr, AffineExpr
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from pallas_ir.affine_analysis import LinearExpr, linearize
+from pallas_ir.diagnostics import count, emit_remark
+from pallas_ir.dialects import tensor_access as ta
+from pallas_ir.dialects.common import ArgRole, ReductionKind, find_forward
+from pallas_ir.passes.launch_graph import host_root, host_views, launch_counts, the_loop
+from pallas_ir.passes.options import CheckedOptionsPass
+
+
+class _NotRaised(Exception):
+    """Why a chain is not raised (the remark's text)."""
+
+
+def _flat(op: ta.LoadOp | ta.StoreOp) -> LinearExpr:
+    """The access's flat element index in its view, as a linear form of the loop vars."""
+    if op.symbols:
+        raise _NotRaised("an access has a data-dependent index")
+    t = op.buffer.type
+    assert isinstance(t, MemRefType)
+    shape = t.get_shape()
+    dims: dict[int, int] = {}
+    constant = 0
+    stride = 1
+    for n, expr in reversed(list(zip(shape, op.map.data.results))):
+        lin = linearize(expr)
+        if lin is None:
+            raise _NotRaised(
+                f"an access of {op.buffer.name_hint or 'a buffer'} is not affine"
+            )
+        for p, c in lin.dims.items():
+            var = op.dims[p]
+            assert isinstance(var, BlockArgument)
+            dims[var.index] = dims.get(var.index, 0) + c * stride
+        constant += lin.constant * stride
+        stride *= n
+    return LinearExpr(dims=dims, constant=constant)
+
+
+@dataclass
+class _Coords:
+    """A kernel's loop vars in S's coordinates: the i var, the j var, and each batch
+    var's weight in the flattened batch index."""
+
+    i: int
+    j: int
+    batch: dict[int, int]
+
+    def atoms(self, lin: LinearExpr) -> tuple[object, ...]:
+        """A flat index in S's coordinates: its constant, and the coefficient of i, j
+        and of the flattened batch index (batch vars must keep their weights)."""
+        batch_scale: set[int] = set()
+        key: dict[str, int] = {}
+        for p, c in lin.dims.items():
+            if p == self.i:
+                key["i"] = c
+            elif p == self.j:
+                key["j"] = c
+            elif p in self.batch and c % self.batch[p] == 0:
+                batch_scale.add(c // self.batch[p])
+            else:
+                raise _NotRaised("the score reads along a dim other than (batch, i, j)")
+        if len(batch_scale) > 1 or (
+            batch_scale
+            and len([p for p in lin.dims if p in self.batch]) != len(self.batch)
+        ):
+            raise _NotRaised("the score reads part of the batch index")
+        if batch_scale:
+            key["b"] = batch_scale.pop()
+        return (lin.constant, tuple(sorted(key.items())))
+
+
+@dataclass(eq=False)
+class _Kernel:
+    """A launched kernel and its one loop."""
+
+    launch: ta.LaunchOp
+    kernel: ta.KernelOp
+    loop: ta.LoopOp
+
+    def host(self, buffer: SSAValue) -> SSAValue:
+        root = ta.root_buffer(buffer)
+        assert isinstance(root, BlockArgument)
+        return host_root(self.launch.args[root.index])
+
+
+@dataclass
+class _Chain:
+    """What was matched: the kernels, and the values the new kernel is built from."""
+
+    p: _Kernel
+    stats: list[_Kernel]
+    c: _Kernel
+    score: SSAValue  # F in C
+    s_load: ta.LoadOp  # S in C
+    q: ta.LoadOp
+    k: ta.LoadOp
+    v: ta.LoadOp
+    out: ta.StoreOp
+    p_coords: _Coords
+    c_coords: _Coords
+    sizes: tuple[int, int, int]
+    temporaries: list[SSAValue] = field(default_factory=list[SSAValue])
+
+
+def _owner(value: SSAValue, kind: type[Operation] | tuple[type[Operation], ...]):
+    owner = value.owner
+    return owner if isinstance(owner, kind) else None
+
+
+def _softmax_product(loop: ta.LoopOp):
+    """C's form: one store of `sum_j exp(F - M) / L * V` (or `V * ...`)."""
+    stores = [o for o in loop.body.block.ops if isinstance(o, ta.StoreOp)]
+    if len(stores) != 1 or len(loop.reduce_extents) != 1 or stores[0].combine is not None:
+        return None
+    red = _owner(stores[0].value, ta.ReduceOp)
+    if red is None or ReductionKind(red.kind.data) != ReductionKind.SUM:
+        return None
+    mul = _owner(red.value, arith.MulfOp)
+    if mul is None:
+        return None
+    for x, v in ((mul.lhs, mul.rhs), (mul.rhs, mul.lhs)):
+        div = _owner(x, arith.DivfOp)
+        vload = _owner(v, ta.LoadOp)
+        exp = _owner(div.lhs, math.ExpOp) if div else None
+        sub = _owner(exp.operand, arith.SubfOp) if exp else None
+        mload = _owner(sub.rhs, ta.LoadOp) if sub else None
+        lload = _owner(div.rhs, ta.LoadOp) if div else None
+        if vload and mload and lload and sub:
+            return stores[0], sub.lhs, mload, lload, vload
+    return None
+
+
+class _Matcher:
+    def __init__(self, module: ModuleOp):
+        self.module = module
+        forward = find_forward(module)
+        assert forward is not None
+        self.forward = forward
+        self.kernels = {
+            k.sym_name.data: k for k in module.ops if isinstance(k, ta.KernelOp)
+        }
+        self.counts = launch_counts(module)
+        self.launches = [o for o in forward.body.block.ops if isinstance(o, ta.LaunchOp)]
+
+    def launched(self, launch: ta.LaunchOp) -> _Kernel | None:
+        kernel = self.kernels.get(launch.callee.string_value())
+        if kernel is None or kernel.on_xla or self.counts.get(kernel.sym_name.data) != 1:
+            return None
+        loop = the_loop(kernel)
+        if loop is None or any(
+            not isinstance(o, ta.LoopOp | ta.ReshapeOp) for o in kernel.body.block.ops
+        ):
+            return None
+        return _Kernel(launch, kernel, loop)
+
+    def writers(self, host: SSAValue) -> list[_Kernel | None]:
+        """The launches that may write `host` (None for one that is not a plain kernel)."""
+        found: list[_Kernel | None] = []
+        views = set(host_views(host))
+        for launch in self.launches:
+            kernel = self.kernels.get(launch.callee.string_value())
+            for n, a in enumerate(launch.args):
+                if a in views and (
+                    kernel is None
+                    or kernel.role_of(kernel.body.block.args[n]) != ArgRole.IN
+                ):
+                    found.append(self.launched(launch))
+                    break
+        return found
+
+    def the_writer(self, host: SSAValue, what: str) -> _Kernel:
+        writers = self.writers(host)
+        if len(writers) != 1 or writers[0] is None:
+            raise _NotRaised(f"{what} is not written by one kernel launched once")
+        return writers[0]
+
+
+def _coords(
+    k: _Kernel, s_load: ta.LoadOp | ta.StoreOp, tq: int, tk: int, bh: int
+) -> _Coords:
+    lin = _flat(s_load)
+    i = j = None
+    batch: dict[int, int] = {}
+    extents = k.loop.extents
+    for p, c in lin.dims.items():
+        if c == 1 and extents[p] == tk:
+            j = p
+        elif c == tk and extents[p] == tq:
+            i = p
+        elif c % (tq * tk) == 0:
+            batch[p] = c // (tq * tk)
+        else:
+            raise _NotRaised("the scores are read other than whole")
+    span = sum(w * (extents[p] - 1) for p, w in batch.items())
+    if i is None or j is None or lin.constant or span != bh - 1:
+        raise _NotRaised("the scores are read other than whole")
+    return _Coords(i, j, batch)
+
+
+def _same(
+    a: SSAValue, b: SSAValue, ka: _Kernel, kb: _Kernel, ca: _Coords, cb: _Coords
+) -> bool:
+    """Whether `a` (in ka) and `b` (in kb) are the same function of (batch, i, j)."""
+    oa, ob = a.owner, b.owner
+    if not isinstance(oa, Operation) or not isinstance(ob, Operation):
+        return False
+    if isinstance(oa, ta.LoadOp) and isinstance(ob, ta.LoadOp):
+        # (their loops' vars differ in number: compared in S's coordinates)
+        return ka.host(oa.buffer) is kb.host(ob.buffer) and ca.atoms(
+            _flat(oa)
+        ) == cb.atoms(_flat(ob))
+    if oa.name != ob.name or len(oa.operands) != len(ob.operands):
+        return False
+    if isinstance(oa, ta.ReduceOp | ta.StoreOp) or oa.regions:
+        return False
+    if oa.properties != ob.properties or oa.result_types != ob.result_types:
+        return False
+    if a.index != b.index:  # type: ignore[attr-defined]
+        return False
+    return all(
+        _same(x, y, ka, kb, ca, cb) for x, y in zip(oa.operands, ob.operands, strict=True)
+    )
+
+
+def _loads_in(value: SSAValue, found: list[ta.LoadOp] | None = None) -> list[ta.LoadOp]:
+    found = [] if found is None else found
+    owner = value.owner
+    if isinstance(owner, ta.LoadOp):
+        if owner not in found:
+            found.append(owner)
+    elif isinstance(owner, Operation):
+        for o in owner.operands:
+            _loads_in(o, found)
+    return found
+
+
+def _stored(k: _Kernel, host: SSAValue) -> ta.StoreOp:
+    stores = [
+        o
+        for o in k.loop.body.block.ops
+        if isinstance(o, ta.StoreOp) and k.host(o.buffer) is host
+    ]
+    if len(stores) != 1:
+        raise _NotRaised("a statistic is stored more than once")
+    return stores[0]
+
+
+def match(m: _Matcher, c: _Kernel) -> _Chain | None:
+    """The chain whose consumer is `c`, or None when `c` is not a softmax-weighted sum
+    (raises `_NotRaised` when it is, but the rest does not hold)."""
+    form = _softmax_product(c.loop)
+    if form is None:
+        return None
+    store, score, mload, lload, vload = form
+    loads = _loads_in(score)
+    products = []
+    for load in loads:
+        writers = m.writers(c.host(load.buffer))
+        if len(writers) == 1 and writers[0] is not None:
+            w = writers[0]
+            red = [o for o in w.loop.body.block.ops if isinstance(o, ta.ReduceOp)]
+            if len(red) == 1 and ta.contraction(red[0]) is not None:
+                products.append((load, w))
+    if len(products) != 1:
+        raise _NotRaised("the scores are not one matrix product's")
+    s_load, p = products[0]
+    if not all(
+        isinstance(t, Float32Type)
+        for t in (s_load.result.type, vload.result.type, store.value.type)
+    ):
+        raise _NotRaised("the data is not f32")
+    # P: S[b, i, j] = sum_d Q[b, i, d] * K[b, j, d]
+    p_store = [o for o in p.loop.body.block.ops if isinstance(o, ta.StoreOp)]
+    red = [o for o in p.loop.body.block.ops if isinstance(o, ta.ReduceOp)]
+    mul = ta.contraction(red[0])
+    assert mul is not None
+    if (
+        len(p_store) != 1
+        or p_store[0].value is not red[0].result
+        or len(p.loop.reduce_extents) != 1
+        or len(list(p.loop.body.block.ops)) != 5
+    ):
+        raise _NotRaised("the scores' product computes more than a product")
+    qk = [_owner(o, ta.LoadOp) for o in mul.operands]
+    if None in qk:
+        raise _NotRaised("the scores' product reads computed factors")
+    extents = p.loop.parallel_extents
+    tq, tk = extents[-2], extents[-1]
+    bh = 1
+    for n in extents[:-2]:
+        bh *= n
+    pc = _coords(p, p_store[0], tq, tk, bh)
+    cc = _coords(c, s_load, tq, tk, bh)
+    # The statistics: M = max_j F, L = sum_j exp(F - max_j F).
+    m_host, l_host = c.host(mload.buffer), c.host(lload.buffer)
+    stats: dict[str, _Kernel] = {}
+    for what, host in (("max", m_host), ("sum", l_host)):
+        w = m.the_writer(host, f"the softmax's row {what}")
+        st = _stored(w, host)
+        r = _owner(st.value, ta.ReduceOp)
+        if r is None or len(w.loop.reduce_extents) != 1:
+            raise _NotRaised(f"the softmax's row {what} is not a reduction")
+        f = r.value
+        if what == "sum":
+            exp = _owner(r.value, math.ExpOp)
+            sub = _owner(exp.operand, arith.SubfOp) if exp else None
+            rmax = _owner(sub.rhs, ta.ReduceOp) if sub else None
+            if rmax is None or ReductionKind(rmax.kind.data) != ReductionKind.MAX:
+                raise _NotRaised("the softmax's row sum is not of exp(x - max x)")
+            f = sub.lhs
+            wl = [
+                x
+                for x in _loads_in(rmax.value)
+                if w.host(x.buffer) is c.host(s_load.buffer)
+            ]
+            if len(wl) != 1 or not _same(
+                rmax.value, score, w, c, _coords(w, wl[0], tq, tk, bh), cc
+            ):
+                raise _NotRaised("the softmax's row sum subtracts another max")
+        if ReductionKind(r.kind.data) != (
+            ReductionKind.MAX if what == "max" else ReductionKind.SUM
+        ):
+            raise _NotRaised(f"the softmax's row {what} is another reduction")
+        s_in_w = [x for x in _loads_in(f) if w.host(x.buffer) is c.host(s_load.buffer)]
+        if len(s_in_w) != 1:
+            raise _NotRaised(f"the softmax's row {what} reads the scores twice")
+        wc = _coords(w, s_in_w[0], tq, tk, bh)
+        if not _same(f, score, w, c, wc, cc):
+            raise _NotRaised(f"the softmax's row {what} is of other scores")
+        load = mload if what == "max" else lload
+        if wc.atoms(_flat(st)) != cc.atoms(_flat(load)):
+            raise _NotRaised(f"the softmax's row {what} is read at another row")
+        stats[what] = w
+    order = m.launches.index
+    if (
+        not order(p.launch)
+        < min(order(w.launch) for w in stats.values())
+        <= max(order(w.launch) for w in stats.values())
+        < order(c.launch)
+    ):
+        raise _NotRaised("the kernels are not launched product, statistics, consumer")
+    temporaries = [c.host(s_load.buffer), m_host, l_host]
+    readers = {p.launch, c.launch, *(w.launch for w in stats.values())}
+    for t in temporaries:
+        if not isinstance(t.owner, ta.AllocOp):
+            raise _NotRaised("the scores or statistics are not intermediates")
+        for view in host_views(t):
+            for use in view.uses:
+                if not isinstance(use.operation, ta.ReshapeOp) and (
+                    use.operation not in readers
+                ):
+                    raise _NotRaised("the scores or statistics are read elsewhere")
+    between = m.launches[order(p.launch) + 1 : order(c.launch)]
+    inputs = {c.host(vload.buffer), *(p.host(x.buffer) for x in qk)}  # type: ignore[union-attr]
+    inputs |= {c.host(x.buffer) for x in loads if x is not s_load}
+    for launch in between:
+        if launch in readers:
+            continue
+        kernel = m.kernels.get(launch.callee.string_value())
+        for n, a in enumerate(launch.args):
+            if host_root(a) in inputs and (
+                kernel is None or kernel.role_of(kernel.body.block.args[n]) != ArgRole.IN
+            ):
+                raise _NotRaised(
+                    "a kernel between the product and the consumer writes an input"
+                )
+    return _Chain(
+        p,
+        list(dict.fromkeys(stats.values())),
+        c,
+        score,
+        s_load,
+        qk[0],  # type: ignore[arg-type]
+        qk[1],  # type: ignore[arg-type]
+        vload,
+        store,
+        pc,
+        cc,
+        (tq, tk, p.loop.reduce_extents[0]),
+        temporaries,
+    )
+
+
+def _domain_of(
+    chain: _Chain,
+) -> tuple[list[int], dict[int, int], dict[int, int], int]:
+    """The attention domain's batch extents, where each of C's and P's loop vars goes
+    in it, and the value dim's extent."""
+    c, p = chain.c, chain.p
+    cc, pc = chain.c_coords, chain.p_coords
+    nb = len(cc.batch)
+    c_batch = sorted(cc.batch, key=lambda q: -cc.batch[q])
+    p_batch = sorted(pc.batch, key=lambda q: -pc.batch[q])
+    c_ext, p_ext = c.loop.extents, p.loop.extents
+    if [(cc.batch[q], c_ext[q]) for q in c_batch] != [
+        (pc.batch[q], p_ext[q]) for q in p_batch
+    ]:
+        raise _NotRaised("the product and the consumer split the batch differently")
+    n_par = len(c.loop.parallel_extents)
+    rest = [q for q in range(n_par) if q not in cc.batch and q != cc.i]
+    if len(rest) != 1:
+        raise _NotRaised("the consumer's loop is not (batch, i, e)")
+    c_at = {q: k for k, q in enumerate(c_batch)} | {
+        cc.i: nb,
+        cc.j: nb + 1,
+        rest[0]: nb + 3,
+    }
+    p_at = {q: k for k, q in enumerate(p_batch)} | {
+        pc.i: nb,
+        pc.j: nb + 1,
+        len(p.loop.parallel_extents): nb + 2,
+    }
+    return [c_ext[q] for q in c_batch], c_at, p_at, c_ext[rest[0]]
+
+
+def _map_over(
+    op: ta.LoadOp | ta.StoreOp, at: dict[int, int], n_dims: int
+) -> AffineMapAttr:
+    """The access's map over the attention domain (its loop vars moved by `at`)."""
+    used = {q for r in op.map.data.results for q in ta.dims_of(r)}
+    dims: list[AffineExpr] = []
+    for q, d in enumerate(op.dims):
+        assert isinstance(d, BlockArgument)
+        if q in used and d.index not in at:
+            raise _NotRaised("an access reads along a dim outside the attention")
+        dims.append(AffineDimExpr(at.get(d.index, 0)))
+    m = op.map.data.replace_dims_and_symbols(dims, [], n_dims, 0)
+    return AffineMapAttr(m)
+
+
+def _view_chain(buffer: SSAValue) -> tuple[BlockArgument, list[MemRefType]]:
+    chain: list[MemRefType] = []
+    while isinstance(buffer.owner, ta.ReshapeOp):
+        chain.append(buffer.type)  # type: ignore[arg-type]
+        buffer = buffer.owner.source
+    assert isinstance(buffer, BlockArgument)
+    return buffer, chain[::-1]
+
+
+def _rewrite(module: ModuleOp, m: _Matcher, chain: _Chain) -> None:
+    """Put one kernel with the chain's `ta.attention` where the consumer was, launched
+    where it was launched, and erase the product, the statistics and their buffers."""
+    c, p = chain.c, chain.p
+    batch, c_at, p_at, e = _domain_of(chain)
+    nb = len(batch)
+    tq, tk, d = chain.sizes
+    n_dims = nb + 4
+    # The new kernel's arguments: each host buffer an access reads or writes.
+    accesses: list[tuple[_Kernel, ta.LoadOp | ta.StoreOp, ArgRole]] = [
+        (p, chain.q, ArgRole.IN),
+        (p, chain.k, ArgRole.IN),
+        (c, chain.v, ArgRole.IN),
+        (c, chain.out, c.kernel.role_of(_view_chain(chain.out.buffer)[0])),
+    ]
+    score_ops = [
+        o
+        for o in c.loop.body.block.ops
+        if o is not chain.s_load and _in_dag(o, chain.score)
+    ]
+    for o in score_ops:
+        if isinstance(o, ta.LoadOp):
+            accesses.append((c, o, ArgRole.IN))
+        elif isinstance(o, ta.ReduceOp | ta.StoreOp) or o.regions:
+            raise _NotRaised("the score reduces or stores")
+        elif any(isinstance(x, BlockArgument) for x in o.operands):
+            raise _NotRaised("the score computes with a loop index")
+    hosts: list[SSAValue] = []
+    roles: list[ArgRole] = []
+    for k, access, role in accesses:
+        arg, _ = _view_chain(access.buffer)
+        host = k.launch.args[arg.index]
+        if host not in hosts:
+            hosts.append(host)
+            roles.append(role)
+        elif role != ArgRole.IN:
+            roles[hosts.index(host)] = ArgRole.INOUT
+    block = Block(arg_types=[h.type for h in hosts])
+    views: dict[tuple[SSAValue, tuple[MemRefType, ...]], SSAValue] = {}
+
+    def view(k: _Kernel, buffer: SSAValue) -> SSAValue:
+        arg, types = _view_chain(buffer)
+        new = block.args[hosts.index(k.launch.args[arg.index])]
+        key = (new, tuple(types))
+        if key not in views:
+            for t in types:
+                reshape = ta.ReshapeOp(new, t)
+                reshape.result.name_hint = buffer.name_hint
+                block.add_op(reshape)
+                new = reshape.result
+            views[key] = new
+        return views[key]
+
+    for a, h in zip(block.args, hosts):
+        a.name_hint = h.name_hint
+    operands = {
+        "q": (view(p, chain.q.buffer), _map_over(chain.q, p_at, n_dims)),
+        "k": (view(p, chain.k.buffer), _map_over(chain.k, p_at, n_dims)),
+        "v": (view(c, chain.v.buffer), _map_over(chain.v, c_at, n_dims)),
+        "out": (view(c, chain.out.buffer), _map_over(chain.out, c_at, n_dims)),
+    }
+    region = Block(arg_types=[*([IndexType()] * (nb + 2)), Float32Type()])
+    names = ["b"] * nb + ["i", "j"]
+    for a, name in zip(region.args, names):
+        a.name_hint = name
+    region.args[-1].name_hint = "s"
+    values: dict[SSAValue, SSAValue] = {chain.s_load.result: region.args[-1]}
+    score_at = {q: k for q, k in c_at.items() if k < nb + 2}
+    for o in score_ops:
+        if isinstance(o, ta.LoadOp):
+            new = ta.LoadOp(
+                view(c, o.buffer),
+                _map_over(o, score_at, nb + 2),
+                list(region.args[: nb + 2]),
+            )
+        else:
+            new = o.clone(value_mapper=dict(values))
+        new.location = o.location
+        region.add_op(new)
+        for old_r, new_r in zip(o.results, new.results):
+            values[old_r] = new_r
+            new_r.name_hint = old_r.name_hint
+    region.add_op(ta.YieldOp(values[chain.score]))
+    attention = ta.AttentionOp(batch, [tq, tk, d, e], operands, Region(region))
+    attention.location = chain.out.location
+    block.add_op(attention)
+    taken = {k.sym_name.data for k in module.ops if isinstance(k, ta.KernelOp)}
+    name = f"{c.kernel.sym_name.data}_attention"
+    while name in taken:
+        name += "_"
+    kernel = ta.KernelOp(name, block.arg_types, roles, Region(block))
+    kernel.location = c.kernel.location
+    attention.verify()
+    emit_remark(
+        attention,
+        f"raise-attention: @{p.kernel.sym_name.data}, "
+        + ", ".join(f"@{w.kernel.sym_name.data}" for w in chain.stats)
+        + f" and @{c.kernel.sym_name.data} are one softmax attention, @{name}",
+    )
+    Rewriter.insert_op(kernel, InsertPoint.before(c.kernel))
+    launch = ta.LaunchOp(name, hosts)
+    launch.location = c.launch.location
+    Rewriter.insert_op(launch, InsertPoint.before(c.launch))
+    for k in [c, *chain.stats, p]:
+        Rewriter.erase_op(k.launch)
+        Rewriter.erase_op(k.kernel)
+    for t in chain.temporaries:
+        _erase_unused(t)
+
+
+def _in_dag(op: Operation, root: SSAValue) -> bool:
+    """Whether `op` computes part of `root` (within one block)."""
+    stack = [root]
+    seen: set[SSAValue] = set()
+    while stack:
+        v = stack.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        if v.owner is op:
+            return True
+        if isinstance(v.owner, Operation):
+            stack.extend(v.owner.operands)
+    return False
+
+
+def _erase_unused(value: SSAValue) -> None:
+    """A host buffer and its views, once nothing uses them."""
+    for use in list(value.uses):
+        if isinstance(use.operation, ta.ReshapeOp):
+            _erase_unused(use.operation.result)
+    if not value.uses and isinstance(value.owner, Operation):
+        Rewriter.erase_op(value.owner)
+
+
+@dataclass(frozen=True)
+class RaiseAttentionPass(CheckedOptionsPass):
+    """Rewrite each matmul-softmax-matmul chain of kernels into one kernel holding a
+    `ta.attention` (see the module docstring for when it applies; a remark at the
+    consumer's loop says why a chain of that form was left as it was)."""
+
+    name = "raise-attention"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if find_forward(op) is None:
+            return
+        reported: set[str] = set()
+        while True:
+            m = _Matcher(op)
+            for launch in reversed(m.launches):
+                c = m.launched(launch)
+                if c is None:
+                    continue
+                try:
+                    chain = match(m, c)
+                    if chain is None:
+                        continue
+                    _rewrite(op, m, chain)
+                except _NotRaised as e:
+                    name = c.kernel.sym_name.data
+                    if name not in reported:
+                        reported.add(name)
+                        emit_remark(c.loop, f"{self.name}: not raised: {e}")
+                    continue
+
+                count(self.name, "attentions raised")
+                break
+            else:
+                return
