@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
+from support.programs import aot_failures
 
 import pallas_ir
 
@@ -30,6 +32,28 @@ def _padded(q, k, v, keep):
     return torch.softmax(scores, dim=-1) @ v
 
 
+def _sdpa(q, k, v):
+    return F.scaled_dot_product_attention(q, k, v)
+
+
+def _sdpa_causal(q, k, v):
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+def _sdpa_gqa(q, k, v):
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+
+
+def _repeat_kv(q, k, v):
+    # grouped-query heads as users write them before enable_gqa
+    k, v = k.repeat_interleave(2, dim=1), v.repeat_interleave(2, dim=1)
+    return torch.softmax(q @ k.transpose(-2, -1) * 0.125, -1) @ v
+
+
+def _sdpa_padded(q, k, v, keep):
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=keep[:, None, None, :])
+
+
 def _other_scores(q, k, v):
     # the statistics are of k @ q^T, the weights of q @ k^T: not a softmax
     s, t = q @ k.transpose(-2, -1), k @ q.transpose(-2, -1)
@@ -40,14 +64,28 @@ def _kernels(k: pallas_ir.CompiledFunction) -> int:  # type: ignore[name-defined
     return k.source.count("pl.pallas_call(")
 
 
-@pytest.mark.parametrize(
-    ("fn", "shape"),
-    [(_plain, (2, 4, 256, 64)), (_causal, (1, 2, 384, 32)), (_plain, (3, 128, 64))],
-    ids=["plain", "causal", "3d"],
-)
-def test_attention_is_one_kernel_and_matches_eager(fn, shape) -> None:
+FORMS = {
+    "plain": (_plain, (2, 4, 256, 64), 4),
+    "causal": (_causal, (1, 2, 384, 32), 2),
+    "3d": (_plain, (3, 128, 64), 3),
+    "sdpa": (_sdpa, (2, 2, 256, 64), 2),
+    "sdpa_causal": (_sdpa_causal, (1, 4, 256, 64), 4),
+    "sdpa_gqa": (_sdpa_gqa, (2, 4, 256, 64), 2),
+    "repeat_interleave": (_repeat_kv, (2, 4, 256, 64), 2),
+}
+"""Each form: the function, q's shape, and the heads of k and v."""
+
+
+def _inputs(shape, kv_heads) -> list[torch.Tensor]:
+    kv = (*shape[:-3], kv_heads, *shape[-2:]) if len(shape) == 4 else shape
+    return [torch.randn(*shape), torch.randn(*kv), torch.randn(*kv)]
+
+
+@pytest.mark.parametrize("form", sorted(FORMS))
+def test_attention_is_one_kernel_and_matches_eager(form: str) -> None:
     torch.manual_seed(0)
-    qkv = [torch.randn(*shape) for _ in range(3)]
+    fn, shape, kv_heads = FORMS[form]
+    qkv = _inputs(shape, kv_heads)
     k = pallas_ir.compile(fn, qkv)
     assert "ta.attention" in k.ir["raise-attention"]
     assert _kernels(k) == 1
@@ -65,6 +103,40 @@ def test_a_padding_mask_that_hides_whole_key_blocks() -> None:
     got = c(q, k, v, keep)
     assert torch.isfinite(got).all()
     torch.testing.assert_close(got, _padded(q, k, v, keep), rtol=1e-5, atol=1e-5)
+
+
+def test_sdpa_zeroes_a_fully_masked_row() -> None:
+    """`F.scaled_dot_product_attention` gives 0 (torch's `_safe_softmax`) where
+    plain softmax gives NaN: `ta.attention ... zero_masked_rows`."""
+    torch.manual_seed(4)
+    q, k, v = (torch.randn(2, 2, 128, 64) for _ in range(3))
+    keep = torch.ones(2, 128, dtype=torch.bool)
+    keep[1, :] = False
+    keep[0, :100] = False
+    c = pallas_ir.compile(_sdpa_padded, [q, k, v, keep])
+    assert "zero_masked_rows" in c.ir["raise-attention"]
+    want = _sdpa_padded(q, k, v, keep)
+    assert (want[1] == 0).all()
+    torch.testing.assert_close(c(q, k, v, keep), want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("chip", ["v5e", "v6e"])
+def test_the_flash_kernels_compile_for_tpu(chip: str) -> None:
+    """SDPA with a causal mask and grouped-query heads (k and v blocks indexed by the
+    head group), and a padding mask (its (B, T) rows loaded per key block)."""
+    programs = {
+        "sdpa_gqa": pallas_ir.compile(
+            _sdpa_gqa, _inputs((1, 4, 1024, 128), 2), chip=chip
+        ),
+        "padded": pallas_ir.compile(
+            _sdpa_padded,
+            [*_inputs((2, 2, 512, 64), 2), torch.ones(2, 512, dtype=torch.bool)],
+            chip=chip,
+        ),
+    }
+    for k in programs.values():
+        assert "ta.attention" in k.ir["raise-attention"]
+    assert not aot_failures(programs, chip)
 
 
 def test_a_fully_masked_row_is_nan_as_in_torch() -> None:

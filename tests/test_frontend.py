@@ -351,6 +351,7 @@ def test_the_compiled_object_keeps_every_stage(compiled) -> None:
         "canonicalize-permutation",
         "indirect-load-to-scalar-prefetch",
         "indirect-store-to-row-dma",
+        "raise-attention",
         "tile-policy",
         "xla-outline",
         "tile",

@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     MemRefType,
     SymbolRefAttr,
+    UnitAttr,
     i64,
 )
 from xdsl.dialects.utils import EnumAttribute
@@ -40,7 +41,7 @@ from xdsl.ir import (
     SpacedOpaqueSyntaxAttribute,
     SSAValue,
 )
-from xdsl.ir.affine import AffineBinaryOpExpr, AffineDimExpr, AffineExpr
+from xdsl.ir.affine import AffineBinaryOpExpr, AffineDimExpr, AffineExpr, AffineMap
 from xdsl.irdl import (
     AnyAttr,
     AttrSizedOperandSegments,
@@ -430,7 +431,9 @@ class AttentionOp(IRDLOperation):
     dims its operand varies along (q: batch, i, d; k: batch, j, d; v: batch, j, e;
     out: batch, i, e). `score` (the scale, masks, a bias) runs once per (b, i, j); its
     block arguments are the batch dims, i, j and the score, and it may load kernel
-    arguments at indices of those. A row whose scores are all -inf is NaN, as in torch.
+    arguments at indices of those. A row whose scores are all -inf is NaN, as in
+    torch's softmax, or 0 with `zero_masked_rows` (torch's `_safe_softmax`, which
+    `F.scaled_dot_product_attention` uses).
     raise-attention writes it for the matmul-softmax-matmul chains users write; the
     tiler makes it one flash-attention kernel (an online softmax over a sequential
     grid dim of key blocks)."""
@@ -443,6 +446,7 @@ class AttentionOp(IRDLOperation):
     k_map = prop_def(AffineMapAttr)
     v_map = prop_def(AffineMapAttr)
     out_map = prop_def(AffineMapAttr)
+    zero_masked_rows = opt_prop_def(UnitAttr)
     q = operand_def(MemRefType)
     k = operand_def(MemRefType)
     v = operand_def(MemRefType)
@@ -452,7 +456,8 @@ class AttentionOp(IRDLOperation):
     traits = traits_def(HasParent(KernelOp), MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = (
         "`batch` $batch `sizes` $sizes `q` $q `[` $q_map `]` `k` $k `[` $k_map `]` "
-        "`v` $v `[` $v_map `]` `out` $out `[` $out_map `]` attr-dict "
+        "`v` $v `[` $v_map `]` `out` $out `[` $out_map `]` "
+        "(`zero_masked_rows` $zero_masked_rows^)? attr-dict "
         "`:` type($q) `,` type($k) `,` type($v) `,` type($out) `score` $score"
     )
 
@@ -470,6 +475,7 @@ class AttentionOp(IRDLOperation):
         sizes: Sequence[int],
         operands: Mapping[str, tuple[SSAValue, AffineMapAttr]],
         score: Region,
+        zero_masked_rows: bool = False,
     ):
         super().__init__(
             operands=[operands[n][0] for n in ("q", "k", "v", "out")],
@@ -477,6 +483,7 @@ class AttentionOp(IRDLOperation):
                 "batch": DenseArrayBase.from_list(i64, list(batch)),
                 "sizes": DenseArrayBase.from_list(i64, list(sizes)),
                 **{f"{n}_map": operands[n][1] for n in ("q", "k", "v", "out")},
+                **({"zero_masked_rows": UnitAttr()} if zero_masked_rows else {}),
             },
             regions=[score],
         )
@@ -548,12 +555,48 @@ class AttentionOp(IRDLOperation):
         if args[n].type != last.values[0].type:
             raise VerifyException("ta.attention score yields a value of the score's type")
 
+    def view_form_error(self) -> str | None:
+        """Why the operands are not in the form the flash-attention tiler takes
+        (`attention_view_form_error`), or None."""
+        return attention_view_form_error(
+            len(self.batch_extents), {w: m.data for w, (_, m) in self.accesses().items()}
+        )
+
     def score_extent(self, value: SSAValue) -> int | None:
         """The extent of a score index argument (None for the score itself)."""
         if isinstance(value, BlockArgument) and value.block is self.score.block:
             extents = [*self.batch_extents, *self.sizes.get_values()[:2]]
             return extents[value.index] if value.index < len(extents) else None
         return None
+
+
+ATTENTION_VIEW_ORDER = {"q": "id", "k": "jd", "v": "je", "out": "ie"}
+"""The dims each `ta.attention` operand's view ends in, after all the batch dims."""
+
+
+def attention_view_form_error(
+    batch_rank: int, maps: Mapping[str, AffineMap]
+) -> str | None:
+    """Why `ta.attention` maps (over batch dims, i, j, d, e) are not views whose dims
+    are, in order, the batch dims and then `ATTENTION_VIEW_ORDER`'s: the form the
+    flash-attention tiler takes (every block a DMA of whole rows). None if they are."""
+    names = ["b"] * batch_rank + list("ijde")
+    for what, m in maps.items():
+        dims = [e.position if isinstance(e, AffineDimExpr) else None for e in m.results]
+        order = ATTENTION_VIEW_ORDER[what]
+        tail = [names.index(c) for c in order]
+        batch = dims[: len(dims) - len(tail)]
+        # q, k and v may leave out batch dims (shared by them: grouped-query heads);
+        # out is written once per point
+        whole = list(range(batch_rank))
+        if (
+            dims[len(batch) :] != tail
+            or None in batch
+            or batch != sorted(set(batch))
+            or (what == "out" and batch != whole)
+        ):
+            return f"attention {what} is not a view of (batch dims, {', '.join(order)})"
+    return None
 
 
 def dims_of(expr: AffineExpr) -> set[int]:

@@ -146,6 +146,21 @@ def _user_line() -> str:
     return ""
 
 
+def _additive_attn_mask(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """SDPA's arguments with a boolean `attn_mask` made additive (0 where True, -inf
+    where False), as `F.scaled_dot_product_attention` does before it picks a kernel:
+    the math kernel itself adds the mask, so a boolean one would add 0 or 1."""
+    args, kwargs = tuple(args), dict(kwargs)
+    mask = args[3] if len(args) > 3 else kwargs.get("attn_mask")
+    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
+        return args, kwargs
+    zero = torch.zeros((), dtype=args[0].dtype)
+    additive = torch.where(mask, zero, torch.full((), float("-inf"), dtype=args[0].dtype))
+    if len(args) > 3:
+        return (*args[:3], additive, *args[4:]), kwargs
+    return args, {**kwargs, "attn_mask": additive}
+
+
 class MathAttention(TorchFunctionMode):
     """While tracing, `F.scaled_dot_product_attention` is its math form (matmuls, a
     masked softmax), which differentiates through ops the frontend lowers, rather than
@@ -162,6 +177,7 @@ class MathAttention(TorchFunctionMode):
                 _user_line(),
             )
         if func is torch._C._nn.scaled_dot_product_attention:
+            args, kwargs = _additive_attn_mask(args, kwargs)
             return aten._scaled_dot_product_attention_math.default(*args, **kwargs)[0]
         ctc = ctc_loss_with_length_lists(func, args, kwargs)
         if ctc is not None:

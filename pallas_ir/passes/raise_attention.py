@@ -1,12 +1,15 @@
 """raise-attention: the matmul-softmax-matmul chains users write, as one `ta.attention`.
 
 After the ta passes, `softmax(q @ k^T * scale + mask) @ v` (and
-`F.scaled_dot_product_attention`, traced as that math) is four kinds of kernel:
+`F.scaled_dot_product_attention`, traced as its math form) is four kinds of kernel:
 
-- P, a contraction: `S[b, i, j] = sum_d Q[b, i, d] * K[b, j, d]`;
+- P, a contraction: `S[b, i, j] = sum_d Q[b, i, d] * K[b, j, d]` (SDPA scales Q and K
+  each by a constant inside it: S times both constants at the head of the region);
 - the row statistics: `M = max_j F(S)` and `L = sum_j exp(F(S) - max_j F(S))`, where
-  F is element-wise in S and the loop indices (the scale, a mask through an iota);
-- the consumer C: `O[b, i, e] = sum_j exp(F(S) - M) / L * V[b, j, e]`.
+  F is element-wise in S and the loop indices (the scale, a mask through an iota, a
+  padding mask's row), and for SDPA `T = max_j (F(S) != -inf)`;
+- the consumer C: `O[b, i, e] = sum_j exp(F(S) - M) / L * V[b, j, e]`, for SDPA with the
+  weights zeroed where `T == 0` (`_safe_softmax`: `zero_masked_rows`).
 
 They become one kernel holding one `ta.attention` (F is its score region), which the
 tiler makes a flash-attention kernel: S, M and L never reach HBM.
@@ -22,11 +25,15 @@ failed once its body has the consumer's form):
   the flat index of each load written in S's coordinates (batch, i, j);
 - every access is affine with no data-dependent index, in f32, and the operands are
   views whose dims are (batch dims, then i, d / j, d / j, e / i, e) in that order
-  (what the tiler takes; the head transposes of a (B, T, H, D) layout do not raise).
+  (`ta.attention_view_form_error`: what the tiler takes; q, k and v may leave out batch
+  dims, as grouped-query heads do; the head transposes of a (B, T, H, D) layout do not
+  raise). When P flattens batch dims C keeps apart, P's factors are read through views
+  that split them (leading dims: free).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -34,12 +41,14 @@ from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     Float32Type,
+    FloatAttr,
     IndexType,
+    IntegerAttr,
     MemRefType,
     ModuleOp,
 )
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
-from xdsl.ir.affine import AffineDimExpr, AffineExpr
+from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from pallas_ir.affine_analysis import LinearExpr, linearize
@@ -87,29 +96,36 @@ class _Coords:
     i: int
     j: int
     batch: dict[int, int]
+    extents: tuple[int, ...]
 
     def atoms(self, lin: LinearExpr) -> tuple[object, ...]:
-        """A flat index in S's coordinates: its constant, and the coefficient of i, j
-        and of the flattened batch index (batch vars must keep their weights)."""
-        batch_scale: set[int] = set()
+        """A flat index in S's coordinates: its constant, the coefficients of i and j,
+        and of the batch: of the flattened batch index when every batch var keeps its
+        weight (kernels that split the batch differently compare equal), else of each
+        batch var by its weight and extent (a padding mask's batch row)."""
         key: dict[str, int] = {}
+        parts: dict[int, int] = {}
         for p, c in lin.dims.items():
             if p == self.i:
                 key["i"] = c
             elif p == self.j:
                 key["j"] = c
-            elif p in self.batch and c % self.batch[p] == 0:
-                batch_scale.add(c // self.batch[p])
+            elif p in self.batch:
+                parts[p] = c
             else:
                 raise _NotRaised("the score reads along a dim other than (batch, i, j)")
-        if len(batch_scale) > 1 or (
-            batch_scale
-            and len([p for p in lin.dims if p in self.batch]) != len(self.batch)
+        scales = {c // self.batch[p] for p, c in parts.items() if c % self.batch[p] == 0}
+        if (
+            len(parts) == len(self.batch)
+            and len(scales) == 1
+            and all(c % self.batch[p] == 0 for p, c in parts.items())
         ):
-            raise _NotRaised("the score reads part of the batch index")
-        if batch_scale:
-            key["b"] = batch_scale.pop()
-        return (lin.constant, tuple(sorted(key.items())))
+            batch: object = ("flat", scales.pop())
+        else:
+            batch = tuple(
+                sorted((self.batch[p], self.extents[p], c) for p, c in parts.items())
+            )
+        return (lin.constant, tuple(sorted(key.items())), batch)
 
 
 @dataclass(eq=False)
@@ -139,6 +155,8 @@ class _Chain:
     k: ta.LoadOp
     v: ta.LoadOp
     out: ta.StoreOp
+    scales: list[arith.ConstantOp]  # of q and k, in P
+    zero_masked_rows: bool
     p_coords: _Coords
     c_coords: _Coords
     sizes: tuple[int, int, int]
@@ -162,6 +180,10 @@ def _softmax_product(loop: ta.LoopOp):
     if mul is None:
         return None
     for x, v in ((mul.lhs, mul.rhs), (mul.rhs, mul.lhs)):
+        guard = None
+        select = _owner(x, arith.SelectOp)
+        if select is not None and _constant(select.lhs) == 0.0:
+            guard, x = select.cond, select.rhs  # _safe_softmax: 0 where all masked
         div = _owner(x, arith.DivfOp)
         vload = _owner(v, ta.LoadOp)
         exp = _owner(div.lhs, math.ExpOp) if div else None
@@ -169,8 +191,70 @@ def _softmax_product(loop: ta.LoopOp):
         mload = _owner(sub.rhs, ta.LoadOp) if sub else None
         lload = _owner(div.rhs, ta.LoadOp) if div else None
         if vload and mload and lload and sub:
-            return stores[0], sub.lhs, mload, lload, vload
+            return stores[0], sub.lhs, mload, lload, vload, guard
     return None
+
+
+def _constant(value: SSAValue) -> float | int | None:
+    """A scalar `arith.constant`'s value, or None."""
+    const = _owner(value, arith.ConstantOp)
+    if const is None or not isinstance(const.value, FloatAttr | IntegerAttr):
+        return None
+    return const.value.value.data
+
+
+def _factor(value: SSAValue) -> tuple[ta.LoadOp, arith.ConstantOp | None] | None:
+    """A factor of the scores' product: a load, or a load times a scalar constant
+    (`F.scaled_dot_product_attention` scales q and k each by the scale's root)."""
+    load = _owner(value, ta.LoadOp)
+    if load is not None:
+        return load, None
+    mul = _owner(value, arith.MulfOp)
+    if mul is None:
+        return None
+    for a, b in ((mul.lhs, mul.rhs), (mul.rhs, mul.lhs)):
+        load, const = _owner(a, ta.LoadOp), _owner(b, arith.ConstantOp)
+        if load is not None and const is not None and _constant(b) is not None:
+            return load, const
+    return None
+
+
+def _all_masked_flag(guard: SSAValue) -> ta.LoadOp | None:
+    """The load of T in `T == 0` (or `not (T != 0)`): the consumer's test that a row's
+    scores are all -inf, T its row max of `F != -inf`."""
+    x = _owner(guard, arith.XOrIOp)
+    if x is not None and _constant(x.rhs) in (1, -1):
+        cmp = _owner(x.lhs, arith.CmpiOp)
+        predicate = "ne"
+    else:
+        cmp = _owner(guard, arith.CmpiOp)
+        predicate = "eq"
+    if cmp is None or cmp.predicate.value.data != arith.CMPI_COMPARISON_OPERATIONS.index(
+        predicate
+    ):
+        return None
+    if _constant(cmp.rhs) != 0:
+        return None
+    return _owner(cmp.lhs, ta.LoadOp)
+
+
+def _unmasked_row_max(value: SSAValue) -> SSAValue | None:
+    """F in `max_j ext(not (F == -inf))`: the row flag `_safe_softmax` computes."""
+    red = _owner(value, ta.ReduceOp)
+    if red is None or ReductionKind(red.kind.data) != ReductionKind.MAX:
+        return None
+    ext = _owner(red.value, arith.ExtUIOp)
+    x = _owner(ext.input, arith.XOrIOp) if ext else None
+    if x is None or _constant(x.rhs) not in (1, -1):
+        return None
+    cmp = _owner(x.lhs, arith.CmpfOp)
+    if (
+        cmp is None
+        or cmp.predicate.value.data != arith.CMPF_COMPARISON_OPERATIONS.index("oeq")
+        or _constant(cmp.rhs) != float("-inf")
+    ):
+        return None
+    return cmp.lhs
 
 
 class _Matcher:
@@ -237,7 +321,7 @@ def _coords(
     span = sum(w * (extents[p] - 1) for p, w in batch.items())
     if i is None or j is None or lin.constant or span != bh - 1:
         raise _NotRaised("the scores are read other than whole")
-    return _Coords(i, j, batch)
+    return _Coords(i, j, batch, tuple(extents))
 
 
 def _same(
@@ -294,7 +378,7 @@ def match(m: _Matcher, c: _Kernel) -> _Chain | None:
     form = _softmax_product(c.loop)
     if form is None:
         return None
-    store, score, mload, lload, vload = form
+    store, score, mload, lload, vload, guard = form
     loads = _loads_in(score)
     products = []
     for load in loads:
@@ -317,16 +401,23 @@ def match(m: _Matcher, c: _Kernel) -> _Chain | None:
     red = [o for o in p.loop.body.block.ops if isinstance(o, ta.ReduceOp)]
     mul = ta.contraction(red[0])
     assert mul is not None
+    factors = [_factor(o) for o in mul.operands]
+    if None in factors:
+        raise _NotRaised("the scores' product reads computed factors")
+    qk = [f[0] for f in factors]  # type: ignore[index]
+    scales = [f[1] for f in factors if f[1] is not None]  # type: ignore[index]
+    kept = {p_store[0], red[0], mul, *qk, *scales}
+    kept |= {o.owner for o in mul.operands if isinstance(o.owner, arith.MulfOp)}
     if (
         len(p_store) != 1
         or p_store[0].value is not red[0].result
         or len(p.loop.reduce_extents) != 1
-        or len(list(p.loop.body.block.ops)) != 5
+        or any(
+            o not in kept and not _owner(o.results[0], arith.ConstantOp)
+            for o in p.loop.body.block.ops
+        )
     ):
         raise _NotRaised("the scores' product computes more than a product")
-    qk = [_owner(o, ta.LoadOp) for o in mul.operands]
-    if None in qk:
-        raise _NotRaised("the scores' product reads computed factors")
     extents = p.loop.parallel_extents
     tq, tk = extents[-2], extents[-1]
     bh = 1
@@ -374,6 +465,29 @@ def match(m: _Matcher, c: _Kernel) -> _Chain | None:
         if wc.atoms(_flat(st)) != cc.atoms(_flat(load)):
             raise _NotRaised(f"the softmax's row {what} is read at another row")
         stats[what] = w
+    temporaries = [c.host(s_load.buffer), m_host, l_host]
+    if guard is not None:
+        flag = _all_masked_flag(guard)
+        if flag is None:
+            raise _NotRaised("the softmax's weights are zeroed by another test")
+        t_host = c.host(flag.buffer)
+        w = m.the_writer(t_host, "the rows' all-masked test")
+        st = _stored(w, t_host)
+        f = _unmasked_row_max(st.value)
+        s_in_w = (
+            []
+            if f is None
+            else [x for x in _loads_in(f) if w.host(x.buffer) is c.host(s_load.buffer)]
+        )
+        if f is None or len(s_in_w) != 1 or len(w.loop.reduce_extents) != 1:
+            raise _NotRaised("the rows' all-masked test is not of the scores")
+        wc = _coords(w, s_in_w[0], tq, tk, bh)
+        if not _same(f, score, w, c, wc, cc) or wc.atoms(_flat(st)) != cc.atoms(
+            _flat(flag)
+        ):
+            raise _NotRaised("the rows' all-masked test is of other scores")
+        stats["flag"] = w
+        temporaries.append(t_host)
     order = m.launches.index
     if (
         not order(p.launch)
@@ -382,7 +496,6 @@ def match(m: _Matcher, c: _Kernel) -> _Chain | None:
         < order(c.launch)
     ):
         raise _NotRaised("the kernels are not launched product, statistics, consumer")
-    temporaries = [c.host(s_load.buffer), m_host, l_host]
     readers = {p.launch, c.launch, *(w.launch for w in stats.values())}
     for t in temporaries:
         if not isinstance(t.owner, ta.AllocOp):
@@ -409,7 +522,7 @@ def match(m: _Matcher, c: _Kernel) -> _Chain | None:
                 )
     return _Chain(
         p,
-        list(dict.fromkeys(stats.values())),
+        list({w.kernel: w for w in stats.values()}.values()),
         c,
         score,
         s_load,
@@ -417,6 +530,8 @@ def match(m: _Matcher, c: _Kernel) -> _Chain | None:
         qk[1],  # type: ignore[arg-type]
         vload,
         store,
+        [c_op for c_op in scales],
+        guard is not None,
         pc,
         cc,
         (tq, tk, p.loop.reduce_extents[0]),
@@ -426,18 +541,31 @@ def match(m: _Matcher, c: _Kernel) -> _Chain | None:
 
 def _domain_of(
     chain: _Chain,
-) -> tuple[list[int], dict[int, int], dict[int, int], int]:
-    """The attention domain's batch extents, where each of C's and P's loop vars goes
-    in it, and the value dim's extent."""
+) -> tuple[list[int], dict[int, int], dict[int, int], dict[int, list[int]], int]:
+    """The attention domain's batch extents (C's batch vars), where each of C's and
+    P's loop vars goes in it, the domain batch dims each P batch var spans (P may
+    flatten batch dims C keeps apart: a padding mask's (B, H) split), and the value
+    dim's extent."""
     c, p = chain.c, chain.p
     cc, pc = chain.c_coords, chain.p_coords
     nb = len(cc.batch)
     c_batch = sorted(cc.batch, key=lambda q: -cc.batch[q])
-    p_batch = sorted(pc.batch, key=lambda q: -pc.batch[q])
     c_ext, p_ext = c.loop.extents, p.loop.extents
-    if [(cc.batch[q], c_ext[q]) for q in c_batch] != [
-        (pc.batch[q], p_ext[q]) for q in p_batch
-    ]:
+    groups: dict[int, list[int]] = {}
+    for q, w in pc.batch.items():
+        span = [k for k, x in enumerate(c_batch) if w <= cc.batch[x] < w * p_ext[q]]
+        extent = 1
+        for k in span:
+            extent *= c_ext[c_batch[k]]
+        if (
+            not span
+            or span != list(range(span[0], span[-1] + 1))
+            or extent != p_ext[q]
+            or cc.batch[c_batch[span[-1]]] != w
+        ):
+            raise _NotRaised("the product and the consumer split the batch differently")
+        groups[q] = span
+    if sorted(k for span in groups.values() for k in span) != list(range(nb)):
         raise _NotRaised("the product and the consumer split the batch differently")
     n_par = len(c.loop.parallel_extents)
     rest = [q for q in range(n_par) if q not in cc.batch and q != cc.i]
@@ -448,12 +576,43 @@ def _domain_of(
         cc.j: nb + 1,
         rest[0]: nb + 3,
     }
-    p_at = {q: k for k, q in enumerate(p_batch)} | {
+    p_at = {q: span[0] for q, span in groups.items()} | {
         pc.i: nb,
         pc.j: nb + 1,
         len(p.loop.parallel_extents): nb + 2,
     }
-    return [c_ext[q] for q in c_batch], c_at, p_at, c_ext[rest[0]]
+    return [c_ext[q] for q in c_batch], c_at, p_at, groups, c_ext[rest[0]]
+
+
+def _expanded(
+    load: ta.LoadOp,
+    groups: dict[int, list[int]],
+    at: dict[int, int],
+    batch: Sequence[int],
+    n_dims: int,
+) -> tuple[MemRefType, AffineMapAttr]:
+    """P's load over the domain when a P batch var spans several domain batch dims:
+    its view's dim for that var split into theirs (a reshape of leading dims, free)."""
+    t = load.buffer.type
+    assert isinstance(t, MemRefType)
+    shape: list[int] = []
+    results: list[AffineExpr] = []
+    rank = len(t.get_shape())
+    for k, (n, expr) in enumerate(zip(t.get_shape(), load.map.data.results)):
+        var = load.dims[expr.position] if isinstance(expr, AffineDimExpr) else None
+        if not isinstance(var, BlockArgument):
+            raise _NotRaised("an operand of the scores' product is not a view")
+        span = groups.get(var.index)
+        if span is not None and len(span) > 1:
+            if k >= rank - 2:
+                raise _NotRaised("splitting the batch would relayout a factor")
+            shape += [batch[x] for x in span]
+            results += [AffineDimExpr(x) for x in span]
+        else:
+            shape.append(n)
+            results.append(AffineDimExpr(at[var.index]))
+    m = AffineMap(n_dims, 0, tuple(results))
+    return MemRefType(t.element_type, shape), AffineMapAttr(m)
 
 
 def _map_over(
@@ -484,7 +643,7 @@ def _rewrite(module: ModuleOp, m: _Matcher, chain: _Chain) -> None:
     """Put one kernel with the chain's `ta.attention` where the consumer was, launched
     where it was launched, and erase the product, the statistics and their buffers."""
     c, p = chain.c, chain.p
-    batch, c_at, p_at, e = _domain_of(chain)
+    batch, c_at, p_at, groups, e = _domain_of(chain)
     nb = len(batch)
     tq, tk, d = chain.sizes
     n_dims = nb + 4
@@ -535,18 +694,42 @@ def _rewrite(module: ModuleOp, m: _Matcher, chain: _Chain) -> None:
 
     for a, h in zip(block.args, hosts):
         a.name_hint = h.name_hint
+
+    def split(load: ta.LoadOp) -> tuple[SSAValue, AffineMapAttr]:
+        t, m = _expanded(load, groups, p_at, batch, n_dims)
+        v = view(p, load.buffer)
+        if v.type != t:
+            reshape = ta.ReshapeOp(v, t)
+            reshape.result.name_hint = load.buffer.name_hint
+            block.add_op(reshape)
+            v = reshape.result
+        return v, m
+
     operands = {
-        "q": (view(p, chain.q.buffer), _map_over(chain.q, p_at, n_dims)),
-        "k": (view(p, chain.k.buffer), _map_over(chain.k, p_at, n_dims)),
+        "q": split(chain.q),
+        "k": split(chain.k),
         "v": (view(c, chain.v.buffer), _map_over(chain.v, c_at, n_dims)),
         "out": (view(c, chain.out.buffer), _map_over(chain.out, c_at, n_dims)),
     }
+    error = ta.attention_view_form_error(
+        nb, {w: m.data for w, (_, m) in operands.items()}
+    )
+    if error is not None:
+        raise _NotRaised(error)
     region = Block(arg_types=[*([IndexType()] * (nb + 2)), Float32Type()])
     names = ["b"] * nb + ["i", "j"]
     for a, name in zip(region.args, names):
         a.name_hint = name
     region.args[-1].name_hint = "s"
-    values: dict[SSAValue, SSAValue] = {chain.s_load.result: region.args[-1]}
+    scores: SSAValue = region.args[-1]
+    for const in chain.scales:
+        # (q * c) . (k * c') as (q . k) * c * c': equal up to rounding
+        c_new = const.clone()
+        region.add_op(c_new)
+        scaled = arith.MulfOp(scores, c_new.result)
+        region.add_op(scaled)
+        scores = scaled.result
+    values: dict[SSAValue, SSAValue] = {chain.s_load.result: scores}
     score_at = {q: k for q, k in c_at.items() if k < nb + 2}
     for o in score_ops:
         if isinstance(o, ta.LoadOp):
@@ -563,7 +746,9 @@ def _rewrite(module: ModuleOp, m: _Matcher, chain: _Chain) -> None:
             values[old_r] = new_r
             new_r.name_hint = old_r.name_hint
     region.add_op(ta.YieldOp(values[chain.score]))
-    attention = ta.AttentionOp(batch, [tq, tk, d, e], operands, Region(region))
+    attention = ta.AttentionOp(
+        batch, [tq, tk, d, e], operands, Region(region), chain.zero_masked_rows
+    )
     attention.location = chain.out.location
     block.add_op(attention)
     taken = {k.sym_name.data for k in module.ops if isinstance(k, ta.KernelOp)}

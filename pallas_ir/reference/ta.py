@@ -194,6 +194,8 @@ def _run_attention(op: ta.AttentionOp, env: dict[SSAValue, Any]) -> None:
     with np.errstate(invalid="ignore", over="ignore"):
         p = np.exp(t - t.max(axis=-1, keepdims=True))
         p = p / p.sum(axis=-1, keepdims=True)
+    if op.zero_masked_rows is not None:
+        p = np.where(np.all(t == -np.inf, axis=-1, keepdims=True), np.float32(0), p)
     out = np.matmul(p, v[..., 0, :, 0, :].astype(np.float32))  # (B..., Tq, E)
     buffer = env[op.out]
     _, idx = _gather(op, "out", env)  # (B..., Tq, 1, 1, E)

@@ -35,12 +35,13 @@ from pallas_ir.diagnostics import PassError, emit_remark
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects import tiled_loop as tl
 from pallas_ir.dialects.common import (
+    SCALAR_ONLY_CASTS,
     ComparePredicate,
     DotPrecision,
     ReductionKind,
     arith_predicate,
 )
-from pallas_ir.lowering.tile.build import relaunch
+from pallas_ir.lowering.tile.build import cast_tile, relaunch
 from pallas_ir.tpu_rules import (
     LANES,
     PIPELINE_BUFFERS,
@@ -233,6 +234,15 @@ def _score_ops(b: _Builder, scores: SSAValue) -> SSAValue:
                     )
                 else:
                     operands.append(b.operand(values[o], shape))
+            if isinstance(op, SCALAR_ONLY_CASTS):
+                values[op.results[0]] = cast_tile(
+                    op,
+                    operands[0],
+                    shape,
+                    b.add,
+                    lambda v, elt, at: b.splat(v, TensorType(elt, list(at))),
+                )
+                continue
             if isinstance(op, arith.SelectOp):
                 new = tl.SelectOp(*operands)
             elif isinstance(op, arith.CmpfOp | arith.CmpiOp):
@@ -292,6 +302,17 @@ def _body(b: _Builder) -> None:
     b_last = _Builder(op, bq, bk, b.args, b.grid)
     b_last.block = last
     out = b_last.add(arith.DivfOp(acc, b_last.operand(total, [bq, e])))
+    if op.zero_masked_rows is not None:
+        # every score of the row -inf: every exponential 0, and only then, as the
+        # row's largest is exp(0) = 1 otherwise
+        zero = b_last.splat(0.0, TensorType(f32, [bq, e]))
+        empty = b_last.add(
+            tl.CompareOp(
+                ComparePredicate.OEQ, total, b_last.splat(0.0, TensorType(f32, [bq, 1]))
+            )
+        )
+        empty = b_last.operand(empty, [bq, e])
+        out = b_last.add(tl.SelectOp(empty, zero, out))
     out_t = op.out.type
     assert isinstance(out_t, MemRefType)
     if out_t.element_type != f32:
@@ -322,23 +343,38 @@ def _body(b: _Builder) -> None:
     b.add(tl.OnLastStepOp(Region(last)))
 
 
-ORDER = {"q": "id", "k": "jd", "v": "je", "out": "ie"}
-"""The dims each operand's view ends in, after its batch dims (all of them, in order)."""
+def _unit_row_view(kernel: ta.KernelOp, op: ta.AttentionOp, load: ta.LoadOp) -> None:
+    """A score load that takes one row of its buffer's second-minor dim (a padding
+    mask's batch row) reads a view with a unit dim before the last, `(..., A, 1, B)`:
+    its block `(1, bk)` is whole there, which a row of A is not (the block rule)."""
+    t = load.buffer.type
+    assert isinstance(t, MemRefType)
+    shape = t.get_shape()
+    results = load.map.data.results
+    if len(shape) < 2 or shape[-2] == 1:
+        return
+    at = _dim_of(results[-2])
+    names = "b" * len(op.batch_extents) + "ij"
+    if at is not None and names[_score_position(load, at)] in "ij":
+        return
+    view = ta.ReshapeOp(
+        load.buffer, MemRefType(t.element_type, [*shape[:-1], 1, shape[-1]])
+    )
+    view.result.name_hint = load.buffer.name_hint
+    kernel.body.block.insert_op_before(view, op)
+    m = load.map.data
+    load.operands[0] = view.result
+    load.map = AffineMapAttr(
+        AffineMap(
+            m.num_dims, m.num_symbols, (*results[:-1], AffineConstantExpr(0), results[-1])
+        )
+    )
 
 
-def form_error(op: ta.AttentionOp) -> str | None:
-    """Why the tiler cannot take `op`'s operands as they are, or None."""
-    names = op.dim_names()
-    nb = len(op.batch_extents)
-    for what, (_, map) in op.accesses().items():
-        dims = [_dim_of(e) for e in map.data.results]
-        want = list(range(nb)) + [names.index(c) for c in ORDER[what]]
-        if dims != want:
-            return (
-                f"attention {what} is not a view of (batch dims, "
-                f"{', '.join(ORDER[what])}) in that order"
-            )
-    return None
+def _score_position(load: ta.LoadOp, at: int) -> int:
+    arg = load.dims[at]
+    assert isinstance(arg, BlockArgument)
+    return arg.index
 
 
 def tile_attention(
@@ -347,7 +383,7 @@ def tile_attention(
     """Replace `kernel` by its flash-attention `tl.kernel` (see the module docstring).
     Raises a located `PassError` when no blocks fit `budget` or an operand is not in
     the form above."""
-    if (error := form_error(op)) is not None:
+    if (error := op.view_form_error()) is not None:
         raise PassError(op, f"tile: {error}")
     blocks = attention_blocks(op, budget)
     if blocks is None:
@@ -368,6 +404,8 @@ def tile_attention(
                 raise PassError(
                     op, f"tile: attention {what} has no legal block of {size} rows"
                 )
+    for load in [o for o in op.score.block.ops if isinstance(o, ta.LoadOp)]:
+        _unit_row_view(kernel, op, load)
     args = list(kernel.body.block.args)
     views = [o for o in kernel.body.block.ops if isinstance(o, ta.ReshapeOp)]
     roles = [kernel.role_of(a).value for a in args]

@@ -455,51 +455,8 @@ class Emitter:
         return self.constants[key]
 
     def cast(self, op: Operation, v: SSAValue, shape: Sequence[int]) -> SSAValue:
-        """An arith integer cast of a tile: `tl.convert` (numpy `astype`), with the
-        fix-ups where arith means otherwise: an i1 is signed (extsi/sitofp give -1), a
-        cast to i1 keeps the low bit, and extui/uitofp/fptoui read the integer as
-        unsigned (a mask below 32 bits, `uiN` elements from 32 bits)."""
-        src = v.type.element_type  # type: ignore[attr-defined]
-        dst = op.results[0].type
-        loc = op.location
-
-        def add(new: Operation) -> SSAValue:
-            new.location = loc
-            return self.add(new)
-
-        def convert(x: SSAValue, elt: Attribute) -> SSAValue:
-            if x.type.element_type == elt:  # type: ignore[attr-defined]
-                return x
-            return add(tl.ConvertOp(x, TensorType(elt, list(shape))))
-
-        def width(t: Attribute) -> int:
-            return t.width.data if isinstance(t, IntegerType) else 64
-
-        unsigned = isinstance(op, arith.ExtUIOp | arith.UIToFPOp | arith.FPToUIOp)
-        if dst == i1 and src != i1:
-            x = v if isinstance(src, IntegerType | IndexType) else convert(v, i32)
-            elt = x.type.element_type  # type: ignore[attr-defined]
-            return convert(add(arith.AndIOp(x, self.splat(1, elt, shape))), i1)
-        if src == i1:
-            r = convert(v, dst)
-            if unsigned or isinstance(op, arith.IndexCastOp):
-                return r
-            if isinstance(dst, IntegerType | IndexType):
-                return add(arith.SubiOp(self.splat(0, dst, shape), r))  # type: ignore[arg-type]
-            return add(arith.NegfOp(r))
-        if isinstance(op, arith.ExtUIOp | arith.UIToFPOp):
-            n = width(src)
-            if n >= 32:
-                return convert(convert(v, IntegerType(n, Signedness.UNSIGNED)), dst)
-            wide = dst if isinstance(op, arith.ExtUIOp) else i32
-            x = convert(v, wide)
-            x = add(arith.AndIOp(x, self.splat((1 << n) - 1, wide, shape)))  # type: ignore[arg-type]
-            return convert(x, dst)
-        if isinstance(op, arith.FPToUIOp):
-            n = width(dst)
-            via = i32 if n < 32 else IntegerType(n, Signedness.UNSIGNED)
-            return convert(convert(v, via), dst)
-        return convert(v, dst)
+        """An arith integer cast of a tile (`cast_tile`)."""
+        return cast_tile(op, v, shape, self.add, self.splat)
 
     def emit(self) -> None:
         """Emit the loop body's ops in order, each by the handler for its kind (see
@@ -633,6 +590,61 @@ class Emitter:
         for old_r, new_r in zip(op.results, new.results):
             new_r.name_hint = old_r.name_hint
             self.values[old_r] = new_r
+
+
+def cast_tile(
+    op: Operation,
+    v: SSAValue,
+    shape: Sequence[int],
+    add_op: Callable[[Operation], SSAValue],
+    splat: Callable[[int, IntegerType, Sequence[int]], SSAValue],
+) -> SSAValue:
+    """An arith integer cast of a tile (`add_op` adds each op, `splat(value, elt,
+    shape)` gives a constant tile): `tl.convert` (numpy `astype`), with the
+    fix-ups where arith means otherwise: an i1 is signed (extsi/sitofp give -1), a
+    cast to i1 keeps the low bit, and extui/uitofp/fptoui read the integer as
+    unsigned (a mask below 32 bits, `uiN` elements from 32 bits)."""
+    src = v.type.element_type  # type: ignore[attr-defined]
+    dst = op.results[0].type
+    loc = op.location
+
+    def add(new: Operation) -> SSAValue:
+        new.location = loc
+        return add_op(new)
+
+    def convert(x: SSAValue, elt: Attribute) -> SSAValue:
+        if x.type.element_type == elt:  # type: ignore[attr-defined]
+            return x
+        return add(tl.ConvertOp(x, TensorType(elt, list(shape))))
+
+    def width(t: Attribute) -> int:
+        return t.width.data if isinstance(t, IntegerType) else 64
+
+    unsigned = isinstance(op, arith.ExtUIOp | arith.UIToFPOp | arith.FPToUIOp)
+    if dst == i1 and src != i1:
+        x = v if isinstance(src, IntegerType | IndexType) else convert(v, i32)
+        elt = x.type.element_type  # type: ignore[attr-defined]
+        return convert(add(arith.AndIOp(x, splat(1, elt, shape))), i1)
+    if src == i1:
+        r = convert(v, dst)
+        if unsigned or isinstance(op, arith.IndexCastOp):
+            return r
+        if isinstance(dst, IntegerType | IndexType):
+            return add(arith.SubiOp(splat(0, dst, shape), r))  # type: ignore[arg-type]
+        return add(arith.NegfOp(r))
+    if isinstance(op, arith.ExtUIOp | arith.UIToFPOp):
+        n = width(src)
+        if n >= 32:
+            return convert(convert(v, IntegerType(n, Signedness.UNSIGNED)), dst)
+        wide = dst if isinstance(op, arith.ExtUIOp) else i32
+        x = convert(v, wide)
+        x = add(arith.AndIOp(x, splat((1 << n) - 1, wide, shape)))  # type: ignore[arg-type]
+        return convert(x, dst)
+    if isinstance(op, arith.FPToUIOp):
+        n = width(dst)
+        via = i32 if n < 32 else IntegerType(n, Signedness.UNSIGNED)
+        return convert(convert(v, via), dst)
+    return convert(v, dst)
 
 
 _HANDLERS: dict[type[Operation], Callable[[Emitter, Any], None]] = {
