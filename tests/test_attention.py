@@ -105,6 +105,21 @@ def test_a_padding_mask_that_hides_whole_key_blocks() -> None:
     torch.testing.assert_close(got, _padded(q, k, v, keep), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("fn", [_plain, _causal], ids=["plain", "causal"])
+def test_bf16_attention_is_one_kernel(fn) -> None:
+    """bf16 q, k, v: the chain's scores and softmax are f32 and its weights rounded to
+    bf16 for the product with v; the flash kernel rounds its unnormalised weights
+    instead, within bf16's precision: closer to the f32 result than eager bf16 is."""
+    torch.manual_seed(5)
+    qkv = [torch.randn(2, 2, 256, 64).to(torch.bfloat16) for _ in range(3)]
+    k = pallas_ir.compile(fn, qkv)
+    assert "ta.attention" in k.ir["raise-attention"] and _kernels(k) == 1
+    got, want = k(*qkv).float(), fn(*qkv).float()
+    exact = fn(*(t.float() for t in qkv))
+    torch.testing.assert_close(got, want, rtol=2e-2, atol=2e-2)
+    assert (got - exact).abs().max() <= (want - exact).abs().max()
+
+
 def test_sdpa_zeroes_a_fully_masked_row() -> None:
     """`F.scaled_dot_product_attention` gives 0 (torch's `_safe_softmax`) where
     plain softmax gives NaN: `ta.attention ... zero_masked_rows`."""
@@ -123,10 +138,16 @@ def test_sdpa_zeroes_a_fully_masked_row() -> None:
 @pytest.mark.parametrize("chip", ["v5e", "v6e"])
 def test_the_flash_kernels_compile_for_tpu(chip: str) -> None:
     """SDPA with a causal mask and grouped-query heads (k and v blocks indexed by the
-    head group), and a padding mask (its (B, T) rows loaded per key block)."""
+    head group), bf16 causal attention, and a padding mask (its (B, T) rows loaded per
+    key block)."""
     programs = {
         "sdpa_gqa": pallas_ir.compile(
             _sdpa_gqa, _inputs((1, 4, 1024, 128), 2), chip=chip
+        ),
+        "bf16_causal": pallas_ir.compile(
+            _causal,
+            [t.to(torch.bfloat16) for t in _inputs((2, 2, 1024, 64), 2)],
+            chip=chip,
         ),
         "padded": pallas_ir.compile(
             _sdpa_padded,

@@ -433,7 +433,9 @@ class AttentionOp(IRDLOperation):
     block arguments are the batch dims, i, j and the score, and it may load kernel
     arguments at indices of those. A row whose scores are all -inf is NaN, as in
     torch's softmax, or 0 with `zero_masked_rows` (torch's `_safe_softmax`, which
-    `F.scaled_dot_product_attention` uses).
+    `F.scaled_dot_product_attention` uses). q, k, v and out have one element type;
+    with 16-bit data the scores and the softmax are f32 and the weights are rounded to
+    the data type for the product with v (summed in f32, rounded once for out).
     raise-attention writes it for the matmul-softmax-matmul chains users write; the
     tiler makes it one flash-attention kernel (an online softmax over a sequential
     grid dim of key blocks)."""

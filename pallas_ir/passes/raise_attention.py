@@ -23,7 +23,10 @@ failed once its body has the consumer's form):
 - F is the same function of (batch, i, j) in all three kernels: the same ops, the same
   constants, and loads of the same host buffers at the same element, compared through
   the flat index of each load written in S's coordinates (batch, i, j);
-- every access is affine with no data-dependent index, in f32, and the operands are
+- every access is affine with no data-dependent index; S, M and L are f32; q, k, v and
+  out are f32, or bf16 with the chain widening q and k for the scores, rounding the
+  weights to bf16 and narrowing the sum (the flash kernel rounds its unnormalised
+  weights instead: within bf16's precision, not bitwise); and the operands are
   views whose dims are (batch dims, then i, d / j, d / j, e / i, e) in that order
   (`ta.attention_view_form_error`: what the tiler takes; q, k and v may leave out batch
   dims, as grouped-query heads do; the head transposes of a (B, T, H, D) layout do not
@@ -47,7 +50,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
 )
-from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -168,18 +171,51 @@ def _owner(value: SSAValue, kind: type[Operation] | tuple[type[Operation], ...])
     return owner if isinstance(owner, kind) else None
 
 
-def _softmax_product(loop: ta.LoopOp):
-    """C's form: one store of `sum_j exp(F - M) / L * V` (or `V * ...`)."""
+def _widened(value: SSAValue) -> tuple[SSAValue, Attribute | None]:
+    """`x` of `extf(x)` and x's type (16-bit data read as f32), else (value, None)."""
+    ext = _owner(value, arith.ExtFOp)
+    return (ext.input, ext.input.type) if ext is not None else (value, None)
+
+
+@dataclass
+class _Consumer:
+    """C's form: one store of `sum_j w * V` (or `V * w`), `w = exp(F - M) / L`, for
+    16-bit data `w` rounded to V's type and V and the sum widened and narrowed, and
+    for SDPA `w` zeroed by a row test."""
+
+    store: ta.StoreOp
+    score: SSAValue
+    mload: ta.LoadOp
+    lload: ta.LoadOp
+    vload: ta.LoadOp
+    guard: SSAValue | None
+    narrow: Attribute | None
+    """The 16-bit type of v, the weights and out (None: f32 throughout)."""
+
+
+def _softmax_product(loop: ta.LoopOp) -> _Consumer | None:
     stores = [o for o in loop.body.block.ops if isinstance(o, ta.StoreOp)]
     if len(stores) != 1 or len(loop.reduce_extents) != 1 or stores[0].combine is not None:
         return None
-    red = _owner(stores[0].value, ta.ReduceOp)
+    value = stores[0].value
+    trunc = _owner(value, arith.TruncFOp)
+    out_type = trunc.result.type if trunc is not None else None
+    red = _owner(trunc.input if trunc is not None else value, ta.ReduceOp)
     if red is None or ReductionKind(red.kind.data) != ReductionKind.SUM:
         return None
     mul = _owner(red.value, arith.MulfOp)
     if mul is None:
         return None
     for x, v in ((mul.lhs, mul.rhs), (mul.rhs, mul.lhs)):
+        v, v_type = _widened(v)
+        x, x_wide = _widened(x)
+        rounded = _owner(x, arith.TruncFOp) if x_wide is not None else None
+        if rounded is not None:
+            x = rounded.input
+        if len({out_type, v_type, x_wide}) != 1 or (x_wide is not None) != (
+            rounded is not None
+        ):
+            continue  # the weights, v and out rounded alike, or none of them
         guard = None
         select = _owner(x, arith.SelectOp)
         if select is not None and _constant(select.lhs) == 0.0:
@@ -191,7 +227,7 @@ def _softmax_product(loop: ta.LoopOp):
         mload = _owner(sub.rhs, ta.LoadOp) if sub else None
         lload = _owner(div.rhs, ta.LoadOp) if div else None
         if vload and mload and lload and sub:
-            return stores[0], sub.lhs, mload, lload, vload, guard
+            return _Consumer(stores[0], sub.lhs, mload, lload, vload, guard, out_type)
     return None
 
 
@@ -206,14 +242,14 @@ def _constant(value: SSAValue) -> float | int | None:
 def _factor(value: SSAValue) -> tuple[ta.LoadOp, arith.ConstantOp | None] | None:
     """A factor of the scores' product: a load, or a load times a scalar constant
     (`F.scaled_dot_product_attention` scales q and k each by the scale's root)."""
-    load = _owner(value, ta.LoadOp)
+    load = _owner(_widened(value)[0], ta.LoadOp)
     if load is not None:
         return load, None
     mul = _owner(value, arith.MulfOp)
     if mul is None:
         return None
     for a, b in ((mul.lhs, mul.rhs), (mul.rhs, mul.lhs)):
-        load, const = _owner(a, ta.LoadOp), _owner(b, arith.ConstantOp)
+        load, const = _owner(_widened(a)[0], ta.LoadOp), _owner(b, arith.ConstantOp)
         if load is not None and const is not None and _constant(b) is not None:
             return load, const
     return None
@@ -349,6 +385,18 @@ def _same(
     )
 
 
+def _dag_ops(value: SSAValue) -> set[Operation]:
+    """The ops that compute `value` (within its block)."""
+    found: set[Operation] = set()
+    stack = [value]
+    while stack:
+        owner = stack.pop().owner
+        if isinstance(owner, Operation) and owner not in found:
+            found.add(owner)
+            stack.extend(owner.operands)
+    return found
+
+
 def _loads_in(value: SSAValue, found: list[ta.LoadOp] | None = None) -> list[ta.LoadOp]:
     found = [] if found is None else found
     owner = value.owner
@@ -372,13 +420,23 @@ def _stored(k: _Kernel, host: SSAValue) -> ta.StoreOp:
     return stores[0]
 
 
+def _stores_only(k: _Kernel, hosts: list[SSAValue]) -> None:
+    """A kernel erased with the chain may write nothing else."""
+    for o in k.loop.body.block.ops:
+        if isinstance(o, ta.StoreOp) and (
+            o.combine is not None or not any(k.host(o.buffer) is h for h in hosts)
+        ):
+            raise _NotRaised("a kernel of the chain writes more than the chain's buffers")
+
+
 def match(m: _Matcher, c: _Kernel) -> _Chain | None:
     """The chain whose consumer is `c`, or None when `c` is not a softmax-weighted sum
     (raises `_NotRaised` when it is, but the rest does not hold)."""
     form = _softmax_product(c.loop)
     if form is None:
         return None
-    store, score, mload, lload, vload, guard = form
+    store, score, vload, guard = form.store, form.score, form.vload, form.guard
+    mload, lload = form.mload, form.lload
     loads = _loads_in(score)
     products = []
     for load in loads:
@@ -391,11 +449,9 @@ def match(m: _Matcher, c: _Kernel) -> _Chain | None:
     if len(products) != 1:
         raise _NotRaised("the scores are not one matrix product's")
     s_load, p = products[0]
-    if not all(
-        isinstance(t, Float32Type)
-        for t in (s_load.result.type, vload.result.type, store.value.type)
-    ):
-        raise _NotRaised("the data is not f32")
+    data = form.narrow or Float32Type()
+    if not isinstance(s_load.result.type, Float32Type) or vload.result.type != data:
+        raise _NotRaised("the scores are not f32, or v's type is not the output's")
     # P: S[b, i, j] = sum_d Q[b, i, d] * K[b, j, d]
     p_store = [o for o in p.loop.body.block.ops if isinstance(o, ta.StoreOp)]
     red = [o for o in p.loop.body.block.ops if isinstance(o, ta.ReduceOp)]
@@ -406,8 +462,9 @@ def match(m: _Matcher, c: _Kernel) -> _Chain | None:
         raise _NotRaised("the scores' product reads computed factors")
     qk = [f[0] for f in factors]  # type: ignore[index]
     scales = [f[1] for f in factors if f[1] is not None]  # type: ignore[index]
-    kept = {p_store[0], red[0], mul, *qk, *scales}
-    kept |= {o.owner for o in mul.operands if isinstance(o.owner, arith.MulfOp)}
+    if any(x.result.type != data for x in qk):  # type: ignore[union-attr]
+        raise _NotRaised("q and k are not of v's type")
+    kept = {p_store[0], red[0], mul, *_dag_ops(mul.lhs), *_dag_ops(mul.rhs)}
     if (
         len(p_store) != 1
         or p_store[0].value is not red[0].result
@@ -447,8 +504,14 @@ def match(m: _Matcher, c: _Kernel) -> _Chain | None:
                 for x in _loads_in(rmax.value)
                 if w.host(x.buffer) is c.host(s_load.buffer)
             ]
-            if len(wl) != 1 or not _same(
-                rmax.value, score, w, c, _coords(w, wl[0], tq, tk, bh), cc
+            f_loads = [
+                x for x in _loads_in(f) if w.host(x.buffer) is c.host(s_load.buffer)
+            ]
+            # the max must read S at the element F reads it: one load op for both
+            if (
+                len(wl) != 1
+                or f_loads != wl
+                or not _same(rmax.value, score, w, c, _coords(w, wl[0], tq, tk, bh), cc)
             ):
                 raise _NotRaised("the softmax's row sum subtracts another max")
         if ReductionKind(r.kind.data) != (
@@ -488,6 +551,8 @@ def match(m: _Matcher, c: _Kernel) -> _Chain | None:
             raise _NotRaised("the rows' all-masked test is of other scores")
         stats["flag"] = w
         temporaries.append(t_host)
+    for w in [p, *stats.values()]:
+        _stores_only(w, temporaries)
     order = m.launches.index
     if (
         not order(p.launch)
@@ -661,6 +726,17 @@ def _rewrite(module: ModuleOp, m: _Matcher, chain: _Chain) -> None:
     ]
     for o in score_ops:
         if isinstance(o, ta.LoadOp):
+            # the tiler reads a score block as (rows, cols) in (batch, i, j) order
+            used = [
+                o.dims[e.position].index  # type: ignore[attr-defined]
+                for e in o.map.data.results
+                if isinstance(e, AffineDimExpr)
+            ]
+            order_in = [c_at.get(q, -1) for q in used]
+            if order_in != sorted(order_in) or len(set(order_in)) != len(order_in):
+                raise _NotRaised(
+                    "the score reads a buffer other than in (batch, i, j) order"
+                )
             accesses.append((c, o, ArgRole.IN))
         elif isinstance(o, ta.ReduceOp | ta.StoreOp) or o.regions:
             raise _NotRaised("the score reduces or stores")

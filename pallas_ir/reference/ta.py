@@ -196,6 +196,9 @@ def _run_attention(op: ta.AttentionOp, env: dict[SSAValue, Any]) -> None:
         p = p / p.sum(axis=-1, keepdims=True)
     if op.zero_masked_rows is not None:
         p = np.where(np.all(t == -np.inf, axis=-1, keepdims=True), np.float32(0), p)
+    data = numpy_dtype(op.out.type.element_type)  # type: ignore[attr-defined]
+    if data.itemsize < 4:  # 16-bit data: the weights rounded to it, as v is
+        p = p.astype(data).astype(np.float32)
     out = np.matmul(p, v[..., 0, :, 0, :].astype(np.float32))  # (B..., Tq, E)
     buffer = env[op.out]
     _, idx = _gather(op, "out", env)  # (B..., Tq, 1, 1, E)
