@@ -195,6 +195,34 @@ def dot_vmem_bytes(m: int, n: int, k: int, bits: int, f32_product: bool) -> int:
     return vmem_block_bytes([m, n], 32) + lhs_bytes
 
 
+FLASH_ATTENTION_BLOCKS = (512, 256, 128)
+"""The query and key block sizes of a flash-attention kernel, largest first. An extent
+below the smallest is one whole block."""
+
+
+def flash_attention_step_bytes(bq: int, bk: int, d: int, e: int, bits: int) -> int:
+    """VMEM of one flash-attention grid step on `bits`-bit data with (bq, bk) query and
+    key blocks, q and k rows of d and v rows of e: the double-buffered q, k, v and out
+    blocks, the running max, sum and product (f32), the scores and their exponentials,
+    and both dots."""
+    blocks = sum(
+        vmem_block_bytes(shape, bits) for shape in ([bq, d], [bk, d], [bk, e], [bq, e])
+    )
+    scratch = 2 * vmem_block_bytes([bq, 1], 32) + vmem_block_bytes([bq, e], 32)
+    values = 3 * vmem_block_bytes([bq, bk], 32)
+    f32 = bits == 32
+    dots = dot_vmem_bytes(bq, bk, d, bits, f32) + dot_vmem_bytes(bq, e, bk, 32, f32)
+    return PIPELINE_BUFFERS * blocks + scratch + values + dots
+
+
+def flash_attention_fits(tq: int, tk: int, d: int, e: int, bits: int) -> bool:
+    """Whether a flash-attention kernel's smallest step fits every chip's default
+    scoped VMEM (its smallest blocks: the smallest choice, or a shorter whole extent)."""
+    least = FLASH_ATTENTION_BLOCKS[-1]
+    smallest = flash_attention_step_bytes(min(tq, least), min(tk, least), d, e, bits)
+    return smallest <= min(c.default_scoped_vmem_bytes for c in CHIPS.values())
+
+
 def vmem_limit(footprint: int, chip: Chip) -> int | None:
     """The `vmem_limit_bytes` a call needs on `chip` when its buffers (`vmem_block_bytes`
     each, pipelined blocks `PIPELINE_BUFFERS` times) take `footprint` bytes: None within

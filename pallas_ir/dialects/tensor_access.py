@@ -41,7 +41,13 @@ from xdsl.ir import (
     SpacedOpaqueSyntaxAttribute,
     SSAValue,
 )
-from xdsl.ir.affine import AffineBinaryOpExpr, AffineDimExpr, AffineExpr, AffineMap
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineMap,
+)
 from xdsl.irdl import (
     AnyAttr,
     AttrSizedOperandSegments,
@@ -559,10 +565,22 @@ class AttentionOp(IRDLOperation):
 
     def view_form_error(self) -> str | None:
         """Why the operands are not in the form the flash-attention tiler takes
-        (`attention_view_form_error`), or None."""
-        return attention_view_form_error(
+        (`attention_view_form_error`; score loads index by single dims or
+        constants), or None."""
+        error = attention_view_form_error(
             len(self.batch_extents), {w: m.data for w, (_, m) in self.accesses().items()}
         )
+        if error is not None:
+            return error
+        for load in self.score.block.ops:
+            if isinstance(load, LoadOp):
+                for expr in load.map.data.results:
+                    if not isinstance(expr, AffineDimExpr | AffineConstantExpr):
+                        return (
+                            f"a score load indexes its buffer by {expr}, not by one "
+                            "dim or a constant"
+                        )
+        return None
 
     def score_extent(self, value: SSAValue) -> int | None:
         """The extent of a score index argument (None for the score itself)."""

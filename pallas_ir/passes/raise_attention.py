@@ -31,7 +31,12 @@ failed once its body has the consumer's form):
   (`ta.attention_view_form_error`: what the tiler takes; q, k and v may leave out batch
   dims, as grouped-query heads do; the head transposes of a (B, T, H, D) layout do not
   raise). When P flattens batch dims C keeps apart, P's factors are read through views
-  that split them (leading dims: free).
+  that split them (leading dims: free);
+- F's loads index their buffers by single dims or constants (`ta.AttentionOp.
+  view_form_error`: a bias read at an offset, `b[1:T+1, 3:T+3]`, has no block the
+  tiler could start there), in (batch, i, j) order;
+- a flash-attention step with the smallest blocks fits every chip's default scoped
+  VMEM (`tpu_rules.flash_attention_fits`: rows of d and e in the thousands do not).
 """
 
 from __future__ import annotations
@@ -60,6 +65,7 @@ from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects.common import ArgRole, ReductionKind, find_forward
 from pallas_ir.passes.launch_graph import host_root, host_views, launch_counts, the_loop
 from pallas_ir.passes.options import CheckedOptionsPass
+from pallas_ir.tpu_rules import flash_attention_fits
 
 
 class _NotRaised(Exception):
@@ -712,6 +718,12 @@ def _rewrite(module: ModuleOp, m: _Matcher, chain: _Chain) -> None:
     nb = len(batch)
     tq, tk, d = chain.sizes
     n_dims = nb + 4
+    bits = getattr(chain.out.value.type, "bitwidth", 32)  # type: ignore[attr-defined]
+    if not flash_attention_fits(tq, tk, d, e, bits):
+        raise _NotRaised(
+            f"a flash-attention step of rows of {d} and {e} does not fit the VMEM of "
+            "every chip"
+        )
     # The new kernel's arguments: each host buffer an access reads or writes.
     accesses: list[tuple[_Kernel, ta.LoadOp | ta.StoreOp, ArgRole]] = [
         (p, chain.q, ArgRole.IN),
@@ -826,6 +838,8 @@ def _rewrite(module: ModuleOp, m: _Matcher, chain: _Chain) -> None:
         batch, [tq, tk, d, e], operands, Region(region), chain.zero_masked_rows
     )
     attention.location = chain.out.location
+    if (error := attention.view_form_error()) is not None:
+        raise _NotRaised(error)
     block.add_op(attention)
     taken = {k.sym_name.data for k in module.ops if isinstance(k, ta.KernelOp)}
     name = f"{c.kernel.sym_name.data}_attention"

@@ -8,9 +8,15 @@ by `exp(previous max - max)` at each key block (`tl.accumulate <sum> ... rescale
 The last key block divides the product by the sum and stores it. Nothing of size
 (Tq, Tk) reaches HBM.
 
+Blocks are the largest of `FLASH_ATTENTION_BLOCKS` whose step fits VMEM: ones that
+divide the extent, then the whole extent, then ones that leave a ragged last block. A
+ragged last query block is written only where it is in bounds; a ragged last key block
+masks its columns past the extent to -inf and its rows of v to 0.
+
 The operands must be views whose dims are, in order, the batch dims and then (i, d),
 (j, d), (j, e) and (i, e) (raise-attention writes them so); score-region loads index
-their buffers by single domain dims or constants.
+their buffers by single domain dims or constants; one that takes a single element of its
+buffer's minor dims is read through a view with unit minor dims (`_unit_dims_view`).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     TensorType,
+    i32,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
@@ -43,16 +50,11 @@ from pallas_ir.dialects.common import (
 )
 from pallas_ir.lowering.tile.build import cast_tile, relaunch
 from pallas_ir.tpu_rules import (
+    FLASH_ATTENTION_BLOCKS,
     LANES,
-    PIPELINE_BUFFERS,
     block_dim_legal,
-    dot_vmem_bytes,
-    vmem_block_bytes,
+    flash_attention_step_bytes,
 )
-
-BLOCK_CHOICES = (512, 256, 128)
-"""Query and key block sizes tried, largest first (or the whole extent when it is
-smaller or no choice divides it)."""
 
 
 def attention_op(kernel: ta.KernelOp) -> ta.AttentionOp | None:
@@ -68,33 +70,24 @@ def _bits(t: Attribute) -> int:
 
 
 def _choices(extent: int) -> list[int]:
-    found = [b for b in BLOCK_CHOICES if b <= extent and extent % b == 0]
-    return found or [extent]
-
-
-def _footprint(op: ta.AttentionOp, bq: int, bk: int) -> int:
-    """VMEM of one grid step: the double-buffered q, k, v and out blocks, the running
-    max, sum and product, the scores and their exponentials, and both dots."""
-    d, e = op.sizes.get_values()[2:]
-    bits = _bits(op.out.type.element_type)  # type: ignore[attr-defined]
-    f32 = bits == 32
-    blocks = sum(
-        vmem_block_bytes(shape, bits) for shape in ([bq, d], [bk, d], [bk, e], [bq, e])
-    )
-    scratch = 2 * vmem_block_bytes([bq, 1], 32) + vmem_block_bytes([bq, e], 32)
-    values = 3 * vmem_block_bytes([bq, bk], 32)
-    dots = dot_vmem_bytes(bq, bk, d, bits, f32) + dot_vmem_bytes(bq, e, bk, 32, f32)
-    return PIPELINE_BUFFERS * blocks + scratch + values + dots
+    """Block sizes for an extent, in the order tried: the choices that divide it, then
+    the whole extent when it is no larger than the largest choice, then the choices
+    that leave a ragged last block (masked)."""
+    dividing = [b for b in FLASH_ATTENTION_BLOCKS if b <= extent and extent % b == 0]
+    whole = [extent] if extent <= FLASH_ATTENTION_BLOCKS[0] else []
+    ragged = [b for b in FLASH_ATTENTION_BLOCKS if b < extent and extent % b]
+    return list(dict.fromkeys([*dividing, *whole, *ragged]))
 
 
 def attention_blocks(op: ta.AttentionOp, budget: int) -> tuple[int, int] | None:
     """(bq, bk): the largest query block, then key block, whose step fits `budget`."""
-    tq, tk = op.sizes.get_values()[:2]
+    tq, tk, d, e = op.sizes.get_values()
+    bits = _bits(op.out.type.element_type)  # type: ignore[attr-defined]
     for bq in _choices(tq):
         for bk in _choices(tk):
             if bk != tk and bk % LANES:
                 continue  # the scores' lane dim
-            if _footprint(op, bq, bk) <= budget:
+            if flash_attention_step_bytes(bq, bk, d, e, bits) <= budget:
                 return bq, bk
     return None
 
@@ -262,6 +255,16 @@ def _score_ops(b: _Builder, scores: SSAValue) -> SSAValue:
     return b.operand(result, plane)
 
 
+def _within(b: _Builder, dim: int, extent: int) -> SSAValue:
+    """Whether each key of this step's block (along `dim` of a (1, bk) or (bk, 1)
+    tile) is one of the `extent` keys."""
+    shape = [1, b.bk] if dim == 1 else [b.bk, 1]
+    start = AffineMap(len(b.ivs), 0, (AffineDimExpr(b.nb + 1) * b.bk,))
+    keys = b.add(tl.IotaOp(dim, AffineMapAttr(start), b.ivs, TensorType(i32, shape)))
+    bound = b.splat(extent, TensorType(i32, shape))  # type: ignore[arg-type]
+    return b.add(tl.CompareOp(ComparePredicate.SLT, keys, bound))
+
+
 def _body(b: _Builder) -> None:
     op = b.op
     nb = b.nb
@@ -280,6 +283,22 @@ def _body(b: _Builder) -> None:
     kt = b.add(tl.TransposeOp(k, [1, 0]))
     s = b.add(tl.DotOp(q, kt, precision))
     t = _score_ops(b, s)
+    tk = op.sizes.get_values()[1]
+    if tk % bk:
+        # A ragged last key block: its columns past tk score -inf (log 0: see below on
+        # -inf constants) and its rows of v, whatever the padding holds, are 0 (a
+        # 0 weight times a NaN would be NaN).
+        neg_inf = b.add(math.LogOp(b.splat(0.0, TensorType(f32, [1, 1]))))
+        t = b.add(
+            tl.SelectOp(
+                b.operand(_within(b, 1, tk), [bq, bk]), t, b.operand(neg_inf, [bq, bk])
+            )
+        )
+        v_type = v.type
+        assert isinstance(v_type, TensorType)
+        v = b.add(
+            tl.SelectOp(b.operand(_within(b, 0, tk), [bk, e]), v, b.splat(0.0, v_type))
+        )
     row = TensorType(f32, [bq, 1])
     m = b.add(tl.AccumulateOp(ReductionKind.MAX, b.add(tl.ReduceOp("max", t, [1]))))
     m_prev = b.add(tl.PreviousOp(m))
@@ -343,32 +362,36 @@ def _body(b: _Builder) -> None:
     b.add(tl.OnLastStepOp(Region(last)))
 
 
-def _unit_row_view(kernel: ta.KernelOp, op: ta.AttentionOp, load: ta.LoadOp) -> None:
-    """A score load that takes one row of its buffer's second-minor dim (a padding
-    mask's batch row) reads a view with a unit dim before the last, `(..., A, 1, B)`:
-    its block `(1, bk)` is whole there, which a row of A is not (the block rule)."""
+def _unit_dims_view(kernel: ta.KernelOp, op: ta.AttentionOp, load: ta.LoadOp) -> None:
+    """Give a score load that takes one element of its buffer's minor dims (where the
+    map has a batch dim or a constant) a view in which that block is whole: a padding
+    mask's batch row `(..., A, B)` is read through `(..., A, 1, B)`, a per-head bias
+    `(..., H)` through `(..., H, 1, 1)`. A block of one row of A, or one element of H,
+    is not legal (the block rule); a block of the unit dims is."""
     t = load.buffer.type
     assert isinstance(t, MemRefType)
-    shape = t.get_shape()
-    results = load.map.data.results
-    if len(shape) < 2 or shape[-2] == 1:
-        return
-    at = _dim_of(results[-2])
+    shape = list(t.get_shape())
+    results = list(load.map.data.results)
     names = "b" * len(op.batch_extents) + "ij"
-    if at is not None and names[_score_position(load, at)] in "ij":
+
+    def tiled(expr: AffineExpr) -> bool:
+        at = _dim_of(expr)
+        return at is not None and names[_score_position(load, at)] in "ij"
+
+    zero = AffineConstantExpr(0)
+    if shape[-1] != 1 and not tiled(results[-1]):
+        shape, results = [*shape, 1, 1], [*results, zero, zero]
+    elif len(shape) >= 2 and shape[-2] != 1 and not tiled(results[-2]):
+        shape = [*shape[:-1], 1, shape[-1]]
+        results = [*results[:-1], zero, results[-1]]
+    else:
         return
-    view = ta.ReshapeOp(
-        load.buffer, MemRefType(t.element_type, [*shape[:-1], 1, shape[-1]])
-    )
+    view = ta.ReshapeOp(load.buffer, MemRefType(t.element_type, shape))
     view.result.name_hint = load.buffer.name_hint
     kernel.body.block.insert_op_before(view, op)
     m = load.map.data
     load.operands[0] = view.result
-    load.map = AffineMapAttr(
-        AffineMap(
-            m.num_dims, m.num_symbols, (*results[:-1], AffineConstantExpr(0), results[-1])
-        )
-    )
+    load.map = AffineMapAttr(AffineMap(m.num_dims, m.num_symbols, tuple(results)))
 
 
 def _score_position(load: ta.LoadOp, at: int) -> int:
@@ -405,7 +428,7 @@ def tile_attention(
                     op, f"tile: attention {what} has no legal block of {size} rows"
                 )
     for load in [o for o in op.score.block.ops if isinstance(o, ta.LoadOp)]:
-        _unit_row_view(kernel, op, load)
+        _unit_dims_view(kernel, op, load)
     args = list(kernel.body.block.args)
     views = [o for o in kernel.body.block.ops if isinstance(o, ta.ReshapeOp)]
     roles = [kernel.role_of(a).value for a in args]
@@ -417,7 +440,7 @@ def tile_attention(
     for old, new in zip([*args, *(v.result for v in views)], kblock.args):
         mapping[old] = new
         new.name_hint = old.name_hint
-    extents = [*op.batch_extents, tq // bq, tk // bk]
+    extents = [*op.batch_extents, -(-tq // bq), -(-tk // bk)]
     semantics = [tl.GridSemantics.PARALLEL] * (len(extents) - 1)
     grid = tl.GridOp(extents, [*semantics, tl.GridSemantics.SEQUENTIAL])
     for n, iv in enumerate(grid.body.block.args):
