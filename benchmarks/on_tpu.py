@@ -195,7 +195,7 @@ def timings(only: list[str]) -> list[dict]:
         p = jax.nn.softmax(s, axis=-1)
         return jnp.einsum("bhqk,bhkd->bhqd", p, v, precision=highest)
 
-    for t in [512, 2048]:
+    for t in [512, 2048, 4096]:
         for causal in [False, True]:
             cases.append(
                 (

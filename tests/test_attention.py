@@ -156,6 +156,63 @@ def test_a_bias_per_head_is_one_kernel(shape) -> None:
     torch.testing.assert_close(k(*inputs), _biased(*inputs), rtol=1e-5, atol=1e-5)
 
 
+def _tril(diagonal: int):
+    def masked(q, k, v):
+        keep = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).tril(diagonal)
+        s = (q @ k.transpose(-2, -1) * 0.125).masked_fill(~keep, float("-inf"))
+        return torch.softmax(s, -1) @ v
+
+    return masked
+
+
+@pytest.mark.parametrize(
+    ("diagonal", "queries", "keys"),
+    [
+        (0, 256, 256),
+        (-1, 256, 256),
+        (2, 256, 256),
+        (256, 128, 384),
+        (0, 1024, 1024),
+        (512, 600, 1112),
+    ],
+    ids=["causal", "strict", "diagonal2", "after_cached", "long", "long_after_cached"],
+)
+def test_a_triangular_mask_is_the_ops_causal_bound(diagonal, queries, keys) -> None:
+    """A `tril(diagonal)` mask of loop indices becomes `causal <diagonal>` (keys
+    j > i + diagonal hidden) and leaves the score region; `after_cached` is a
+    prefill of 128 queries after 256 cached keys. With `strict`, query 0 sees no key:
+    NaN, as in eager. In blocks of 512 (`long`, and `long_after_cached` with ragged
+    last blocks), the key blocks a query block cannot see are skipped (`tl.when`)."""
+    torch.manual_seed(8)
+    fn = _tril(diagonal)
+    q = torch.randn(1, 2, queries, 32)
+    k, v = torch.randn(1, 2, keys, 32), torch.randn(1, 2, keys, 32)
+    c = pallas_ir.compile(fn, [q, k, v])
+    ir = c.ir["raise-attention"]
+    assert f"causal {diagonal} :" in ir and "arith.select" not in ir
+    assert _kernels(c) == 1
+    assert ("tl.when" in c.ir["tile"]) == (keys > 512)
+    torch.testing.assert_close(
+        c(q, k, v), fn(q, k, v), rtol=1e-5, atol=1e-5, equal_nan=True
+    )
+
+
+def test_a_mask_below_the_diagonal_is_not_a_causal_bound() -> None:
+    """`triu` hides keys before the query: no `causal`, the mask stays in the region."""
+    torch.manual_seed(9)
+    qkv = _inputs((1, 2, 256, 32), 2)
+
+    def anti_causal(q, k, v):
+        keep = torch.ones(256, 256, dtype=torch.bool).triu()
+        s = (q @ k.transpose(-2, -1) * 0.125).masked_fill(~keep, float("-inf"))
+        return torch.softmax(s, -1) @ v
+
+    c = pallas_ir.compile(anti_causal, qkv)
+    ir = c.ir["raise-attention"]
+    assert "ta.attention" in ir and "causal" not in ir
+    torch.testing.assert_close(c(*qkv), anti_causal(*qkv), rtol=1e-5, atol=1e-5)
+
+
 def test_sdpa_zeroes_a_fully_masked_row() -> None:
     """`F.scaled_dot_product_attention` gives 0 (torch's `_safe_softmax`) where
     plain softmax gives NaN: `ta.attention ... zero_masked_rows`."""

@@ -636,6 +636,29 @@ def tile_compute(ops: Sequence[Operation]) -> tuple[int, int]:
     return flops, transcendentals
 
 
+def grid_compute(grid: tl.GridOp) -> tuple[int, int]:
+    """(flops, transcendentals) of a whole `tl.grid`: `tile_compute` of its body at
+    every grid point, except that a `tl.when` body counts only at the points where
+    its condition holds (a causal attention's skipped key blocks cost nothing)."""
+    points = _grid_points(grid.extents)
+    whens = [o for o in grid.body.walk() if isinstance(o, tl.WhenOp)]
+    guarded = {o for when in whens for o in when.body.walk()}
+    flops, transcendentals = tile_compute(
+        [o for o in grid.body.walk() if o not in guarded]
+    )
+    flops *= len(points)
+    transcendentals *= len(points)
+    for when in whens:
+        dims = [points[:, d.index] for d in when.dims]  # type: ignore[attr-defined]
+        (condition,) = when.map.data.results
+        holds = np.broadcast_to(eval_affine(condition, dims, []) >= 0, len(points))
+        runs = int(np.count_nonzero(holds))
+        f, t = tile_compute(list(when.body.walk()))
+        flops += f * runs
+        transcendentals += t * runs
+    return flops, transcendentals
+
+
 def body_vmem_bytes(ops: Iterable[Operation]) -> int:
     """VMEM the values of a kernel body (a `tl.grid`'s or a `pallas.call`'s, which
     convert op for op) take beside its blocks: the values a transpose makes larger in

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
-from xdsl.dialects import arith
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     I64,
     AffineMapAttr,
@@ -26,9 +26,11 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     DictionaryAttr,
     IndexType,
+    IntegerAttr,
     MemRefType,
     SymbolRefAttr,
     UnitAttr,
+    i32,
     i64,
 )
 from xdsl.dialects.utils import EnumAttribute
@@ -439,7 +441,11 @@ class AttentionOp(IRDLOperation):
     block arguments are the batch dims, i, j and the score, and it may load kernel
     arguments at indices of those. A row whose scores are all -inf is NaN, as in
     torch's softmax, or 0 with `zero_masked_rows` (torch's `_safe_softmax`, which
-    `F.scaled_dot_product_attention` uses). q, k, v and out have one element type;
+    `F.scaled_dot_product_attention` uses). `causal c` masks more: every score with
+    `j > i + c` is -inf whatever the region gives (`causal 0`: a key after its query,
+    torch's `tril` mask and `is_causal`); raise-attention writes it where the region
+    already masks those scores, so that the tiler can skip the key blocks it hides.
+    q, k, v and out have one element type;
     with 16-bit data the scores and the softmax are f32 and the weights are rounded to
     the data type for the product with v (summed in f32, rounded once for out).
     raise-attention writes it for the matmul-softmax-matmul chains users write; the
@@ -455,6 +461,7 @@ class AttentionOp(IRDLOperation):
     v_map = prop_def(AffineMapAttr)
     out_map = prop_def(AffineMapAttr)
     zero_masked_rows = opt_prop_def(UnitAttr)
+    causal = opt_prop_def(IntegerAttr[I64])
     q = operand_def(MemRefType)
     k = operand_def(MemRefType)
     v = operand_def(MemRefType)
@@ -465,7 +472,7 @@ class AttentionOp(IRDLOperation):
     assembly_format = (
         "`batch` $batch `sizes` $sizes `q` $q `[` $q_map `]` `k` $k `[` $k_map `]` "
         "`v` $v `[` $v_map `]` `out` $out `[` $out_map `]` "
-        "(`zero_masked_rows` $zero_masked_rows^)? attr-dict "
+        "(`zero_masked_rows` $zero_masked_rows^)? (`causal` $causal^)? attr-dict "
         "`:` type($q) `,` type($k) `,` type($v) `,` type($out) `score` $score"
     )
 
@@ -484,6 +491,7 @@ class AttentionOp(IRDLOperation):
         operands: Mapping[str, tuple[SSAValue, AffineMapAttr]],
         score: Region,
         zero_masked_rows: bool = False,
+        causal: int | None = None,
     ):
         super().__init__(
             operands=[operands[n][0] for n in ("q", "k", "v", "out")],
@@ -492,6 +500,7 @@ class AttentionOp(IRDLOperation):
                 "sizes": DenseArrayBase.from_list(i64, list(sizes)),
                 **{f"{n}_map": operands[n][1] for n in ("q", "k", "v", "out")},
                 **({"zero_masked_rows": UnitAttr()} if zero_masked_rows else {}),
+                **({"causal": IntegerAttr(causal, i64)} if causal is not None else {}),
             },
             regions=[score],
         )
@@ -499,6 +508,11 @@ class AttentionOp(IRDLOperation):
     @property
     def batch_extents(self) -> tuple[int, ...]:
         return self.batch.get_values()  # type: ignore[return-value]
+
+    @property
+    def causal_offset(self) -> int | None:
+        """c of `causal c` (scores with j > i + c are -inf), or None."""
+        return None if self.causal is None else self.causal.value.data
 
     @property
     def extents(self) -> tuple[int, ...]:
@@ -632,6 +646,28 @@ def dims_of(expr: AffineExpr) -> set[int]:
 
     visit(expr)
     return found
+
+
+IOTA_ARGUMENT = "ta.iota"
+"""An argument attribute of `func.func @forward`: the caller passes 0, 1, ..., n - 1
+(i32) in this 1-D buffer (the frontend's values of loop indices), so a pass may take
+its element k to be k."""
+
+
+def is_iota_argument(value: SSAValue) -> bool:
+    """Whether `value` is a 1-D i32 argument of a `func.func` marked `ta.iota`."""
+    if not isinstance(value, BlockArgument):
+        return False
+    owner = value.block.parent_op()
+    t = value.type
+    return (
+        isinstance(owner, func.FuncOp)
+        and owner.arg_attrs is not None
+        and IOTA_ARGUMENT in owner.arg_attrs.data[value.index].data
+        and isinstance(t, MemRefType)
+        and t.get_num_dims() == 1
+        and t.element_type == i32
+    )
 
 
 @irdl_op_definition

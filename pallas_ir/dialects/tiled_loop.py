@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import (
+    Attribute,
     Block,
     BlockArgument,
     Dialect,
@@ -37,6 +38,7 @@ from xdsl.ir import (
     SpacedOpaqueSyntaxAttribute,
     SSAValue,
 )
+from xdsl.ir.affine import AffineDimExpr, AffineExpr
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -52,12 +54,14 @@ from xdsl.irdl import (
     result_def,
     traits_def,
     var_operand_def,
+    var_result_def,
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import (
     HasAncestor,
     HasParent,
+    IsTerminator,
     MemoryReadEffect,
     MemoryWriteEffect,
     NoTerminator,
@@ -66,6 +70,7 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from pallas_ir.affine_analysis import linearize
 from pallas_ir.dialects.common import (
     READABLE_ROLES,
     WRITABLE_ROLES,
@@ -606,8 +611,175 @@ class OnLastStepOp(IRDLOperation):
     def verify_(self) -> None:
         _require_sequential_suffix(self, "tl.on_last_step")
         for op in self.body.walk():
-            if isinstance(op, AccumulateOp | OnLastStepOp):
+            if isinstance(op, AccumulateOp | OnLastStepOp | WhenOp):
                 raise VerifyException(f"'{op.name}' cannot be inside tl.on_last_step")
+
+
+@irdl_op_definition
+class WhenOp(IRDLOperation):
+    """Run the body only at the grid points where the map's single result, evaluated
+    on the operands (indices of the enclosing `tl.grid`), is >= 0 (an `affine.if`
+    constraint `>= 0`): a causal flash attention skips the key blocks its mask hides
+    wholly, computing no dots and no exponentials there.
+
+    ```mlir
+    %m, %l, %acc = tl.when affine_map<(d0, d1, d2) -> (d1 * 512 + 511 - d2 * 512)>(%b, %i, %k) {
+      ...
+      %m1 = tl.accumulate <max> %rowmax : tensor<512x1xf32>
+      %mp = tl.previous %m1 : tensor<512x1xf32>
+      %l1 = tl.accumulate <sum> %rowsum rescaled %alpha : tensor<512x1xf32>
+      %a1 = tl.accumulate <sum> %pv rescaled %alpha2 : tensor<512x64xf32>
+      tl.yield %m1, %l1, %a1 : tensor<512x1xf32>, tensor<512x1xf32>, tensor<512x64xf32>
+    } : tensor<512x1xf32>, tensor<512x1xf32>, tensor<512x64xf32>
+    ```
+
+    The results are the totals of `tl.accumulate`s directly in the body, which it
+    yields: where the body runs, the total after this point's combination; where it
+    does not, the total so far, unchanged (the point contributes nothing). A
+    `tl.accumulate` inside combines only where the body runs, and a `tl.previous`
+    inside is the total before this point's combination.
+
+    An accumulator starts at the first point of the grid's sequential dims, so a body
+    holding a `tl.accumulate` must run there: the condition, with every sequential dim
+    at 0, must be >= 0 for every point of the parallel dims. The condition is linear in
+    the grid indices (no `floordiv`, `ceildiv` or `mod`). The body stores nothing (its
+    results are stored in `tl.on_last_step`) and holds no `tl.on_last_step` or
+    `tl.when`.
+    """
+
+    name = "tl.when"
+
+    dims = var_operand_def(IndexType)
+    map = prop_def(AffineMapAttr)
+    body = region_def("single_block")
+    totals = var_result_def(TensorType)
+
+    traits = traits_def(HasAncestor(GridOp))
+    assembly_format = (
+        "$map `(` $dims `)` attr-dict-with-keyword $body (`:` type($totals)^)?"
+    )
+
+    def __init__(
+        self,
+        map: AffineMapAttr,
+        dims: Sequence[SSAValue],
+        body: Region,
+        result_types: Sequence[Attribute] | None = None,
+    ):
+        """`result_types` default to the types the body's `tl.yield` yields."""
+        if result_types is None:
+            last = body.block.last_op
+            result_types = (
+                [v.type for v in last.values] if isinstance(last, YieldOp) else []
+            )
+        super().__init__(
+            operands=[dims],
+            properties={"map": map},
+            regions=[body],
+            result_types=[result_types],
+        )
+
+    @property
+    def yield_op(self) -> YieldOp:
+        last = self.body.block.last_op
+        assert isinstance(last, YieldOp)  # verified
+        return last
+
+    def verify_(self) -> None:
+        if len(self.map.data.results) != 1:
+            raise VerifyException(
+                f"tl.when's map has {len(self.map.data.results)} results, not the one "
+                "of its condition"
+            )
+        verify_map_arity(self.map.data, len(self.dims), 0, 1, "tl.when")
+        for i, d in enumerate(self.dims):
+            if _grid_extent(d) is None:
+                raise VerifyException(
+                    f"tl.when dim operand #{i} must be an index of the enclosing tl.grid"
+                )
+        (expr,) = self.map.data.results
+        on_grid = expr.replace_dims_and_symbols(
+            [AffineDimExpr(d.index) for d in self.dims],  # type: ignore[attr-defined]
+            [],
+        )
+        condition = linearize(on_grid)
+        if condition is None:
+            raise VerifyException(
+                f"tl.when's condition {expr} must be linear in the grid indices "
+                "(no floordiv, ceildiv or mod)"
+            )
+        last = self.body.block.last_op
+        if not isinstance(last, YieldOp):
+            raise VerifyException("tl.when's body ends in a tl.yield")
+        if [v.type for v in last.values] != [r.type for r in self.totals]:
+            raise VerifyException(
+                f"tl.when yields {len(last.values)} values of types "
+                f"({', '.join(str(v.type) for v in last.values)}), but its results are "
+                f"({', '.join(str(r.type) for r in self.totals)})"
+            )
+        for k, v in enumerate(last.values):
+            owner = v.owner
+            if not (
+                isinstance(owner, AccumulateOp) and owner.parent_block() is last.parent
+            ):
+                raise VerifyException(
+                    f"tl.when yields the results of tl.accumulates directly in its "
+                    f"body, and value #{k} is not one"
+                )
+        holds_accumulator = False
+        for op in self.body.walk():
+            if isinstance(op, OnLastStepOp | WhenOp | StoreOp | ScatterOp):
+                raise VerifyException(
+                    f"'{op.name}' cannot be inside tl.when"
+                    + (
+                        ": yield tl.accumulate totals and store them in tl.on_last_step"
+                        if isinstance(op, StoreOp | ScatterOp)
+                        else ""
+                    )
+                )
+            holds_accumulator |= isinstance(op, AccumulateOp)
+        if holds_accumulator:
+            self._verify_runs_at_first_step(expr, condition.dims, condition.constant)
+
+    def _verify_runs_at_first_step(
+        self, expr: AffineExpr, coefficients: dict[int, int], constant: int
+    ) -> None:
+        """The condition's minimum over the parallel dims' box, the sequential dims at
+        0 (affine: at a corner of the box), is >= 0."""
+        grid = _enclosing_grid(self)
+        point = [0] * len(grid.extents)
+        for k, c in coefficients.items():
+            parallel = grid.semantics.data[k].data == GridSemantics.PARALLEL
+            if parallel and c < 0:
+                point[k] = grid.extents[k] - 1
+        lowest = constant + sum(c * point[k] for k, c in coefficients.items())
+        if lowest < 0:
+            raise VerifyException(
+                "a tl.when holding a tl.accumulate must run at the first step of the "
+                f"grid's sequential dims, where its accumulators start, but its "
+                f"condition {expr} is {lowest} < 0 at grid point "
+                f"({', '.join(map(str, point))})"
+            )
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """The totals a `tl.when` gives: results of `tl.accumulate`s directly in its body.
+
+    ```mlir
+    tl.yield %m, %l : tensor<512x1xf32>, tensor<512x1xf32>
+    ```
+    """
+
+    name = "tl.yield"
+
+    values = var_operand_def(TensorType)
+
+    traits = traits_def(IsTerminator(), HasParent(WhenOp), Pure())
+    assembly_format = "($values^ `:` type($values))? attr-dict"
+
+    def __init__(self, *values: SSAValue):
+        super().__init__(operands=[values])
 
 
 @irdl_op_definition
@@ -1065,6 +1237,8 @@ TiledLoop = Dialect(
         AccumulateOp,
         PreviousOp,
         OnLastStepOp,
+        WhenOp,
+        YieldOp,
         IotaOp,
         GatherOp,
         ScatterOp,

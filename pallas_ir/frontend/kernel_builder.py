@@ -25,11 +25,14 @@ from xdsl.dialects import math as math_dialect
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     AnyFloat,
+    ArrayAttr,
+    DictionaryAttr,
     FloatAttr,
     IndexType,
     IntegerAttr,
     MemRefType,
     ModuleOp,
+    UnitAttr,
     bf16,
     f16,
     f32,
@@ -53,6 +56,7 @@ from pallas_ir.dialects.common import ArgRole
 from pallas_ir.dialects.library_call import Param
 from pallas_ir.dialects.special import SPECIAL_OPS
 from pallas_ir.dialects.tensor_access import (
+    IOTA_ARGUMENT,
     XLA_TARGET,
     AllocOp,
     KernelOp,
@@ -1008,6 +1012,14 @@ class Program:
         forward = func.FuncOp(
             "forward", ([b.host for b in inputs], [b.host for b in outputs])
         )
+        iotas = {id(b) for b in self.iotas.values()}
+        if any(id(b) in iotas for b in inputs):  # what passes may know of their values
+            forward.arg_attrs = ArrayAttr(
+                [
+                    DictionaryAttr({IOTA_ARGUMENT: UnitAttr()} if id(b) in iotas else {})
+                    for b in inputs
+                ]
+            )
         body = forward.body.block
         host = Builder(InsertPoint.at_end(body))
         values: dict[int, SSAValue] = {}

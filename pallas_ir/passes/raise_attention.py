@@ -37,6 +37,10 @@ failed once its body has the consumer's form):
   tiler could start there), in (batch, i, j) order;
 - a flash-attention step with the smallest blocks fits every chip's default scoped
   VMEM (`tpu_rules.flash_attention_fits`: rows of d and e in the thousands do not).
+
+A causal mask of loop indices in F (loads of `{ta.iota}` arguments) becomes the op's
+`causal c`, and leaves the region where it is F's last step
+(`analysis/attention_masks.py`): the tiler skips the key blocks it hides.
 """
 
 from __future__ import annotations
@@ -54,12 +58,14 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
     ModuleOp,
+    i64,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from pallas_ir.affine_analysis import LinearExpr, linearize
+from pallas_ir.analysis.attention_masks import causal_bound, without_causal_mask
 from pallas_ir.diagnostics import count, emit_remark
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects.common import ArgRole, ReductionKind, find_forward
@@ -840,6 +846,15 @@ def _rewrite(module: ModuleOp, m: _Matcher, chain: _Chain) -> None:
     attention.location = chain.out.location
     if (error := attention.view_form_error()) is not None:
         raise _NotRaised(error)
+
+    def reads_iota(load: ta.LoadOp) -> bool:
+        host = host_root(hosts[ta.root_buffer(load.buffer).index])  # type: ignore[attr-defined]
+        return ta.is_iota_argument(host) and load.buffer.type == host.type
+
+    if (offset := causal_bound(attention, reads_iota)) is not None:
+        attention.properties["causal"] = IntegerAttr(offset, i64)
+        if (unmasked := without_causal_mask(attention, reads_iota)) is not None:
+            _yield_without_mask(attention, unmasked)  # `causal` says it
     block.add_op(attention)
     taken = {k.sym_name.data for k in module.ops if isinstance(k, ta.KernelOp)}
     name = f"{c.kernel.sym_name.data}_attention"
@@ -863,6 +878,17 @@ def _rewrite(module: ModuleOp, m: _Matcher, chain: _Chain) -> None:
         Rewriter.erase_op(k.kernel)
     for t in chain.temporaries:
         _erase_unused(t)
+
+
+def _yield_without_mask(attention: ta.AttentionOp, unmasked: SSAValue) -> None:
+    """Yield `unmasked` from the score region, and drop the ops left unused."""
+    region = attention.score.block
+    yielded = region.last_op
+    assert isinstance(yielded, ta.YieldOp)
+    yielded.operands[0] = unmasked
+    for dead in reversed(list(region.ops)):
+        if dead is not yielded and not any(r.uses for r in dead.results):
+            region.erase_op(dead)
 
 
 def _in_dag(op: Operation, root: SSAValue) -> bool:

@@ -106,7 +106,9 @@ def random_arguments(
     forward: func.FuncOp, constraints: InputConstraints, rng: np.random.Generator
 ) -> list[np.ndarray]:
     return [
-        random_array(
+        np.arange(a.type.get_shape()[0], dtype=np.int32)  # type: ignore[attr-defined]
+        if ta.is_iota_argument(a)  # what the caller passes there
+        else random_array(
             a.type, rng, constraints.limits.get(a.index), a.index in constraints.nonzero
         )
         for a in forward.body.block.args

@@ -191,6 +191,10 @@ def _run_attention(op: ta.AttentionOp, env: dict[SSAValue, Any]) -> None:
                 f"the reference interpreter does not model '{inner.name}'"
             )
     t = scores.astype(np.float32)
+    if (c := op.causal_offset) is not None:
+        i = np.arange(op.extents[nb])[:, None]
+        j = np.arange(op.extents[nb + 1])[None, :]
+        t = np.where(j > i + c, np.float32(-np.inf), t)
     with np.errstate(invalid="ignore", over="ignore"):
         p = np.exp(t - t.max(axis=-1, keepdims=True))
         p = p / p.sum(axis=-1, keepdims=True)
@@ -250,6 +254,11 @@ def run_forward(module: ModuleOp, *arrays: np.ndarray) -> list[np.ndarray]:
     for arg, a in zip(block.args, arrays):
         shape, dtype = array_type(arg.type)  # buffers, and scalars
         env[arg] = np.array(a, dtype=dtype).reshape(shape)
+        if ta.is_iota_argument(arg) and not np.array_equal(env[arg], np.arange(shape[0])):
+            raise ReferenceError(
+                f"@forward argument #{arg.index} is marked {ta.IOTA_ARGUMENT} but does "
+                "not hold 0, 1, ..., n - 1"
+            )
     for op in block.ops:
         if isinstance(op, ta.AllocOp):
             t = op.result.type

@@ -8,7 +8,8 @@ part of its tile; a `tl.scatter` writes its rows one by one, in order. Tile comp
 numpy on whole tiles. A `tl.accumulate` keeps its running total per point of the
 parallel grid dims (a rescaled one `total * factor + partial`), a `tl.previous` reads
 the total before this point's combination, and a `tl.on_last_step` body runs at the
-last point of the sequential ones.
+last point of the sequential ones. A `tl.when` body runs where its condition is >= 0;
+elsewhere its results are its accumulators' totals so far.
 """
 
 from __future__ import annotations
@@ -184,6 +185,18 @@ def _run_ops(ops: Iterable[Operation], local: dict[SSAValue, Any], step: _Step) 
         elif isinstance(op, tl.OnLastStepOp):
             if step.last:
                 _run_ops(op.body.block.ops, local, step)
+        elif isinstance(op, tl.WhenOp):
+            (condition,) = op.map.data.results
+            yielded = op.yield_op.values
+            if int(eval_affine(condition, args, [])) >= 0:
+                _run_ops(op.body.block.ops, local, step)
+                totals = [local[v] for v in yielded]
+            else:  # the point contributes nothing: each total so far, unchanged
+                totals = [step.totals[(v.owner, step.parallel)] for v in yielded]
+            for result, total in zip(op.totals, totals, strict=True):
+                local[result] = total
+        elif isinstance(op, tl.YieldOp):
+            pass  # its tl.when reads what it yields
         elif isinstance(op, tl.IotaOp):
             offset = int(eval_affine(op.map.data.results[0], args, []))
             local[op.result] = _iota(op.result.type, op.dim.value.data, offset)  # type: ignore[arg-type]

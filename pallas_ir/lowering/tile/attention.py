@@ -265,6 +265,35 @@ def _within(b: _Builder, dim: int, extent: int) -> SSAValue:
     return b.add(tl.CompareOp(ComparePredicate.SLT, keys, bound))
 
 
+def _hidden(b: _Builder, offset: int) -> SSAValue:
+    """Whether each score of this step's (bq, bk) block has j > i + offset (`causal`)."""
+    n = len(b.ivs)
+    rows = AffineMap(n, 0, (AffineDimExpr(b.nb) * b.bq + offset,))
+    cols = AffineMap(n, 0, (AffineDimExpr(b.nb + 1) * b.bk,))
+    i = b.add(tl.IotaOp(0, AffineMapAttr(rows), b.ivs, TensorType(i32, [b.bq, 1])))
+    j = b.add(tl.IotaOp(1, AffineMapAttr(cols), b.ivs, TensorType(i32, [1, b.bk])))
+    plane = [b.bq, b.bk]
+    return b.add(
+        tl.CompareOp(ComparePredicate.SGT, b.operand(j, plane), b.operand(i, plane))
+    )
+
+
+def _live_blocks(b: _Builder) -> AffineMap | None:
+    """With `causal c`, the key blocks that hold a key some query of the step's query
+    block sees (j <= i + c for some i, j of the block): where
+    `qi * bq + bq - 1 + c - kj * bk >= 0`, the condition of the step's `tl.when`. None
+    when every step is live, or when some query block sees no key of the first key
+    block (its accumulators start there: `tl.when` must run at kj = 0)."""
+    c = b.op.causal_offset
+    if c is None or c < 1 - b.bq:
+        return None
+    tk = b.op.sizes.get_values()[1]
+    if b.bq - 1 + c >= (-(-tk // b.bk) - 1) * b.bk:
+        return None  # the first query block already sees the last key block
+    qi, kj = AffineDimExpr(b.nb), AffineDimExpr(b.nb + 1)
+    return AffineMap(len(b.ivs), 0, (qi * b.bq + (b.bq - 1 + c) - kj * b.bk,))
+
+
 def _body(b: _Builder) -> None:
     op = b.op
     nb = b.nb
@@ -280,15 +309,21 @@ def _body(b: _Builder) -> None:
     q = b.load(op.q, op.q_map.data.results, dims)
     k = b.load(op.k, op.k_map.data.results, dims)
     v = b.load(op.v, op.v_map.data.results, dims)
+    live = _live_blocks(b)
+    grid_body = b.block
+    if live is not None:  # the step's work goes in a tl.when
+        b.block = Block()
     kt = b.add(tl.TransposeOp(k, [1, 0]))
     s = b.add(tl.DotOp(q, kt, precision))
     t = _score_ops(b, s)
     tk = op.sizes.get_values()[1]
+    # -inf as log 0 (see below on -inf constants)
+    neg_inf = b.add(math.LogOp(b.splat(0.0, TensorType(f32, [1, 1]))))
+    if (c := op.causal_offset) is not None:
+        t = b.add(tl.SelectOp(_hidden(b, c), b.operand(neg_inf, [bq, bk]), t))
     if tk % bk:
-        # A ragged last key block: its columns past tk score -inf (log 0: see below on
-        # -inf constants) and its rows of v, whatever the padding holds, are 0 (a
-        # 0 weight times a NaN would be NaN).
-        neg_inf = b.add(math.LogOp(b.splat(0.0, TensorType(f32, [1, 1]))))
+        # A ragged last key block: its columns past tk score -inf and its rows of v,
+        # whatever the padding holds, are 0 (a 0 weight times a NaN would be NaN).
         t = b.add(
             tl.SelectOp(
                 b.operand(_within(b, 1, tk), [bq, bk]), t, b.operand(neg_inf, [bq, bk])
@@ -317,6 +352,13 @@ def _body(b: _Builder) -> None:
         p = b.add(tl.ConvertOp(p, TensorType(v.type.element_type, [bq, bk])))  # type: ignore[attr-defined]
     pv = b.add(tl.DotOp(p, v, precision))
     acc = b.add(tl.AccumulateOp(ReductionKind.SUM, pv, b.operand(alpha, [bq, e])))
+    if live is not None:
+        b.block.add_op(tl.YieldOp(total, acc))
+        when = tl.WhenOp(AffineMapAttr(live), b.ivs, Region(b.block))
+        when.location = op.location
+        grid_body.add_op(when)
+        b.block = grid_body
+        total, acc = when.results
     last = Block()
     b_last = _Builder(op, bq, bk, b.args, b.grid)
     b_last.block = last

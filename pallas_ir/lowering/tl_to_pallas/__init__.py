@@ -15,7 +15,11 @@ Each `ta.launch` of a `tl.kernel` in `func.func @forward` becomes one `pallas.ca
 * an `inout` buffer is passed in and aliased to its output, so what the kernel does
   not write keeps its value;
 * a `tl.scatter` keeps its `inout` dest in HBM (`any` in, aliased to an `any` output)
-  and writes the tile's rows there one by one by row DMA, at prefetched positions.
+  and writes the tile's rows there one by one by row DMA, at prefetched positions;
+* a `tl.when` body becomes a `pl.when(<condition on the program ids> >= 0)` body (its
+  accumulators' init and combination nested inside), and its results read the
+  accumulators' VMEM scratch after it. (Program ids are read outside every
+  `pl.when`: interpret mode has none inside one.)
 
 On the host, buffers (memrefs, written in place) become SSA tensors: a launch reads
 the current value of each buffer and defines a new value for each one it writes;

@@ -1,5 +1,6 @@
 """Accumulating stores and `tl.accumulate`s of tl-to-pallas across `sequential` grid
-dims: a guarded read-combine-write."""
+dims: a guarded read-combine-write; and the grid-position conditions that guard them
+(and `tl.when` bodies)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,11 @@ from xdsl.dialects.builtin import (
     i32,
 )
 from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineExpr
 
 from pallas_ir.dialects import pallas
 from pallas_ir.dialects import tiled_loop as tl
+from pallas_ir.lowering.tl_to_pallas.access import grid_scalar
 
 _COMBINE: dict[str, tuple[type[Operation], type[Operation]]] = {
     "sum": (arith.AddfOp, arith.AddiOp),
@@ -61,6 +64,17 @@ def sequential_steps(
             all_at = both.result
     assert all_at is not None  # the verifier requires sequential dims
     return ops, all_at
+
+
+def grid_condition(
+    expr: AffineExpr, where: Operation
+) -> tuple[list[Operation], SSAValue]:
+    """`i1` that holds where `expr` (of the grid indices) is >= 0, as a `tl.when`
+    condition."""
+    ops, value = grid_scalar(expr, where)
+    zero = arith.ConstantOp(IntegerAttr(0, i32))
+    holds = arith.CmpiOp(value, zero.result, "sge")
+    return [*ops, zero, holds], holds.result
 
 
 def _combine_over_steps(

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -23,7 +22,7 @@ from xdsl.ir.affine import (
     AffineMap,
 )
 
-from pallas_ir.analysis.cost_model import call_cost, tile_compute
+from pallas_ir.analysis.cost_model import call_cost, grid_compute
 from pallas_ir.diagnostics import PassError
 from pallas_ir.dialects import pallas
 from pallas_ir.dialects import tensor_access as ta
@@ -40,6 +39,7 @@ from pallas_ir.lowering.tl_to_pallas.access import KernelConverter, grid_scalar,
 from pallas_ir.lowering.tl_to_pallas.accumulate import (
     accumulate,
     accumulator_type,
+    grid_condition,
     running_total,
     sequential_steps,
 )
@@ -181,7 +181,8 @@ class TlToPallasPass(CheckedOptionsPass):
     ) -> pallas.CallOp:
         (grid,) = [g for g in kernel.body.block.ops if isinstance(g, tl.GridOp)]
         conv = KernelConverter(kernel, grid)
-        # (a tl.on_last_step's body is converted into a pallas.when, op for op)
+        # (a tl.on_last_step's or tl.when's body is converted into a pallas.when, op
+        # for op)
         body_ops = list(grid.body.walk())
         # Scalar prefetch: every prefetch buffer a scalar_load or a gather reads. A
         # gather's `in` index buffer (too big for SMEM) is streamed instead (G3c).
@@ -531,6 +532,30 @@ class TlToPallasPass(CheckedOptionsPass):
                     block.add_op(p)
                 into[o.body.block] = Block()
                 new = pallas.WhenOp(last, Region(into[o.body.block]))
+            elif isinstance(o, tl.WhenOp):
+                (condition,) = conv.grid_map(o.map.data, o.dims, o).results
+                prologue, runs = grid_condition(condition, o)
+                for p in prologue:
+                    p.location = o.location
+                    block.add_op(p)
+                into[o.body.block] = Block()
+                when = pallas.WhenOp(runs, Region(into[o.body.block]))
+                when.location = o.location
+                block.add_op(when)
+                # Outside the pallas.when, each result is its accumulator's scratch:
+                # this step's total where the body ran, the total so far elsewhere.
+                for result, total in zip(o.totals, o.yield_op.values, strict=True):
+                    read = pallas.LoadOp(
+                        scratch_refs[total_scratch[total.owner]],  # type: ignore[index]
+                        result.type,  # type: ignore[arg-type]
+                    )
+                    read.location = o.location
+                    read.result.name_hint = result.name_hint
+                    block.add_op(read)
+                    values[result] = read.result
+                continue
+            elif isinstance(o, tl.YieldOp):
+                continue  # its tl.when's results read the accumulators' scratch
             elif isinstance(o, tl.TransposeOp):
                 new = pallas.TransposeOp(values[o.source], o.permutation.get_values())
             elif isinstance(o, tl.IotaOp):
@@ -570,7 +595,7 @@ class TlToPallasPass(CheckedOptionsPass):
             for old_r, new_r in zip(o.results, new.results):
                 new_r.name_hint = old_r.name_hint
                 values[old_r] = new_r
-        steps = math.prod(grid.extents)
+        _hoist_program_ids(body)
         call = pallas.CallOp(
             kernel.sym_name.data,
             operands,
@@ -588,9 +613,9 @@ class TlToPallasPass(CheckedOptionsPass):
         )
         host.add(call)
         cost = call_cost(call)
-        flops, transcendentals = tile_compute(body_ops)
+        flops, transcendentals = grid_compute(grid)
         call.properties["cost_estimate"] = pallas.CostEstimateAttr(
-            flops * steps, transcendentals * steps, cost.modelled
+            flops, transcendentals, cost.modelled
         )
         chip = CHIPS[self.chip]
         if cost.vmem_bytes > chip.vmem_bytes:
@@ -607,3 +632,25 @@ class TlToPallasPass(CheckedOptionsPass):
         for sc, r in zip(scatters, call.outs[len(stores) :]):
             host.write(launch.args[sc.dest.index], r)  # type: ignore[attr-defined]
         return call
+
+
+def _hoist_program_ids(body: Block) -> None:
+    """Move each `pallas.program_id` inside a `pallas.when` (a `tl.when` body's, or
+    its accumulators') out before the top-level op that holds it, one per axis there:
+    interpret mode has no `program_id` inside a `pl.when` (a `cond` branch)."""
+    hoisted: dict[tuple[Operation, int], SSAValue] = {}
+    for pid in [o for o in body.walk() if isinstance(o, pallas.ProgramIdOp)]:
+        top: Operation = pid
+        while top.parent_block() is not body:
+            top = top.parent_op()  # type: ignore[assignment]
+        if top is pid:
+            continue
+        key = (top, pid.axis.value.data)
+        if key in hoisted:
+            pid.result.replace_all_uses_with(hoisted[key])
+            pid.detach()
+            pid.erase()
+            continue
+        pid.detach()
+        body.insert_op_before(pid, top)
+        hoisted[key] = pid.result

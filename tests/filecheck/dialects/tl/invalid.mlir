@@ -876,3 +876,164 @@ tl.kernel @k(%x: memref<64x256xf32> {role = "in"}, %o: memref<64x128xf32> {role 
   }
 }
 
+
+// -----
+
+// tl.when: the body must run at the first key step, where its accumulators start; at
+// k = 0 the condition `k - 1` is -1.
+tl.kernel @k(%x: memref<64x512xf32> {role = "in"}, %o: memref<64x128xf32> {role = "out"}) {
+  tl.grid [2, 4] (parallel, sequential) (%i, %k) {
+    // expected-error@+1 {{a tl.when holding a tl.accumulate must run at the first step of the grid's sequential dims, where its accumulators start, but its condition (d1 + -1) is -1 < 0 at grid point (0, 0)}}
+    %t = tl.when affine_map<(d0, d1) -> (d1 - 1)> (%i, %k) {
+      %v = tl.load %x[affine_map<(d0, d1) -> (0, d1 * 128)>](%i, %k) : memref<64x512xf32> -> tensor<64x128xf32>
+      %s = tl.accumulate <sum> %v : tensor<64x128xf32>
+      tl.yield %s : tensor<64x128xf32>
+    } : tensor<64x128xf32>
+  }
+}
+
+// -----
+
+// ... for every point of the parallel dims: at i = 3 (k = 0) `2 - i - k` is -1.
+tl.kernel @k(%x: memref<64x512xf32> {role = "in"}, %o: memref<64x128xf32> {role = "out"}) {
+  tl.grid [4, 4] (parallel, sequential) (%i, %k) {
+    // expected-error@+1 {{but its condition (((d0 * -1) + 2) + (d1 * -1)) is -1 < 0 at grid point (3, 0)}}
+    %t = tl.when affine_map<(d0, d1) -> (2 - d0 - d1)> (%i, %k) {
+      %v = tl.load %x[affine_map<(d0, d1) -> (0, d1 * 128)>](%i, %k) : memref<64x512xf32> -> tensor<64x128xf32>
+      %s = tl.accumulate <sum> %v : tensor<64x128xf32>
+      tl.yield %s : tensor<64x128xf32>
+    } : tensor<64x128xf32>
+  }
+}
+
+// -----
+
+tl.kernel @k(%x: memref<64x512xf32> {role = "in"}, %o: memref<64x128xf32> {role = "out"}) {
+  tl.grid [2, 4] (parallel, sequential) (%i, %k) {
+    // expected-error@+1 {{tl.when's condition ((d0 * 4) + ((d1 floordiv 2) * -1)) must be linear in the grid indices (no floordiv, ceildiv or mod)}}
+    %t = tl.when affine_map<(d0, d1) -> (d0 * 4 - d1 floordiv 2)> (%i, %k) {
+      %v = tl.load %x[affine_map<(d0, d1) -> (0, d1 * 128)>](%i, %k) : memref<64x512xf32> -> tensor<64x128xf32>
+      %s = tl.accumulate <sum> %v : tensor<64x128xf32>
+      tl.yield %s : tensor<64x128xf32>
+    } : tensor<64x128xf32>
+  }
+}
+
+// -----
+
+tl.kernel @k(%x: memref<64x512xf32> {role = "in"}, %o: memref<64x128xf32> {role = "out"}) {
+  tl.grid [2, 4] (parallel, sequential) (%i, %k) {
+    %c = arith.constant 0 : index
+    // expected-error@+1 {{tl.when dim operand #1 must be an index of the enclosing tl.grid}}
+    tl.when affine_map<(d0, d1) -> (d0 - d1)> (%i, %c) {
+      tl.yield
+    }
+  }
+}
+
+// -----
+
+tl.kernel @k(%x: memref<64x512xf32> {role = "in"}, %o: memref<64x128xf32> {role = "out"}) {
+  tl.grid [2, 4] (parallel, sequential) (%i, %k) {
+    // expected-error@+1 {{tl.when's map has 2 results, not the one of its condition}}
+    tl.when affine_map<(d0, d1) -> (d0, d1)> (%i, %k) {
+      tl.yield
+    }
+  }
+}
+
+// -----
+
+// The results are tl.accumulate totals: a tile computed in the body is not one.
+tl.kernel @k(%x: memref<64x512xf32> {role = "in"}, %o: memref<64x128xf32> {role = "out"}) {
+  tl.grid [2, 4] (parallel, sequential) (%i, %k) {
+    // expected-error@+1 {{tl.when yields the results of tl.accumulates directly in its body, and value #1 is not one}}
+    %t, %e = tl.when affine_map<(d0, d1) -> (3 - d1)> (%i, %k) {
+      %v = tl.load %x[affine_map<(d0, d1) -> (0, d1 * 128)>](%i, %k) : memref<64x512xf32> -> tensor<64x128xf32>
+      %s = tl.accumulate <sum> %v : tensor<64x128xf32>
+      %e1 = math.exp %v : tensor<64x128xf32>
+      tl.yield %s, %e1 : tensor<64x128xf32>, tensor<64x128xf32>
+    } : tensor<64x128xf32>, tensor<64x128xf32>
+  }
+}
+
+// -----
+
+tl.kernel @k(%x: memref<64x512xf32> {role = "in"}, %o: memref<64x128xf32> {role = "out"}) {
+  tl.grid [2, 4] (parallel, sequential) (%i, %k) {
+    // expected-error@+1 {{tl.when yields 1 values of types (tensor<64x128xf32>), but its results are (tensor<64x1xf32>)}}
+    %t = tl.when affine_map<(d0, d1) -> (3 - d1)> (%i, %k) {
+      %v = tl.load %x[affine_map<(d0, d1) -> (0, d1 * 128)>](%i, %k) : memref<64x512xf32> -> tensor<64x128xf32>
+      %s = tl.accumulate <sum> %v : tensor<64x128xf32>
+      tl.yield %s : tensor<64x128xf32>
+    } : tensor<64x1xf32>
+  }
+}
+
+// -----
+
+// A tl.when body stores nothing: its totals are stored in tl.on_last_step.
+tl.kernel @k(%x: memref<64x512xf32> {role = "in"}, %o: memref<64x512xf32> {role = "out"}) {
+  tl.grid [2, 4] (parallel, sequential) (%i, %k) {
+    // expected-error@+1 {{'tl.store' cannot be inside tl.when: yield tl.accumulate totals and store them in tl.on_last_step}}
+    tl.when affine_map<(d0, d1) -> (3 - d1)> (%i, %k) {
+      %v = tl.load %x[affine_map<(d0, d1) -> (0, d1 * 128)>](%i, %k) : memref<64x512xf32> -> tensor<64x128xf32>
+      tl.store %v, %o[affine_map<(d0, d1) -> (0, d1 * 128)>](%i, %k) : tensor<64x128xf32>, memref<64x512xf32>
+      tl.yield
+    }
+  }
+}
+
+// -----
+
+tl.kernel @k(%x: memref<64x512xf32> {role = "in"}, %o: memref<64x128xf32> {role = "out"}) {
+  tl.grid [2, 4] (parallel, sequential) (%i, %k) {
+    // expected-error@+1 {{'tl.on_last_step' cannot be inside tl.when}}
+    tl.when affine_map<(d0, d1) -> (3 - d1)> (%i, %k) {
+      %v = tl.load %x[affine_map<(d0, d1) -> (0, d1 * 128)>](%i, %k) : memref<64x512xf32> -> tensor<64x128xf32>
+      tl.on_last_step {
+        tl.store %v, %o[affine_map<(d0, d1) -> (0, 0)>](%i, %k) : tensor<64x128xf32>, memref<64x128xf32>
+      }
+      tl.yield
+    }
+  }
+}
+
+// -----
+
+tl.kernel @k(%x: memref<64x512xf32> {role = "in"}, %o: memref<64x128xf32> {role = "out"}) {
+  tl.grid [2, 4] (parallel, sequential) (%i, %k) {
+    // expected-error@+1 {{'tl.when' cannot be inside tl.when}}
+    tl.when affine_map<(d0, d1) -> (3 - d1)> (%i, %k) {
+      tl.when affine_map<(d0, d1) -> (2 - d1)> (%i, %k) {
+        tl.yield
+      }
+      tl.yield
+    }
+  }
+}
+
+// -----
+
+tl.kernel @k(%x: memref<64x512xf32> {role = "in"}, %o: memref<64x128xf32> {role = "out"}) {
+  tl.grid [2, 4] (parallel, sequential) (%i, %k) {
+    // expected-error@+1 {{'tl.when' cannot be inside tl.on_last_step}}
+    tl.on_last_step {
+      tl.when affine_map<(d0, d1) -> (d0)> (%i, %k) {
+        tl.yield
+      }
+    }
+  }
+}
+
+// -----
+
+// tl.yield ends a tl.when body only.
+tl.kernel @k(%x: memref<64x512xf32> {role = "in"}, %o: memref<64x128xf32> {role = "out"}) {
+  tl.grid [2, 4] (parallel, sequential) (%i, %k) {
+    tl.on_last_step {
+      // expected-error@+1 {{'tl.yield' expects parent op 'tl.when'}}
+      tl.yield
+    }
+  }
+}

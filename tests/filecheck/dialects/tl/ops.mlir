@@ -447,3 +447,68 @@ tl.kernel @online_softmax(%s: memref<64x512xf32> {role = "in"}, %v: memref<512x1
 // CHECK-GENERIC-NEXT:      %mp = "tl.previous"(%m) {note = "before this step"} : (tensor<64x1xf32>) -> tensor<64x1xf32>
 // CHECK-GENERIC:           %l = "tl.accumulate"(%ps, %alpha) <{kind = #tl<reduction_kind sum>}> : (tensor<64x1xf32>, tensor<64x1xf32>) -> tensor<64x1xf32>
 // CHECK-GENERIC:           %acc = "tl.accumulate"(%pv, %ab) <{kind = #tl<reduction_kind sum>}> {note = "flash"} : (tensor<64x128xf32>, tensor<64x128xf32>) -> tensor<64x128xf32>
+
+// -----
+
+// A causal online softmax: query block i sees key block k only if
+// k * 128 <= i * 128 + 127, so the body (dots, exponentials, the accumulates) runs
+// only where `i * 128 + 127 - k * 128 >= 0`; its results are the accumulators'
+// totals (unchanged where it does not run). A tl.when without results has no types
+// after its body.
+tl.kernel @causal(%q: memref<2x512x128xf32> {role = "in"}, %kt: memref<2x128x512xf32> {role = "in"}, %v: memref<2x512x128xf32> {role = "in"}, %o: memref<2x512x128xf32> {role = "out"}) {
+  tl.grid [2, 4, 4] (parallel, parallel, sequential) (%b, %i, %k) {
+    %q3 = tl.load %q[affine_map<(d0, d1, d2) -> (d0, d1 * 128, 0)>](%b, %i, %k) : memref<2x512x128xf32> -> tensor<1x128x128xf32>
+    %qb = tl.reshape %q3 : tensor<1x128x128xf32> to tensor<128x128xf32>
+    %m, %l, %acc = tl.when affine_map<(d0, d1, d2) -> (d1 * 128 + 127 - d2 * 128)> (%b, %i, %k) {
+      %k3 = tl.load %kt[affine_map<(d0, d1, d2) -> (d0, 0, d2 * 128)>](%b, %i, %k) : memref<2x128x512xf32> -> tensor<1x128x128xf32>
+      %kb = tl.reshape %k3 : tensor<1x128x128xf32> to tensor<128x128xf32>
+      %v3 = tl.load %v[affine_map<(d0, d1, d2) -> (d0, d2 * 128, 0)>](%b, %i, %k) : memref<2x512x128xf32> -> tensor<1x128x128xf32>
+      %vb = tl.reshape %v3 : tensor<1x128x128xf32> to tensor<128x128xf32>
+      %s = tl.dot %qb, %kb : tensor<128x128xf32>, tensor<128x128xf32> -> tensor<128x128xf32>
+      %r = tl.reduce <max> %s [1] : tensor<128x128xf32> -> tensor<128x1xf32>
+      %m1 = tl.accumulate <max> %r : tensor<128x1xf32>
+      %mp = tl.previous %m1 : tensor<128x1xf32>
+      %d = arith.subf %mp, %m1 : tensor<128x1xf32>
+      %alpha = math.exp %d : tensor<128x1xf32>
+      %mb = tl.broadcast %m1 : tensor<128x1xf32> to tensor<128x128xf32>
+      %xs = arith.subf %s, %mb : tensor<128x128xf32>
+      %p = math.exp %xs : tensor<128x128xf32>
+      %ps = tl.reduce <sum> %p [1] : tensor<128x128xf32> -> tensor<128x1xf32>
+      %l1 = tl.accumulate <sum> %ps rescaled %alpha : tensor<128x1xf32>
+      %pv = tl.dot %p, %vb : tensor<128x128xf32>, tensor<128x128xf32> -> tensor<128x128xf32>
+      %ab = tl.broadcast %alpha : tensor<128x1xf32> to tensor<128x128xf32>
+      %a1 = tl.accumulate <sum> %pv rescaled %ab : tensor<128x128xf32>
+      tl.yield %m1, %l1, %a1 : tensor<128x1xf32>, tensor<128x1xf32>, tensor<128x128xf32>
+    } : tensor<128x1xf32>, tensor<128x1xf32>, tensor<128x128xf32>
+    tl.when affine_map<(d0) -> (3 - d0)> (%k) attributes {note = "no results"} {
+      tl.yield
+    }
+    tl.on_last_step {
+      %lb = tl.broadcast %l : tensor<128x1xf32> to tensor<128x128xf32>
+      %y = arith.divf %acc, %lb : tensor<128x128xf32>
+      %y3 = tl.reshape %y : tensor<128x128xf32> to tensor<1x128x128xf32>
+      tl.store %y3, %o[affine_map<(d0, d1, d2) -> (d0, d1 * 128, 0)>](%b, %i, %k) : tensor<1x128x128xf32>, memref<2x512x128xf32>
+    }
+  }
+}
+
+// CHECK-LABEL: tl.kernel @causal
+// CHECK:         %m, %l, %acc = tl.when affine_map<(d0, d1, d2) -> ((((d1 * 128) + 127) + (d2 * -128)))>(%b, %i, %k) {
+// CHECK:           %m1 = tl.accumulate <max> %r : tensor<128x1xf32>
+// CHECK-NEXT:      %mp = tl.previous %m1 : tensor<128x1xf32>
+// CHECK:           %a1 = tl.accumulate <sum> %pv rescaled %ab : tensor<128x128xf32>
+// CHECK-NEXT:      tl.yield %m1, %l1, %a1 : tensor<128x1xf32>, tensor<128x1xf32>, tensor<128x128xf32>
+// CHECK-NEXT:    } : tensor<128x1xf32>, tensor<128x1xf32>, tensor<128x128xf32>
+// CHECK-NEXT:    tl.when affine_map<(d0) -> (((d0 * -1) + 3))>(%k) attributes {note = "no results"} {
+// CHECK-NEXT:      tl.yield
+// CHECK-NEXT:    }
+// CHECK-NEXT:    tl.on_last_step {
+// CHECK-NEXT:      %lb = tl.broadcast %l : tensor<128x1xf32> to tensor<128x128xf32>
+// CHECK-NEXT:      %y = arith.divf %acc, %lb : tensor<128x128xf32>
+// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "causal"
+// CHECK-GENERIC:           %m, %l, %acc = "tl.when"(%b, %i, %k) <{map = affine_map<(d0, d1, d2) -> ((((d1 * 128) + 127) + (d2 * -128)))>}> ({
+// CHECK-GENERIC:             "tl.yield"(%m1, %l1, %a1) : (tensor<128x1xf32>, tensor<128x1xf32>, tensor<128x128xf32>) -> ()
+// CHECK-GENERIC-NEXT:      }) : (index, index, index) -> (tensor<128x1xf32>, tensor<128x1xf32>, tensor<128x128xf32>)
+// CHECK-GENERIC-NEXT:      "tl.when"(%k) <{map = affine_map<(d0) -> (((d0 * -1) + 3))>}> ({
+// CHECK-GENERIC-NEXT:        "tl.yield"() : () -> ()
+// CHECK-GENERIC-NEXT:      }) {note = "no results"} : (index) -> ()

@@ -2,10 +2,23 @@
 // RUN: pallas-opt %s -p raise-attention --verify-semantics -o /dev/null
 // RUN: pallas-opt %s -p raise-attention,tile-policy,xla-outline,tile --verify-semantics | filecheck %s --check-prefix=TILE
 // RUN: pallas-opt %s -p raise-attention --remarks 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
+// RUN: sed 's/ {ta.iota}//' %s | pallas-opt -p raise-attention | filecheck %s --check-prefix=UNMARKED
 
 // Causal attention in plain torch (B=1, H=2, T=128, D=64), as the frontend and the ta
 // passes before raise-attention leave it: the scores @k2, the row max @k7, the row sum
 // @k8 and att @ v @k6_k11. The masked_fill and the scale become the score region.
+
+// The mask compares loads of %iota128, which @forward marks `ta.iota` (its element k is
+// k): the region masks every score with j > i, so the op says `causal 0` and the region
+// keeps only the scale. Unmarked, the buffer could hold anything: the op says nothing
+// more than its region, which keeps the mask.
+// UNMARKED:         ta.attention
+// UNMARKED-NOT:     causal
+// UNMARKED:         ta.load %{{.*}}[affine_map<(d0, d1, d2) -> (d2)>](%b, %i, %j) : memref<128xi32>
+// UNMARKED:         ta.load %{{.*}}[affine_map<(d0, d1, d2) -> (d1)>](%b, %i, %j) : memref<128xi32>
+// UNMARKED:         %[[SCALED:.*]] = arith.mulf %s, %{{.*}} : f32
+// UNMARKED:         %[[MASKED:.*]] = arith.select %{{.*}}, %{{.*}}, %[[SCALED]] : f32
+// UNMARKED-NEXT:    ta.yield %[[MASKED]] : f32
 
 // CHECK-NOT:    ta.kernel @k2(
 // CHECK-LABEL:  ta.kernel @k6_k11_attention(
@@ -13,13 +26,11 @@
 // CHECK-SAME:     q %{{.*}}[affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>]
 // CHECK-SAME:     k %{{.*}}[affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d3)>]
 // CHECK-SAME:     v %{{.*}}[affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d4)>]
-// CHECK-SAME:     out %{{.*}}[affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>]
+// CHECK-SAME:     out %{{.*}}[affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>] causal 0 :
 // CHECK-NEXT:   ^bb0(%b: index, %i: index, %j: index, %s: f32):
-// CHECK:          ta.load %{{.*}}[affine_map<(d0, d1, d2) -> (d2)>](%b, %i, %j) : memref<128xi32>
-// CHECK:          ta.load %{{.*}}[affine_map<(d0, d1, d2) -> (d1)>](%b, %i, %j) : memref<128xi32>
+// CHECK-NOT:      ta.load
 // CHECK:          %[[SCALED:.*]] = arith.mulf %s, %{{.*}} : f32
-// CHECK:          %[[MASKED:.*]] = arith.select %{{.*}}, %{{.*}}, %[[SCALED]] : f32
-// CHECK-NEXT:     ta.yield %[[MASKED]] : f32
+// CHECK-NEXT:     ta.yield %[[SCALED]] : f32
 // CHECK-NOT:    ta.alloc : memref<2x128x128xf32>
 // CHECK:        ta.launch @k6_k11_attention(
 // CHECK-NOT:    ta.launch
@@ -136,7 +147,7 @@ builtin.module {
       ta.store %v25, %out9_2x128x64[affine_map<(d0, d1, d2) -> (d0, d1, d2)>](%l0, %l1, %l2) : memref<2x128x64xf32>
     }
   }
-  func.func @forward(%in0: memref<1x2x128x64xf32>, %in1: memref<1x2x128x64xf32>, %in2: memref<1x2x128x64xf32>, %iota128: memref<128xi32>) -> memref<1x2x128x64xf32> {
+  func.func @forward(%in0: memref<1x2x128x64xf32>, %in1: memref<1x2x128x64xf32>, %in2: memref<1x2x128x64xf32>, %iota128: memref<128xi32> {ta.iota}) -> memref<1x2x128x64xf32> {
     %in0_flat = ta.reshape %in0 : memref<1x2x128x64xf32> to memref<16384xf32>
     %in1_flat = ta.reshape %in1 : memref<1x2x128x64xf32> to memref<16384xf32>
     %in2_flat = ta.reshape %in2 : memref<1x2x128x64xf32> to memref<16384xf32>
