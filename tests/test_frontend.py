@@ -408,6 +408,14 @@ def test_a_transformer_block_compiles_as_a_whole() -> None:
     # (the softmax in its prologue), the out projection, fc1, and fc2 with the residual
     # add in its epilogue (fuse-epilogues, through a collapsed loop).
     assert len(calls) == 9
+    # the qkv output is read per head by the scores and by att @ v, through one view:
+    # reshaped (a relayout, an HBM copy) once, not once per kernel
+    views = [
+        (o.operands[0], o.results[0].type)
+        for o in k.module.walk()
+        if o.name == "pallas.reshape" and o.parent_op().name == "func.func"
+    ]
+    assert views and len(views) == len(set(views))
     result = lower_for_tpu(k.source, arg_specs(k.module))
     assert result.ok, result.message
     (aot,) = aot_compile_many([(k.source, arg_specs(k.module))], chip="v5e")

@@ -107,6 +107,13 @@ PROGRAMS = {
         1,
     ),
     "full_sum": (lambda x: x.sum(), lambda: [torch.randn(40, 300)], 1),
+    # the labels' range checks and the count of kept labels read the labels alike: one
+    # kernel; then the row statistics, and the loss (its gather of x[i, label] on XLA)
+    "cross_entropy": (
+        lambda x, y: F.cross_entropy(x, y),
+        lambda: [torch.randn(64, 512), torch.randint(0, 512, (64,))],
+        3,
+    ),
     # rows longer than FUSED_REDUCTION_MAX: the reductions are kernels of their own
     "softmax_long_rows": (
         lambda x: torch.softmax(x, -1),

@@ -44,6 +44,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
     AffineBinaryOpKind,
+    AffineConstantExpr,
     AffineExpr,
     AffineMap,
     AffineSymExpr,
@@ -789,18 +790,27 @@ class Program:
         element = shown.element
         lowest = -(2**31) if element == "i32" else -math.inf
 
+        # Unit dims dropped: a loop whose innermost dim is 1 takes a lane tile per
+        # element, and two such checks of one index are not fused as siblings.
+        kept = [k for k, n in enumerate(bad.shape) if n != 1]
+        shape = tuple(bad.shape[k] for k in kept)
+
+        def full(idx: Index) -> list[AffineExpr]:
+            at = dict(zip(kept, idx))
+            return [at.get(k, AffineConstantExpr(0)) for k in range(len(bad.shape))]
+
         def failed(k: Kernel, idx: Index) -> SSAValue:
-            return k.cast(bad.emit(k, idx), "i1", "i32")
+            return k.cast(bad.emit(k, full(idx)), "i1", "i32")
 
         def worst(k: Kernel, idx: Index) -> SSAValue:
-            v, lo = shown.emit(k, idx), k.constant(lowest, element)
-            return k.op("arith.select", bad.emit(k, idx), v, lo)
+            v, lo = shown.emit(k, full(idx)), k.constant(lowest, element)
+            return k.op("arith.select", bad.emit(k, full(idx)), v, lo)
 
-        dims = list(range(len(bad.shape)))
+        dims = list(range(len(shape)))
         flag = Buffer.holding(self.fresh("failed"), (), "i32")
         largest = Buffer.holding(self.fresh("worst"), (), element)
-        self.kernel(Value(bad.shape, failed, "i32"), flag, dims, "max")
-        self.kernel(Value(bad.shape, worst, element), largest, dims, "max")
+        self.kernel(Value(shape, failed, "i32"), flag, dims, "max")
+        self.kernel(Value(shape, worst, element), largest, dims, "max")
         failure = Failure(error, op, reason, where)
         self.checks.append(Check(flag, largest, failure))
         return failure

@@ -28,6 +28,9 @@ class Host:
         self.block = Block(arg_types=types)
         self.root: dict[SSAValue, SSAValue] = {}
         self.value: dict[SSAValue, SSAValue | None] = {}
+        self.views: dict[tuple[SSAValue, TensorType], SSAValue] = {}
+        """Each value reshaped once per shape: kernels that read one view share it
+        (a relayout is an HBM copy, and the cost report counts each one)."""
         for old, new in zip(forward.body.block.args, self.block.args):
             new.name_hint = old.name_hint
             self.root[old] = old
@@ -53,7 +56,10 @@ class Host:
         assert isinstance(want, MemRefType)
         same = tuple(want.get_shape()) == tuple(value.type.get_shape())  # type: ignore[attr-defined]
         if not same and not as_stored:
-            value = self.add(pallas.ReshapeOp(value, tensor_of(want))).results[0]
+            key = (value, tensor_of(want))
+            if key not in self.views:
+                self.views[key] = self.add(pallas.ReshapeOp(*key)).results[0]
+            value = self.views[key]
         return value
 
     def as_int32(self, value: SSAValue) -> SSAValue:
