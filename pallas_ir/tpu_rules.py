@@ -215,12 +215,15 @@ def flash_attention_step_bytes(bq: int, bk: int, d: int, e: int, bits: int) -> i
     return PIPELINE_BUFFERS * blocks + scratch + values + dots
 
 
-def flash_attention_fits(tq: int, tk: int, d: int, e: int, bits: int) -> bool:
-    """Whether a flash-attention kernel's smallest step fits every chip's default
-    scoped VMEM (its smallest blocks: the smallest choice, or a shorter whole extent)."""
-    least = FLASH_ATTENTION_BLOCKS[-1]
-    smallest = flash_attention_step_bytes(min(tq, least), min(tk, least), d, e, bits)
-    return smallest <= min(c.default_scoped_vmem_bytes for c in CHIPS.values())
+def flash_attention_block_choices(extent: int) -> list[int]:
+    """Query or key block sizes for an extent, in the order tried: the
+    `FLASH_ATTENTION_BLOCKS` that divide it, then the whole extent when it is no larger
+    than the largest, then the ones that leave a ragged last block (masked)."""
+    blocks = FLASH_ATTENTION_BLOCKS
+    dividing = [b for b in blocks if b <= extent and extent % b == 0]
+    whole = [extent] if extent <= blocks[0] else []
+    ragged = [b for b in blocks if b < extent and extent % b]
+    return list(dict.fromkeys([*dividing, *whole, *ragged]))
 
 
 def vmem_limit(footprint: int, chip: Chip) -> int | None:

@@ -213,6 +213,26 @@ def test_a_mask_below_the_diagonal_is_not_a_causal_bound() -> None:
     torch.testing.assert_close(c(*qkv), anti_causal(*qkv), rtol=1e-5, atol=1e-5)
 
 
+def _cut_bias(q, k, v, table):
+    t = q.shape[-2]
+    return torch.softmax(q @ k.transpose(-2, -1) * 0.125 + table[:t, :t], -1) @ v
+
+
+@pytest.mark.parametrize(("queries", "raised"), [(100, False), (256, True), (600, True)])
+def test_a_bias_cut_from_a_larger_table_is_raised_where_its_blocks_are_legal(
+    queries, raised
+) -> None:
+    """`table[:T, :T]` of a (1024, 1024) table: at T = 100 the only query block, the
+    whole 100 rows, is neither the table's whole dim nor 8-aligned, so the chain is
+    left as it was (before, the tiler made an illegal block spec); at 256 and 600 the
+    blocks (256; 512 with a ragged tail) are legal."""
+    torch.manual_seed(10)
+    inputs = [*_inputs((1, 2, queries, 32), 2), torch.randn(1024, 1024)]
+    c = pallas_ir.compile(_cut_bias, inputs)
+    assert ("ta.attention" in c.ir["raise-attention"]) == raised
+    torch.testing.assert_close(c(*inputs), _cut_bias(*inputs), rtol=1e-5, atol=1e-5)
+
+
 def test_sdpa_zeroes_a_fully_masked_row() -> None:
     """`F.scaled_dot_product_attention` gives 0 (torch's `_safe_softmax`) where
     plain softmax gives NaN: `ta.attention ... zero_masked_rows`."""

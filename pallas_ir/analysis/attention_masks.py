@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr
 
@@ -115,7 +115,8 @@ def _constant(op: arith.ConstantOp) -> int | float | bool | None:
     value = op.value
     if isinstance(value, IntegerAttr):
         v = value.value.data
-        return bool(v) if value.type.width.data == 1 else v  # type: ignore[attr-defined]
+        t = value.type
+        return bool(v) if isinstance(t, IntegerType) and t.width.data == 1 else v
     if isinstance(value, FloatAttr):
         return value.value.data
     return None
@@ -240,7 +241,7 @@ def causal_bound(
     assert isinstance(yielded, ta.YieldOp)  # verified
     c = _Masks(op, reads_iota).bound(yielded.values[0])
     tq, tk = op.sizes.get_values()[:2]
-    if c in (_EVERYWHERE, _NOTHING) or c >= tk - 1 or c < -tq:
+    if c in (_EVERYWHERE, _NOTHING) or c >= tk - 1 or c <= -tq:
         return None  # every score masked, none known, or none hidden
     return int(c)
 

@@ -35,8 +35,10 @@ failed once its body has the consumer's form):
 - F's loads index their buffers by single dims or constants (`ta.AttentionOp.
   view_form_error`: a bias read at an offset, `b[1:T+1, 3:T+3]`, has no block the
   tiler could start there), in (batch, i, j) order;
-- a flash-attention step with the smallest blocks fits every chip's default scoped
-  VMEM (`tpu_rules.flash_attention_fits`: rows of d and e in the thousands do not).
+- some query and key blocks give every access a legal block, and their step fits
+  every chip's default scoped VMEM (`analysis.attention_blocks`: rows of d and e in
+  the thousands do not; nor does a bias of T = 100 rows cut from a (1024, 1024)
+  table, whose 100-row block is neither whole nor 8-aligned).
 
 A causal mask of loop indices in F (loads of `{ta.iota}` arguments) becomes the op's
 `causal c`, and leaves the region where it is F's last step
@@ -65,13 +67,13 @@ from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from pallas_ir.affine_analysis import LinearExpr, linearize
+from pallas_ir.analysis.attention_blocks import attention_blocks_error
 from pallas_ir.analysis.attention_masks import causal_bound, without_causal_mask
 from pallas_ir.diagnostics import count, emit_remark
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects.common import ArgRole, ReductionKind, find_forward
 from pallas_ir.passes.launch_graph import host_root, host_views, launch_counts, the_loop
 from pallas_ir.passes.options import CheckedOptionsPass
-from pallas_ir.tpu_rules import flash_attention_fits
 
 
 class _NotRaised(Exception):
@@ -724,12 +726,6 @@ def _rewrite(module: ModuleOp, m: _Matcher, chain: _Chain) -> None:
     nb = len(batch)
     tq, tk, d = chain.sizes
     n_dims = nb + 4
-    bits = getattr(chain.out.value.type, "bitwidth", 32)  # type: ignore[attr-defined]
-    if not flash_attention_fits(tq, tk, d, e, bits):
-        raise _NotRaised(
-            f"a flash-attention step of rows of {d} and {e} does not fit the VMEM of "
-            "every chip"
-        )
     # The new kernel's arguments: each host buffer an access reads or writes.
     accesses: list[tuple[_Kernel, ta.LoadOp | ta.StoreOp, ArgRole]] = [
         (p, chain.q, ArgRole.IN),
@@ -844,7 +840,7 @@ def _rewrite(module: ModuleOp, m: _Matcher, chain: _Chain) -> None:
         batch, [tq, tk, d, e], operands, Region(region), chain.zero_masked_rows
     )
     attention.location = chain.out.location
-    if (error := attention.view_form_error()) is not None:
+    if error := attention.view_form_error() or attention_blocks_error(attention):
         raise _NotRaised(error)
 
     def reads_iota(load: ta.LoadOp) -> bool:

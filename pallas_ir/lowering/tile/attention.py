@@ -8,8 +8,9 @@ by `exp(previous max - max)` at each key block (`tl.accumulate <sum> ... rescale
 The last key block divides the product by the sum and stores it. Nothing of size
 (Tq, Tk) reaches HBM.
 
-Blocks are the largest of `FLASH_ATTENTION_BLOCKS` whose step fits VMEM: ones that
-divide the extent, then the whole extent, then ones that leave a ragged last block. A
+Blocks are the first of `attention_blocks.block_candidates` (legal for every access:
+`tpu_rules.flash_attention_block_choices` that divide the extent, then the whole
+extent, then ones that leave a ragged last block) whose step fits VMEM. A
 ragged last query block is written only where it is in bounds; a ragged last key block
 masks its columns past the extent to -inf and its rows of v to 0.
 
@@ -35,9 +36,14 @@ from xdsl.dialects.builtin import (
     TensorType,
     i32,
 )
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 
+from pallas_ir.analysis.attention_blocks import (
+    attention_blocks,
+    score_load_tiling,
+    unit_dims_view,
+)
 from pallas_ir.diagnostics import PassError, emit_remark
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects import tiled_loop as tl
@@ -49,12 +55,6 @@ from pallas_ir.dialects.common import (
     arith_predicate,
 )
 from pallas_ir.lowering.tile.build import cast_tile, relaunch
-from pallas_ir.tpu_rules import (
-    FLASH_ATTENTION_BLOCKS,
-    LANES,
-    block_dim_legal,
-    flash_attention_step_bytes,
-)
 
 
 def attention_op(kernel: ta.KernelOp) -> ta.AttentionOp | None:
@@ -62,33 +62,6 @@ def attention_op(kernel: ta.KernelOp) -> ta.AttentionOp | None:
     ops = [o for o in kernel.body.block.ops if not isinstance(o, ta.ReshapeOp)]
     if len(ops) == 1 and isinstance(ops[0], ta.AttentionOp):
         return ops[0]
-    return None
-
-
-def _bits(t: Attribute) -> int:
-    return getattr(t, "bitwidth", 32)
-
-
-def _choices(extent: int) -> list[int]:
-    """Block sizes for an extent, in the order tried: the choices that divide it, then
-    the whole extent when it is no larger than the largest choice, then the choices
-    that leave a ragged last block (masked)."""
-    dividing = [b for b in FLASH_ATTENTION_BLOCKS if b <= extent and extent % b == 0]
-    whole = [extent] if extent <= FLASH_ATTENTION_BLOCKS[0] else []
-    ragged = [b for b in FLASH_ATTENTION_BLOCKS if b < extent and extent % b]
-    return list(dict.fromkeys([*dividing, *whole, *ragged]))
-
-
-def attention_blocks(op: ta.AttentionOp, budget: int) -> tuple[int, int] | None:
-    """(bq, bk): the largest query block, then key block, whose step fits `budget`."""
-    tq, tk, d, e = op.sizes.get_values()
-    bits = _bits(op.out.type.element_type)  # type: ignore[attr-defined]
-    for bq in _choices(tq):
-        for bk in _choices(tk):
-            if bk != tk and bk % LANES:
-                continue  # the scores' lane dim
-            if flash_attention_step_bytes(bq, bk, d, e, bits) <= budget:
-                return bq, bk
     return None
 
 
@@ -405,41 +378,21 @@ def _body(b: _Builder) -> None:
 
 
 def _unit_dims_view(kernel: ta.KernelOp, op: ta.AttentionOp, load: ta.LoadOp) -> None:
-    """Give a score load that takes one element of its buffer's minor dims (where the
-    map has a batch dim or a constant) a view in which that block is whole: a padding
-    mask's batch row `(..., A, B)` is read through `(..., A, 1, B)`, a per-head bias
-    `(..., H)` through `(..., H, 1, 1)`. A block of one row of A, or one element of H,
-    is not legal (the block rule); a block of the unit dims is."""
+    """Read a score load that takes one element of its buffer's minor dims through the
+    view with unit minor dims (`attention_blocks.unit_dims_view`)."""
     t = load.buffer.type
     assert isinstance(t, MemRefType)
-    shape = list(t.get_shape())
-    results = list(load.map.data.results)
-    names = "b" * len(op.batch_extents) + "ij"
-
-    def tiled(expr: AffineExpr) -> bool:
-        at = _dim_of(expr)
-        return at is not None and names[_score_position(load, at)] in "ij"
-
-    zero = AffineConstantExpr(0)
-    if shape[-1] != 1 and not tiled(results[-1]):
-        shape, results = [*shape, 1, 1], [*results, zero, zero]
-    elif len(shape) >= 2 and shape[-2] != 1 and not tiled(results[-2]):
-        shape = [*shape[:-1], 1, shape[-1]]
-        results = [*results[:-1], zero, results[-1]]
-    else:
+    tiled = [w in ("i", "j") for w in score_load_tiling(op, load)]
+    found = unit_dims_view(list(t.get_shape()), list(load.map.data.results), tiled)
+    if found is None:
         return
+    shape, results = found
     view = ta.ReshapeOp(load.buffer, MemRefType(t.element_type, shape))
     view.result.name_hint = load.buffer.name_hint
     kernel.body.block.insert_op_before(view, op)
     m = load.map.data
     load.operands[0] = view.result
     load.map = AffineMapAttr(AffineMap(m.num_dims, m.num_symbols, tuple(results)))
-
-
-def _score_position(load: ta.LoadOp, at: int) -> int:
-    arg = load.dims[at]
-    assert isinstance(arg, BlockArgument)
-    return arg.index
 
 
 def tile_attention(
@@ -452,23 +405,13 @@ def tile_attention(
         raise PassError(op, f"tile: {error}")
     blocks = attention_blocks(op, budget)
     if blocks is None:
-        raise PassError(op, f"tile: no attention blocks fit the VMEM budget of {budget}")
+        raise PassError(
+            op,
+            "tile: no attention blocks legal for every access fit the VMEM budget of "
+            f"{budget}",
+        )
     bq, bk = blocks
     tq, tk = op.sizes.get_values()[:2]
-    for what, (buffer, map) in op.accesses().items():
-        t = buffer.type
-        assert isinstance(t, MemRefType)
-        bits = _bits(t.element_type)
-        for n, expr in enumerate(map.data.results):
-            at = _dim_of(expr)
-            name = None if at is None else op.dim_names()[at]
-            size = {"i": bq, "j": bk}.get(name or "", 0)
-            if size and not block_dim_legal(
-                size, t.get_shape()[n], n, t.get_num_dims(), bits
-            ):
-                raise PassError(
-                    op, f"tile: attention {what} has no legal block of {size} rows"
-                )
     for load in [o for o in op.score.block.ops if isinstance(o, ta.LoadOp)]:
         _unit_dims_view(kernel, op, load)
     args = list(kernel.body.block.args)

@@ -3,6 +3,7 @@
 // RUN: pallas-opt %s -p raise-attention,tile-policy,xla-outline,tile --verify-semantics | filecheck %s --check-prefix=TILE
 // RUN: pallas-opt %s -p raise-attention --remarks 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
 // RUN: sed 's/ {ta.iota}//' %s | pallas-opt -p raise-attention | filecheck %s --check-prefix=UNMARKED
+// RUN: sed 's/^ *%v4 = arith.constant 0 : i32$/%v4i = arith.constant 0 : index\n      %v4 = arith.index_cast %v4i : index to i32/' %s | pallas-opt -p raise-attention | filecheck %s --check-prefix=INDEX
 
 // Causal attention in plain torch (B=1, H=2, T=128, D=64), as the frontend and the ta
 // passes before raise-attention leave it: the scores @k2, the row max @k7, the row sum
@@ -19,6 +20,9 @@
 // UNMARKED:         %[[SCALED:.*]] = arith.mulf %s, %{{.*}} : f32
 // UNMARKED:         %[[MASKED:.*]] = arith.select %{{.*}}, %{{.*}}, %[[SCALED]] : f32
 // UNMARKED-NEXT:    ta.yield %[[MASKED]] : f32
+
+// The mask's offset as an index constant, cast to i32: the same bound.
+// INDEX:            ta.attention {{.*}} causal 0 :
 
 // CHECK-NOT:    ta.kernel @k2(
 // CHECK-LABEL:  ta.kernel @k6_k11_attention(
