@@ -211,6 +211,33 @@ def timings(only: list[str]) -> list[dict]:
                     ),
                 )
             )
+
+    def xla_attention_bf16(q, k, v, causal=False):
+        f32 = jnp.float32
+        s = jnp.einsum("bhqd,bhkd->bhqk", q, k, preferred_element_type=f32) * 0.125
+        if causal:
+            t = q.shape[-2]
+            s = jnp.where(jnp.triu(jnp.ones((t, t), bool), 1), -jnp.inf, s)
+        p = jax.nn.softmax(s, axis=-1).astype(v.dtype)
+        out = jnp.einsum("bhqk,bhkd->bhqd", p, v, preferred_element_type=f32)
+        return out.astype(v.dtype)
+
+    for t in [2048, 4096]:
+        for causal in [False, True]:
+            cases.append(
+                (
+                    (
+                        f"attention{' causal' if causal else ''}, bf16 q, k, v "
+                        f"[2, 4, {t}, 64] (third: jax's flash_attention)"
+                    ),
+                    causal_attention if causal else attention,
+                    functools.partial(xla_attention_bf16, causal=causal),
+                    [(2, 4, t, 64, torch.bfloat16)] * 3,
+                    functools.partial(
+                        expert_attention.flash_attention, causal=causal, sm_scale=0.125
+                    ),
+                )
+            )
     for n, k in [(8, 2), (16, 2), (32, 2), (64, 2), (128, 8), (256, 8), (512, 8)]:
         cases.append(
             (
