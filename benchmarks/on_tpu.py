@@ -188,56 +188,41 @@ def timings(only: list[str]) -> list[dict]:
     highest = jax.lax.Precision.HIGHEST
 
     def xla_attention(q, k, v, causal=False):
-        s = jnp.einsum("bhqd,bhkd->bhqk", q, k, precision=highest) * 0.125
-        if causal:
-            t = q.shape[-2]
-            s = jnp.where(jnp.triu(jnp.ones((t, t), bool), 1), -jnp.inf, s)
-        p = jax.nn.softmax(s, axis=-1)
-        return jnp.einsum("bhqk,bhkd->bhqd", p, v, precision=highest)
-
-    for t in [512, 2048, 4096]:
-        for causal in [False, True]:
-            cases.append(
-                (
-                    (
-                        f"attention{' causal' if causal else ''}, f32 q, k, v "
-                        f"[2, 4, {t}, 64] (third: jax's flash_attention, default precision)"
-                    ),
-                    causal_attention if causal else attention,
-                    functools.partial(xla_attention, causal=causal),
-                    [(2, 4, t, 64)] * 3,
-                    functools.partial(
-                        expert_attention.flash_attention, causal=causal, sm_scale=0.125
-                    ),
-                )
-            )
-
-    def xla_attention_bf16(q, k, v, causal=False):
-        f32 = jnp.float32
-        s = jnp.einsum("bhqd,bhkd->bhqk", q, k, preferred_element_type=f32) * 0.125
+        # f32 products at HIGHEST; bf16 ones in bf16 with f32 sums, the weights bf16
+        if q.dtype == jnp.float32:
+            dot = {"precision": highest}
+        else:
+            dot = {"preferred_element_type": jnp.float32}
+        s = jnp.einsum("bhqd,bhkd->bhqk", q, k, **dot) * 0.125
         if causal:
             t = q.shape[-2]
             s = jnp.where(jnp.triu(jnp.ones((t, t), bool), 1), -jnp.inf, s)
         p = jax.nn.softmax(s, axis=-1).astype(v.dtype)
-        out = jnp.einsum("bhqk,bhkd->bhqd", p, v, preferred_element_type=f32)
-        return out.astype(v.dtype)
+        return jnp.einsum("bhqk,bhkd->bhqd", p, v, **dot).astype(v.dtype)
 
-    for t in [2048, 4096]:
-        for causal in [False, True]:
-            cases.append(
-                (
+    for dtype, lengths, third in [
+        (torch.float32, [512, 2048, 4096], "jax's flash_attention, default precision"),
+        (torch.bfloat16, [2048, 4096], "jax's flash_attention"),
+    ]:
+        name = "f32" if dtype == torch.float32 else "bf16"
+        for t in lengths:
+            for causal in [False, True]:
+                cases.append(
                     (
-                        f"attention{' causal' if causal else ''}, bf16 q, k, v "
-                        f"[2, 4, {t}, 64] (third: jax's flash_attention)"
-                    ),
-                    causal_attention if causal else attention,
-                    functools.partial(xla_attention_bf16, causal=causal),
-                    [(2, 4, t, 64, torch.bfloat16)] * 3,
-                    functools.partial(
-                        expert_attention.flash_attention, causal=causal, sm_scale=0.125
-                    ),
+                        (
+                            f"attention{' causal' if causal else ''}, {name} q, k, v "
+                            f"[2, 4, {t}, 64] (third: {third})"
+                        ),
+                        causal_attention if causal else attention,
+                        functools.partial(xla_attention, causal=causal),
+                        [(2, 4, t, 64, dtype)] * 3,
+                        functools.partial(
+                            expert_attention.flash_attention,
+                            causal=causal,
+                            sm_scale=0.125,
+                        ),
+                    )
                 )
-            )
     for n, k in [(8, 2), (16, 2), (32, 2), (64, 2), (128, 8), (256, 8), (512, 8)]:
         cases.append(
             (

@@ -89,10 +89,12 @@ def _accesses(op: ta.AttentionOp) -> list[tuple[list[int], list[str | None], int
     return found
 
 
-def _legal(op: ta.AttentionOp, dim: str, size: int) -> bool:
+def _legal(
+    accesses: list[tuple[list[int], list[str | None], int]], dim: str, size: int
+) -> bool:
     return all(
         block_dim_legal(size, n, k, len(shape), bits)
-        for shape, walked, bits in _accesses(op)
+        for shape, walked, bits in accesses
         for k, n in enumerate(shape)
         if walked[k] == dim
     )
@@ -102,11 +104,12 @@ def block_candidates(op: ta.AttentionOp) -> tuple[list[int], list[int]]:
     """The query and key block sizes, in the order tried, that give every access a
     legal block (key blocks also whole or 128-aligned: the scores' lanes)."""
     tq, tk = op.sizes.get_values()[:2]
-    queries = [b for b in flash_attention_block_choices(tq) if _legal(op, "i", b)]
+    accesses = _accesses(op)
+    queries = [b for b in flash_attention_block_choices(tq) if _legal(accesses, "i", b)]
     keys = [
         b
         for b in flash_attention_block_choices(tk)
-        if (b == tk or b % LANES == 0) and _legal(op, "j", b)
+        if (b == tk or b % LANES == 0) and _legal(accesses, "j", b)
     ]
     return queries, keys
 

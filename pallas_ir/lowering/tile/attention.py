@@ -290,9 +290,10 @@ def _body(b: _Builder) -> None:
     s = b.add(tl.DotOp(q, kt, precision))
     t = _score_ops(b, s)
     tk = op.sizes.get_values()[1]
-    # -inf as log 0 (see below on -inf constants)
-    neg_inf = b.add(math.LogOp(b.splat(0.0, TensorType(f32, [1, 1]))))
-    if (c := op.causal_offset) is not None:
+    c = op.causal_offset
+    if c is not None or tk % bk:  # -inf as log 0 (see below on -inf constants)
+        neg_inf = b.add(math.LogOp(b.splat(0.0, TensorType(f32, [1, 1]))))
+    if c is not None:
         t = b.add(tl.SelectOp(_hidden(b, c), b.operand(neg_inf, [bq, bk]), t))
     if tk % bk:
         # A ragged last key block: its columns past tk score -inf and its rows of v,
