@@ -199,6 +199,14 @@ FLASH_ATTENTION_BLOCKS = (512, 256, 128)
 """The query and key block sizes of a flash-attention kernel, largest first. An extent
 below the smallest is one whole block."""
 
+FLASH_DECODE_KEY_BLOCKS = (8192, 4096, 2048, 1024, *FLASH_ATTENTION_BLOCKS)
+"""The key block sizes when the queries are fewer than a sublane tile (a decode step's
+one): a step is then a matrix-vector product whose scores are (bq, bk), so wide blocks
+still fit VMEM (`flash_attention_step_bytes` decides), and fewer grid steps
+(`GRID_STEP_SECONDS` each) dominate. Measured on a v5e (f32, 8 heads of D = 64 over 8192
+keys, `benchmarks/on_tpu.py --timings decode`): blocks of 512 (128 steps) took 138.5 us,
+blocks of 4096 (16 steps) 87.5, XLA 86.5."""
+
 
 def flash_attention_step_bytes(bq: int, bk: int, d: int, e: int, bits: int) -> int:
     """VMEM of one flash-attention grid step on `bits`-bit data with (bq, bk) query and
@@ -215,11 +223,13 @@ def flash_attention_step_bytes(bq: int, bk: int, d: int, e: int, bits: int) -> i
     return PIPELINE_BUFFERS * blocks + scratch + values + dots
 
 
-def flash_attention_block_choices(extent: int) -> list[int]:
-    """Query or key block sizes for an extent, in the order tried: the
-    `FLASH_ATTENTION_BLOCKS` that divide it, then the whole extent when it is no larger
-    than the largest, then the ones that leave a ragged last block (masked)."""
-    blocks = FLASH_ATTENTION_BLOCKS
+def flash_attention_block_choices(
+    extent: int, blocks: Sequence[int] = FLASH_ATTENTION_BLOCKS
+) -> list[int]:
+    """Query or key block sizes for an extent, in the order tried: the `blocks`
+    (`FLASH_ATTENTION_BLOCKS`, or `FLASH_DECODE_KEY_BLOCKS`) that divide it, then the
+    whole extent when it is no larger than the largest, then the ones that leave a
+    ragged last block (masked)."""
     dividing = [b for b in blocks if b <= extent and extent % b == 0]
     whole = [extent] if extent <= blocks[0] else []
     ragged = [b for b in blocks if b < extent and extent % b]

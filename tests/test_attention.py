@@ -248,11 +248,140 @@ def test_sdpa_zeroes_a_fully_masked_row() -> None:
     torch.testing.assert_close(c(q, k, v, keep), want, rtol=1e-5, atol=1e-5)
 
 
+def _heads(x, heads: int):
+    """(B, T, H * D), as a projection writes it, as (B, H, T, D)."""
+    b, t, _ = x.shape
+    return x.view(b, t, heads, -1).transpose(1, 2)
+
+
+def _rotated(x, cos, sin):
+    half = x.shape[-1] // 2
+    return x * cos + torch.cat((-x[..., half:], x[..., :half]), -1) * sin
+
+
+def _llama(q, k, v, cos, sin):
+    # rotary embeddings on q and k, read from the projections' (B, T, H, D) layout;
+    # grouped-query heads (8 of q, 2 of k and v); causal
+    q, k, v = _heads(q, 8), _heads(k, 2), _heads(v, 2)
+    q, k = _rotated(q, cos, sin), _rotated(k, cos, sin)
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+
+
+def _gpt(q, k, v):
+    # nanoGPT's heads of (B, T, C) projections (no bias), with its tril mask
+    q, k, v = (_heads(x, 4) for x in (q, k, v))
+    t = q.shape[-2]
+    causal = torch.tril(torch.ones(t, t, dtype=torch.bool))
+    s = (q @ k.transpose(-2, -1) / 8).masked_fill(~causal, float("-inf"))
+    return s.softmax(-1) @ v
+
+
+def _qkv_bias(x, b):
+    # q, k and v the heads of one qkv projection, its bias added as they are read
+    q, k, v = (x + b).view(2, 256, 3, 4, 64).permute(2, 0, 3, 1, 4)
+    return torch.softmax(q @ k.transpose(-2, -1) * 0.125, -1) @ v
+
+
+def _llama_inputs(t: int) -> list[torch.Tensor]:
+    angles = torch.outer(torch.arange(t).float(), 0.5 ** torch.arange(16.0))
+    angles = torch.cat((angles, angles), -1)
+    return [
+        torch.randn(2, t, 8 * 32),
+        torch.randn(2, t, 2 * 32),
+        torch.randn(2, t, 2 * 32),
+        angles.cos(),
+        angles.sin(),
+    ]
+
+
+COMPUTED_FACTORS = {
+    "rotary_gqa": (_llama, lambda: _llama_inputs(256), 3),
+    "heads_layout": (_gpt, lambda: [torch.randn(2, 256, 256) for _ in range(3)], 1),
+    "qkv_bias": (_qkv_bias, lambda: [torch.randn(512, 768), torch.randn(768)], 1),
+}
+"""Each form: the function, its inputs, and the kernels computing its factors ahead."""
+
+
+@pytest.mark.parametrize("form", sorted(COMPUTED_FACTORS))
+def test_factors_read_other_than_as_views_are_computed_ahead(form: str) -> None:
+    """q, k or v computed (a rotary embedding, a bias) or read in the projections'
+    (B, T, H, D) layout: raise-attention computes them into (B, H, T, D) buffers of
+    their own, one kernel per loop shape, and the scores never reach HBM. The ta
+    reference runs the chain and the raised module to the same result."""
+    from pallas_ir.dialects.common import find_forward
+    from pallas_ir.reference.inputs import forward_inputs
+    from pallas_ir.reference.ta import run_forward
+
+    torch.manual_seed(9)
+    fn, make_inputs, ahead = COMPUTED_FACTORS[form]
+    inputs = make_inputs()
+    k = pallas_ir.compile(fn, inputs)
+    raised = k.ir["raise-attention"]
+    assert raised.count("ta.attention") == 1
+    assert _kernels(k) == 1 + ahead
+    torch.testing.assert_close(k(*inputs), fn(*inputs), rtol=1e-5, atol=1e-5)
+    before, after = pallas_ir.parse(k.ir["ta"]), pallas_ir.parse(raised)
+    arrays = forward_inputs(before, find_forward(before), seed=0)
+    for a, b in zip(run_forward(before, *arrays), run_forward(after, *arrays)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("fn", [_plain, _sdpa], ids=["plain", "sdpa"])
+def test_a_decode_step_is_one_flash_kernel(fn) -> None:
+    """One query against 2048 cached keys: the scores omit the unit query dim, which
+    the op's views put back (a (B, H, 1, D) block of q); k and v are read once, in
+    key blocks of 2048 (`FLASH_DECODE_KEY_BLOCKS`). (The frontend's copy of the
+    (B * H, 1, D) result into (B, H, 1, D) is a second, 2 KiB kernel.)"""
+    torch.manual_seed(10)
+    q = torch.randn(2, 4, 1, 64)
+    k, v = torch.randn(2, 4, 2048, 64), torch.randn(2, 4, 2048, 64)
+    c = pallas_ir.compile(fn, [q, k, v])
+    assert "sizes [1, 2048, 64, 64]" in c.ir["raise-attention"]
+    calls = c.cost_report().calls
+    assert [call.grid for call in calls if call.kernel.endswith("_attention")] == [
+        (8, 1, 1)
+    ]
+    torch.testing.assert_close(c(q, k, v), fn(q, k, v), rtol=1e-5, atol=1e-5)
+
+
+def _decode_after_index_copy(cache, new, position, q):
+    cache = cache.index_copy(2, position, new)
+    return F.scaled_dot_product_attention(q, cache, cache)
+
+
+def test_a_factor_whose_copy_costs_more_than_the_scores_stays_a_chain() -> None:
+    """A decode step reading its cache through `index_copy`: k and v are computed
+    (the new row selected in), and writing them ahead and reading them back would
+    move 16 MiB to spare 192 KiB of scores, so the chain is left as it was, with a
+    remark."""
+    from pallas_ir.diagnostics import DiagnosticEngine, collect_diagnostics
+
+    torch.manual_seed(11)
+    inputs = [
+        torch.randn(2, 4, 2048, 64),
+        torch.randn(2, 4, 1, 64),
+        torch.tensor([37]),
+        torch.randn(2, 4, 1, 64),
+    ]
+    engine = DiagnosticEngine()
+    with collect_diagnostics(engine):
+        c = pallas_ir.compile(_decode_after_index_copy, inputs)
+    assert "ta.attention" not in c.ir["raise-attention"]
+    assert any(
+        "computing k, v ahead would move 16777216 bytes" in d.message
+        for d in engine.diagnostics
+    )
+    torch.testing.assert_close(
+        c(*inputs), _decode_after_index_copy(*inputs), rtol=1e-5, atol=1e-5
+    )
+
+
 @pytest.mark.parametrize("chip", ["v5e", "v6e"])
 def test_the_flash_kernels_compile_for_tpu(chip: str) -> None:
     """SDPA with a causal mask and grouped-query heads (k and v blocks indexed by the
-    head group), bf16 causal attention, and a padding mask (its (B, T) rows loaded per
-    key block)."""
+    head group), bf16 causal attention, a padding mask (its (B, T) rows loaded per
+    key block), llama's rotary attention (its factors computed ahead), and a decode
+    step (one query against 8192 keys, in key blocks as wide as VMEM takes)."""
     programs = {
         "sdpa_gqa": pallas_ir.compile(
             _sdpa_gqa, _inputs((1, 4, 1024, 128), 2), chip=chip
@@ -268,6 +397,12 @@ def test_the_flash_kernels_compile_for_tpu(chip: str) -> None:
         "padded": pallas_ir.compile(
             _sdpa_padded,
             [*_inputs((2, 2, 512, 64), 2), torch.ones(2, 512, dtype=torch.bool)],
+            chip=chip,
+        ),
+        "rotary_gqa": pallas_ir.compile(_llama, _llama_inputs(1024), chip=chip),
+        "decode": pallas_ir.compile(
+            _sdpa,
+            _inputs((2, 4, 1, 64), 4)[:1] + _inputs((2, 4, 8192, 64), 4)[1:],
             chip=chip,
         ),
     }

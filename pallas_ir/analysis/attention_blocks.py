@@ -19,7 +19,10 @@ from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.tpu_rules import (
     CHIPS,
+    FLASH_ATTENTION_BLOCKS,
+    FLASH_DECODE_KEY_BLOCKS,
     LANES,
+    SUBLANES,
     block_dim_legal,
     flash_attention_block_choices,
     flash_attention_step_bytes,
@@ -106,9 +109,10 @@ def block_candidates(op: ta.AttentionOp) -> tuple[list[int], list[int]]:
     tq, tk = op.sizes.get_values()[:2]
     accesses = _accesses(op)
     queries = [b for b in flash_attention_block_choices(tq) if _legal(accesses, "i", b)]
+    wide = FLASH_DECODE_KEY_BLOCKS if tq < SUBLANES else FLASH_ATTENTION_BLOCKS
     keys = [
         b
-        for b in flash_attention_block_choices(tk)
+        for b in flash_attention_block_choices(tk, wide)
         if (b == tk or b % LANES == 0) and _legal(accesses, "j", b)
     ]
     return queries, keys

@@ -670,6 +670,33 @@ def is_iota_argument(value: SSAValue) -> bool:
     )
 
 
+def iota_bound_arguments(kernel: KernelOp) -> set[BlockArgument]:
+    """The kernel's arguments that every launch of it binds to an iota argument of
+    @forward (`is_iota_argument`) as it is, a 1-D buffer, not a view: element k holds
+    k there too."""
+    module = kernel.parent_op()
+    name = kernel.sym_name.data
+    launches = (
+        [
+            o
+            for o in module.walk()
+            if isinstance(o, LaunchOp) and o.callee.string_value() == name
+        ]
+        if module is not None
+        else []
+    )
+    return {
+        a
+        for a in kernel.body.block.args
+        if launches
+        and all(
+            is_iota_argument(root_buffer(launch.args[a.index]))
+            and launch.args[a.index].type == root_buffer(launch.args[a.index]).type
+            for launch in launches
+        )
+    }
+
+
 @irdl_op_definition
 class YieldOp(IRDLOperation):
     """The value a `ta.attention` score region gives.
@@ -688,6 +715,30 @@ class YieldOp(IRDLOperation):
 
     def __init__(self, *values: SSAValue):
         super().__init__(operands=[values])
+
+
+def varying_dims(
+    value: SSAValue, loop: LoopOp, seen: dict[SSAValue, frozenset[int]] | None = None
+) -> frozenset[int]:
+    """The dims of `loop` a value of its body varies along: its loads' indices' dims
+    and symbols', and the loop variables it computes from (`seen`: those known)."""
+    seen = {} if seen is None else seen
+    if value in seen:
+        return seen[value]
+    if isinstance(value, BlockArgument):
+        return frozenset({value.index} if value.owner is loop.body.block else ())
+    owner = value.owner
+    if isinstance(owner, LoadOp):  # the dims its map uses, and its symbols'
+        used = owner.map.data.used_dims()
+        operands = [d for k, d in enumerate(owner.dims) if k in used]
+        operands += list(owner.symbols)
+    else:
+        operands = list(owner.operands)  # type: ignore[union-attr]
+    found: frozenset[int] = frozenset()
+    for operand in operands:
+        found |= varying_dims(operand, loop, seen)
+    seen[value] = found
+    return found
 
 
 def _enclosing_loop(op: Operation) -> LoopOp | None:

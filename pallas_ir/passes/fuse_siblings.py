@@ -114,30 +114,13 @@ def _reads_every_point(
     return True
 
 
-def _loop_dims(value: SSAValue, loop: LoopOp) -> frozenset[int]:
-    """The loop dims a body value varies along."""
-    if isinstance(value, BlockArgument):
-        return frozenset({value.index} if value.owner is loop.body.block else ())
-    owner = value.owner
-    if isinstance(owner, LoadOp):  # the dims its map uses, and its symbols'
-        used = owner.map.data.used_dims()
-        operands = [d for k, d in enumerate(owner.dims) if k in used]
-        operands += list(owner.symbols)
-    else:
-        operands = list(owner.operands)
-    found: frozenset[int] = frozenset()
-    for operand in operands:
-        found |= _loop_dims(operand, loop)
-    return found
-
-
 def _is_matrix_product(loop: LoopOp) -> bool:
     """Whether the loop sums a product of two factors that vary along different loop
     dims (x[i, k] * y[k, j]: what the tiler makes a `tl.dot`), not a square."""
     for o in loop.body.block.ops:
         mul = ta.contraction(o)
         if mul is not None:
-            x, y = (_loop_dims(v, loop) for v in mul.operands)
+            x, y = (ta.varying_dims(v, loop) for v in mul.operands)
             if x != y:
                 return True
     return False

@@ -26,12 +26,16 @@ failed once its body has the consumer's form):
 - every access is affine with no data-dependent index; S, M and L are f32; q, k, v and
   out are f32, or bf16 with the chain widening q and k for the scores, rounding the
   weights to bf16 and narrowing the sum (the flash kernel rounds its unnormalised
-  weights instead: within bf16's precision, not bitwise); and the operands are
-  views whose dims are (batch dims, then i, d / j, d / j, e / i, e) in that order
-  (`ta.attention_view_form_error`: what the tiler takes; q, k and v may leave out batch
-  dims, as grouped-query heads do; the head transposes of a (B, T, H, D) layout do not
-  raise). When P flattens batch dims C keeps apart, P's factors are read through views
-  that split them (leading dims: free);
+  weights instead: within bf16's precision, not bitwise); and out is a view whose
+  dims are (batch dims, then i, e) in that order (`ta.attention_view_form_error`: what
+  the tiler takes). When P flattens batch dims C keeps apart, P's factors are read
+  through views that split them (leading dims: free);
+- q, k and v are loads of views in the same form, (batch dims, then i, d / j, d /
+  j, e), where they may leave out batch dims (grouped-query heads), or else each is
+  a function of its batch, row and head-dim vars alone, computed ahead (`_Computed`:
+  a bias added as the heads are read, a rotary embedding, the heads of a (B, T, H, D)
+  layout, a product over several dims) into a buffer of its own in that form by a
+  kernel launched where P was; what it reads is not written before C;
 - F's loads index their buffers by single dims or constants (`ta.AttentionOp.
   view_form_error`: a bias read at an offset, `b[1:T+1, 3:T+3]`, has no block the
   tiler could start there), in (batch, i, j) order;
@@ -49,6 +53,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import arith, math
@@ -72,6 +77,7 @@ from pallas_ir.analysis.attention_masks import causal_bound, without_causal_mask
 from pallas_ir.diagnostics import count, emit_remark
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects.common import ArgRole, ReductionKind, find_forward
+from pallas_ir.dtypes import numpy_dtype
 from pallas_ir.passes.launch_graph import host_root, host_views, launch_counts, the_loop
 from pallas_ir.passes.options import CheckedOptionsPass
 
@@ -168,9 +174,9 @@ class _Chain:
     c: _Kernel
     score: SSAValue  # F in C
     s_load: ta.LoadOp  # S in C
-    q: ta.LoadOp
-    k: ta.LoadOp
-    v: ta.LoadOp
+    q: _Factor
+    k: _Factor
+    v: _Factor
     out: ta.StoreOp
     scales: list[arith.ConstantOp]  # of q and k, in P
     zero_masked_rows: bool
@@ -201,7 +207,7 @@ class _Consumer:
     score: SSAValue
     mload: ta.LoadOp
     lload: ta.LoadOp
-    vload: ta.LoadOp
+    v: SSAValue
     guard: SSAValue | None
     narrow: Attribute | None
     """The 16-bit type of v, the weights and out (None: f32 throughout)."""
@@ -235,13 +241,12 @@ def _softmax_product(loop: ta.LoopOp) -> _Consumer | None:
         if select is not None and _constant(select.lhs) == 0.0:
             guard, x = select.cond, select.rhs  # _safe_softmax: 0 where all masked
         div = _owner(x, arith.DivfOp)
-        vload = _owner(v, ta.LoadOp)
         exp = _owner(div.lhs, math.ExpOp) if div else None
         sub = _owner(exp.operand, arith.SubfOp) if exp else None
         mload = _owner(sub.rhs, ta.LoadOp) if sub else None
         lload = _owner(div.rhs, ta.LoadOp) if div else None
-        if vload and mload and lload and sub:
-            return _Consumer(stores[0], sub.lhs, mload, lload, vload, guard, out_type)
+        if mload and lload and sub:
+            return _Consumer(stores[0], sub.lhs, mload, lload, v, guard, out_type)
     return None
 
 
@@ -253,20 +258,37 @@ def _constant(value: SSAValue) -> float | int | None:
     return const.value.value.data
 
 
-def _factor(value: SSAValue) -> tuple[ta.LoadOp, arith.ConstantOp | None] | None:
-    """A factor of the scores' product: a load, or a load times a scalar constant
-    (`F.scaled_dot_product_attention` scales q and k each by the scale's root)."""
+@dataclass(eq=False)
+class _Factor:
+    """q or k of P's product, or v of C's: one load of a view (for SDPA's q and k times
+    a scalar constant, `scale`), or a value the loop computes (a bias added, a rotary
+    embedding), which the rewrite computes into a buffer of its own ahead of the
+    attention (`_Computed`)."""
+
+    kernel: _Kernel
+    value: SSAValue
+    """The factor in the data type (a 16-bit load or value before it is widened)."""
+    load: ta.LoadOp | None = None
+    scale: arith.ConstantOp | None = None
+
+    def hosts(self) -> set[SSAValue]:
+        """The host buffers the factor reads."""
+        return {self.kernel.host(x.buffer) for x in _loads_in(self.value)}
+
+
+def _factor(value: SSAValue, kernel: _Kernel) -> _Factor:
+    """A factor of a product: a load, a load times a scalar constant
+    (`F.scaled_dot_product_attention` scales q and k each by the scale's root), or a
+    computed value (scale and all)."""
     load = _owner(_widened(value)[0], ta.LoadOp)
     if load is not None:
-        return load, None
+        return _Factor(kernel, load.result, load)
     mul = _owner(value, arith.MulfOp)
-    if mul is None:
-        return None
-    for a, b in ((mul.lhs, mul.rhs), (mul.rhs, mul.lhs)):
+    for a, b in ((mul.lhs, mul.rhs), (mul.rhs, mul.lhs)) if mul else ():
         load, const = _owner(_widened(a)[0], ta.LoadOp), _owner(b, arith.ConstantOp)
         if load is not None and const is not None and _constant(b) is not None:
-            return load, const
-    return None
+            return _Factor(kernel, load.result, load, const)
+    return _Factor(kernel, _widened(value)[0])
 
 
 def _all_masked_flag(guard: SSAValue) -> ta.LoadOp | None:
@@ -368,6 +390,9 @@ def _coords(
             batch[p] = c // (tq * tk)
         else:
             raise _NotRaised("the scores are read other than whole")
+    if i is None and tq == 1:  # one query (a decode step): i is a unit var S omits
+        unused = [p for p in range(len(k.loop.parallel_extents)) if p not in lin.dims]
+        i = max((p for p in unused if extents[p] == 1), default=None)
     span = sum(w * (extents[p] - 1) for p, w in batch.items())
     if i is None or j is None or lin.constant or span != bh - 1:
         raise _NotRaised("the scores are read other than whole")
@@ -449,7 +474,7 @@ def match(m: _Matcher, c: _Kernel) -> _Chain | None:
     form = _softmax_product(c.loop)
     if form is None:
         return None
-    store, score, vload, guard = form.store, form.score, form.vload, form.guard
+    store, score, guard = form.store, form.score, form.guard
     mload, lload = form.mload, form.lload
     loads = _loads_in(score)
     products = []
@@ -464,25 +489,21 @@ def match(m: _Matcher, c: _Kernel) -> _Chain | None:
         raise _NotRaised("the scores are not one matrix product's")
     s_load, p = products[0]
     data = form.narrow or Float32Type()
-    if not isinstance(s_load.result.type, Float32Type) or vload.result.type != data:
+    if not isinstance(s_load.result.type, Float32Type) or form.v.type != data:
         raise _NotRaised("the scores are not f32, or v's type is not the output's")
     # P: S[b, i, j] = sum_d Q[b, i, d] * K[b, j, d]
     p_store = [o for o in p.loop.body.block.ops if isinstance(o, ta.StoreOp)]
     red = [o for o in p.loop.body.block.ops if isinstance(o, ta.ReduceOp)]
     mul = ta.contraction(red[0])
     assert mul is not None
-    factors = [_factor(o) for o in mul.operands]
-    if None in factors:
-        raise _NotRaised("the scores' product reads computed factors")
-    qk = [f[0] for f in factors]  # type: ignore[index]
-    scales = [f[1] for f in factors if f[1] is not None]  # type: ignore[index]
-    if any(x.result.type != data for x in qk):  # type: ignore[union-attr]
+    q, k = (_factor(o, p) for o in mul.operands)
+    v = _factor(form.v, c)
+    if any(x.value.type != data for x in (q, k)):
         raise _NotRaised("q and k are not of v's type")
     kept = {p_store[0], red[0], mul, *_dag_ops(mul.lhs), *_dag_ops(mul.rhs)}
     if (
         len(p_store) != 1
         or p_store[0].value is not red[0].result
-        or len(p.loop.reduce_extents) != 1
         or any(
             o not in kept and not _owner(o.results[0], arith.ConstantOp)
             for o in p.loop.body.block.ops
@@ -586,7 +607,7 @@ def match(m: _Matcher, c: _Kernel) -> _Chain | None:
                 ):
                     raise _NotRaised("the scores or statistics are read elsewhere")
     between = m.launches[order(p.launch) + 1 : order(c.launch)]
-    inputs = {c.host(vload.buffer), *(p.host(x.buffer) for x in qk)}  # type: ignore[union-attr]
+    inputs = q.hosts() | k.hosts() | v.hosts()
     inputs |= {c.host(x.buffer) for x in loads if x is not s_load}
     for launch in between:
         if launch in readers:
@@ -605,15 +626,15 @@ def match(m: _Matcher, c: _Kernel) -> _Chain | None:
         c,
         score,
         s_load,
-        qk[0],  # type: ignore[arg-type]
-        qk[1],  # type: ignore[arg-type]
-        vload,
+        q,
+        k,
+        v,
         store,
-        [c_op for c_op in scales],
+        [x.scale for x in (q, k) if x.scale is not None],
         guard is not None,
         pc,
         cc,
-        (tq, tk, p.loop.reduce_extents[0]),
+        (tq, tk, prod(p.loop.reduce_extents)),
         temporaries,
     )
 
@@ -664,24 +685,23 @@ def _domain_of(
 
 
 def _expanded(
-    load: ta.LoadOp,
+    t: MemRefType,
+    dim_vars: Sequence[int | None],
     groups: dict[int, list[int]],
     at: dict[int, int],
     batch: Sequence[int],
     n_dims: int,
 ) -> tuple[MemRefType, AffineMapAttr]:
-    """P's load over the domain when a P batch var spans several domain batch dims:
-    its view's dim for that var split into theirs (a reshape of leading dims, free)."""
-    t = load.buffer.type
-    assert isinstance(t, MemRefType)
+    """A view of P's (the loop var each dim of `t` is indexed by, None for another
+    index) over the domain: a dim whose P batch var spans several domain batch dims is
+    split into theirs (a reshape of leading dims, free)."""
     shape: list[int] = []
     results: list[AffineExpr] = []
     rank = len(t.get_shape())
-    for k, (n, expr) in enumerate(zip(t.get_shape(), load.map.data.results)):
-        var = load.dims[expr.position] if isinstance(expr, AffineDimExpr) else None
-        if not isinstance(var, BlockArgument):
+    for k, (n, var) in enumerate(zip(t.get_shape(), dim_vars, strict=True)):
+        if var is None:
             raise _NotRaised("an operand of the scores' product is not a view")
-        span = groups.get(var.index)
+        span = groups.get(var)
         if span is not None and len(span) > 1:
             if k >= rank - 2:
                 raise _NotRaised("splitting the batch would relayout a factor")
@@ -689,9 +709,34 @@ def _expanded(
             results += [AffineDimExpr(x) for x in span]
         else:
             shape.append(n)
-            results.append(AffineDimExpr(at[var.index]))
+            results.append(AffineDimExpr(at[var]))
     m = AffineMap(n_dims, 0, tuple(results))
     return MemRefType(t.element_type, shape), AffineMapAttr(m)
+
+
+def _with_unit_row(
+    t: MemRefType, m: AffineMapAttr, row: int, extent: int
+) -> tuple[MemRefType, AffineMapAttr]:
+    """A view over the domain that leaves out the row dim `row` of extent 1 (a decode
+    step's one query), with it put back as a unit dim before the minor one."""
+    results = m.data.results
+    if extent != 1 or any(row in ta.dims_of(r) for r in results) or not results:
+        return t, m
+    shape = list(t.get_shape())
+    shape.insert(len(shape) - 1, 1)
+    with_row = (*results[:-1], AffineDimExpr(row), results[-1])
+    return MemRefType(t.element_type, shape), AffineMapAttr(
+        AffineMap(m.data.num_dims, 0, with_row)
+    )
+
+
+def _load_vars(load: ta.LoadOp) -> list[int | None]:
+    """The loop var each dim of the load's view is indexed by (None: another index)."""
+    found: list[int | None] = []
+    for expr in load.map.data.results:
+        var = load.dims[expr.position] if isinstance(expr, AffineDimExpr) else None
+        found.append(var.index if isinstance(var, BlockArgument) else None)
+    return found
 
 
 def _map_over(
@@ -718,21 +763,187 @@ def _view_chain(buffer: SSAValue) -> tuple[BlockArgument, list[MemRefType]]:
     return buffer, chain[::-1]
 
 
+class _Builder:
+    """A new kernel's block: an argument per host buffer its accesses read or write (in
+    the order they are first asked for), and each view of one, made once."""
+
+    def __init__(self) -> None:
+        self.block = Block()
+        self.hosts: list[SSAValue] = []
+        self.roles: list[ArgRole] = []
+        self._views: dict[tuple[SSAValue, MemRefType], SSAValue] = {}
+
+    def arg(self, host: SSAValue, role: ArgRole = ArgRole.IN) -> BlockArgument:
+        if host in self.hosts:
+            n = self.hosts.index(host)
+            if self.roles[n] != role:
+                self.roles[n] = ArgRole.INOUT
+            return self.block.args[n]
+        self.hosts.append(host)
+        self.roles.append(role)
+        arg = self.block.insert_arg(host.type, len(self.block.args))
+        arg.name_hint = host.name_hint
+        return arg
+
+    def view(self, k: _Kernel, buffer: SSAValue, role: ArgRole = ArgRole.IN) -> SSAValue:
+        """`buffer` (a view in k) in the new kernel."""
+        arg, types = _view_chain(buffer)
+        new: SSAValue = self.arg(k.launch.args[arg.index], role)
+        for t in types:
+            new = self.reshaped(new, t, buffer.name_hint)
+        return new
+
+    def reshaped(self, value: SSAValue, t: MemRefType, name: str | None) -> SSAValue:
+        """`value` viewed as `t`."""
+        if value.type == t:
+            return value
+        if (value, t) not in self._views:
+            reshape = ta.ReshapeOp(value, t)
+            reshape.result.name_hint = name
+            self.block.add_op(reshape)
+            self._views[(value, t)] = reshape.result
+        return self._views[(value, t)]
+
+    def kernel(self, module: ModuleOp, name: str, location: Attribute) -> ta.KernelOp:
+        taken = {k.sym_name.data for k in module.ops if isinstance(k, ta.KernelOp)}
+        while name in taken:
+            name += "_"
+        kernel = ta.KernelOp(name, self.block.arg_types, self.roles, Region(self.block))
+        kernel.location = location
+        return kernel
+
+
+@dataclass(eq=False)
+class _Computed:
+    """A factor computed ahead of the attention into a buffer of its own, whose dims are
+    the factor's batch vars, its row var and its head dim (the product's reduce vars
+    flattened): the view the flash-attention tiler takes, whatever the layout and the
+    arithmetic (a bias added, a rotary embedding, a (B, T, H, D) relayout) it is
+    computed from."""
+
+    what: str
+    factor: _Factor
+    vars: list[int]
+    """Of the factor's loop: its batch vars, its row var, then its head-dim vars."""
+    heads: int
+    """How many of `vars` are head-dim vars."""
+    alloc: ta.AllocOp
+
+    @property
+    def extents(self) -> tuple[int, ...]:
+        return tuple(self.factor.kernel.loop.extents[v] for v in self.vars)
+
+
+def _nbytes(t: MemRefType) -> int:
+    return prod(t.get_shape()) * numpy_dtype(t.element_type).itemsize
+
+
+def _factor_ops(value: SSAValue, loop: ta.LoopOp, what: str) -> list[Operation]:
+    """The ops of `loop`'s body that compute `value`, in body order (a load ends a
+    path: its buffer is a view of the kernel's)."""
+    found: set[Operation] = set()
+    stack = [value]
+    while stack:
+        owner = stack.pop().owner
+        if isinstance(owner, Operation) and owner not in found:
+            if isinstance(owner, ta.ReduceOp | ta.StoreOp) or owner.regions:
+                raise _NotRaised(f"{what} reduces, or stores")
+            found.add(owner)
+            if isinstance(owner, ta.LoadOp):
+                if owner.symbols:
+                    raise _NotRaised(f"{what} has a data-dependent index")
+            else:
+                stack.extend(owner.operands)
+    return [o for o in loop.body.block.ops if o in found]
+
+
+def _computed(
+    what: str, factor: _Factor, batch: Sequence[int], row: int, heads: Sequence[int]
+) -> _Computed:
+    """`factor` as a buffer of its own: over the batch vars (of `batch`, in domain
+    order) it varies along, the row var and the head-dim vars."""
+    loop = factor.kernel.loop
+    used: set[int] = set()
+    for o in _factor_ops(factor.value, loop, what):
+        if isinstance(o, ta.LoadOp):
+            dims = o.map.data.used_dims()
+            used |= {d.index for k, d in enumerate(o.dims) if k in dims}  # type: ignore[attr-defined]
+        else:
+            used |= {
+                x.index
+                for x in o.operands
+                if isinstance(x, BlockArgument) and x.owner is loop.body.block
+            }
+    if not used <= {*batch, row, *heads}:
+        raise _NotRaised(f"{what} varies along a dim outside the attention")
+    found = [b for b in batch if b in used] + [row, *heads]
+    shape = [loop.extents[v] for v in found[: -len(heads)]]
+    shape.append(prod(loop.extents[v] for v in heads))
+    alloc = ta.AllocOp(MemRefType(factor.value.type, shape))
+    alloc.result.name_hint = what
+    return _Computed(what, factor, found, len(heads), alloc)
+
+
+def _factor_kernels(
+    module: ModuleOp, computed: list[_Computed], name: str
+) -> list[tuple[ta.KernelOp, list[SSAValue], list[_Computed]]]:
+    """One kernel per loop shape, computing each factor of that shape into its buffer
+    (a bias-added q, k and v share one)."""
+    shapes: dict[tuple[int, ...], list[_Computed]] = {}
+    for x in computed:
+        shapes.setdefault(x.extents, []).append(x)
+    built: list[tuple[ta.KernelOp, list[SSAValue], list[_Computed]]] = []
+    for extents, group in shapes.items():
+        b = _Builder()
+        loop = ta.LoopOp(extents)
+        args = loop.body.block.args
+        for x in group:
+            at = {v: n for n, v in enumerate(x.vars)}
+            source = x.factor.kernel
+            values: dict[SSAValue, SSAValue] = {
+                a: args[at[a.index]] for a in source.loop.body.block.args if a.index in at
+            }
+            for o in _factor_ops(x.factor.value, source.loop, x.what):
+                if isinstance(o, ta.LoadOp):
+                    new = ta.LoadOp(
+                        b.view(source, o.buffer), _map_over(o, at, len(at)), list(args)
+                    )
+                else:
+                    new = o.clone(value_mapper=values)
+                new.location = o.location
+                loop.body.block.add_op(new)
+                for old_r, new_r in zip(o.results, new.results):
+                    values[old_r] = new_r
+                    new_r.name_hint = old_r.name_hint
+            out: SSAValue = b.arg(x.alloc.result, ArgRole.OUT)
+            out = b.reshaped(
+                out, MemRefType(x.factor.value.type, extents), x.alloc.result.name_hint
+            )
+            identity = AffineMapAttr(AffineMap.identity(len(extents)))
+            store = ta.StoreOp(values[x.factor.value], out, identity, list(args))
+            store.location = x.factor.value.owner.location  # type: ignore[union-attr]
+            loop.body.block.add_op(store)
+        b.block.add_op(loop)
+        kernel = b.kernel(
+            module,
+            f"{name}_{'_'.join(x.what for x in group)}",
+            group[0].factor.kernel.kernel.location,
+        )
+        built.append((kernel, b.hosts, group))
+    return built
+
+
 def _rewrite(module: ModuleOp, m: _Matcher, chain: _Chain) -> None:
     """Put one kernel with the chain's `ta.attention` where the consumer was, launched
-    where it was launched, and erase the product, the statistics and their buffers."""
+    where it was launched, kernels computing the factors it does not read as they are
+    (`_Computed`) where the product was launched, and erase the product, the
+    statistics and their buffers."""
     c, p = chain.c, chain.p
+    cc, pc = chain.c_coords, chain.p_coords
     batch, c_at, p_at, groups, e = _domain_of(chain)
     nb = len(batch)
     tq, tk, d = chain.sizes
     n_dims = nb + 4
-    # The new kernel's arguments: each host buffer an access reads or writes.
-    accesses: list[tuple[_Kernel, ta.LoadOp | ta.StoreOp, ArgRole]] = [
-        (p, chain.q, ArgRole.IN),
-        (p, chain.k, ArgRole.IN),
-        (c, chain.v, ArgRole.IN),
-        (c, chain.out, c.kernel.role_of(_view_chain(chain.out.buffer)[0])),
-    ]
     score_ops = [
         o
         for o in c.loop.body.block.ops
@@ -751,55 +962,79 @@ def _rewrite(module: ModuleOp, m: _Matcher, chain: _Chain) -> None:
                 raise _NotRaised(
                     "the score reads a buffer other than in (batch, i, j) order"
                 )
-            accesses.append((c, o, ArgRole.IN))
         elif isinstance(o, ta.ReduceOp | ta.StoreOp) or o.regions:
             raise _NotRaised("the score reduces or stores")
         elif any(isinstance(x, BlockArgument) for x in o.operands):
             raise _NotRaised("the score computes with a loop index")
-    hosts: list[SSAValue] = []
-    roles: list[ArgRole] = []
-    for k, access, role in accesses:
-        arg, _ = _view_chain(access.buffer)
-        host = k.launch.args[arg.index]
-        if host not in hosts:
-            hosts.append(host)
-            roles.append(role)
-        elif role != ArgRole.IN:
-            roles[hosts.index(host)] = ArgRole.INOUT
-    block = Block(arg_types=[h.type for h in hosts])
-    views: dict[tuple[SSAValue, tuple[MemRefType, ...]], SSAValue] = {}
+    # Each factor as it is read (a view in the tiler's form), or computed ahead.
+    p_heads = list(range(len(p.loop.parallel_extents), len(p.loop.extents)))
+    c_value = next(q for q, at in c_at.items() if at == nb + 3)
+    forms = {
+        "q": (chain.q, sorted(pc.batch, key=p_at.get), pc.i, p_heads, p_at, groups),
+        "k": (chain.k, sorted(pc.batch, key=p_at.get), pc.j, p_heads, p_at, groups),
+        "v": (chain.v, sorted(cc.batch, key=c_at.get), cc.j, [c_value], c_at, {}),
+    }
+    computed: dict[str, _Computed] = {}
+    extent_of = {"q": (nb, tq), "k": (nb + 1, tk), "v": (nb + 1, tk), "out": (nb, tq)}
 
-    def view(k: _Kernel, buffer: SSAValue) -> SSAValue:
-        arg, types = _view_chain(buffer)
-        new = block.args[hosts.index(k.launch.args[arg.index])]
-        key = (new, tuple(types))
-        if key not in views:
-            for t in types:
-                reshape = ta.ReshapeOp(new, t)
-                reshape.result.name_hint = buffer.name_hint
-                block.add_op(reshape)
-                new = reshape.result
-            views[key] = new
-        return views[key]
+    def as_read(what: str) -> tuple[MemRefType, AffineMapAttr]:
+        """The view of a factor's load over the domain."""
+        f, _, _, _, at, grp = forms[what]
+        assert f.load is not None
+        t = f.load.buffer.type
+        t, mp = _expanded(t, _load_vars(f.load), grp, at, batch, n_dims)  # type: ignore[arg-type]
+        return _with_unit_row(t, mp, *extent_of[what])
 
-    for a, h in zip(block.args, hosts):
-        a.name_hint = h.name_hint
+    for what, (f, f_batch, row, heads, _, _) in forms.items():
+        if f.load is not None and len(heads) == 1:
+            try:
+                _, mp = as_read(what)
+                if ta.attention_view_form_error(nb, {what: mp.data}) is None:
+                    continue
+            except _NotRaised:
+                pass
+        computed[what] = _computed(what, f, f_batch, row, heads)
+    # A factor computed ahead is written and read back once; the chain's scores are
+    # written and read twice (by the statistics and the consumer).
+    ahead = sum(_nbytes(x.alloc.result.type) for x in computed.values())
+    spared = 3 * 4 * prod(batch) * tq * tk
+    if 2 * ahead > spared:
+        raise _NotRaised(
+            f"computing {', '.join(computed)} ahead would move {2 * ahead} bytes, more "
+            f"than the {spared} of the scores it spares"
+        )
+    # The new kernel's arguments: each host buffer an access reads or writes.
+    b = _Builder()
+    out_role = c.kernel.role_of(_view_chain(chain.out.buffer)[0])
+    for what, (f, *_) in forms.items():
+        if what in computed:
+            b.arg(computed[what].alloc.result)
+        else:
+            b.arg(f.kernel.launch.args[_view_chain(f.load.buffer)[0].index])  # type: ignore[union-attr]
+    b.arg(c.launch.args[_view_chain(chain.out.buffer)[0].index], out_role)
+    for o in score_ops:
+        if isinstance(o, ta.LoadOp):
+            b.arg(c.launch.args[_view_chain(o.buffer)[0].index])
 
-    def split(load: ta.LoadOp) -> tuple[SSAValue, AffineMapAttr]:
-        t, m = _expanded(load, groups, p_at, batch, n_dims)
-        v = view(p, load.buffer)
-        if v.type != t:
-            reshape = ta.ReshapeOp(v, t)
-            reshape.result.name_hint = load.buffer.name_hint
-            block.add_op(reshape)
-            v = reshape.result
-        return v, m
+    def operand(what: str) -> tuple[SSAValue, AffineMapAttr]:
+        f, _, _, _, at, grp = forms[what]
+        x = computed.get(what)
+        if x is not None:
+            dim_vars = [*x.vars[: -x.heads], x.vars[-x.heads]]
+            t, mp = _expanded(x.alloc.result.type, dim_vars, grp, at, batch, n_dims)
+            return b.reshaped(b.arg(x.alloc.result), t, what), mp
+        assert f.load is not None
+        t, mp = as_read(what)
+        return b.reshaped(b.view(f.kernel, f.load.buffer), t, f.load.buffer.name_hint), mp
 
-    operands = {
-        "q": split(chain.q),
-        "k": split(chain.k),
-        "v": (view(c, chain.v.buffer), _map_over(chain.v, c_at, n_dims)),
-        "out": (view(c, chain.out.buffer), _map_over(chain.out, c_at, n_dims)),
+    out = b.view(c, chain.out.buffer, out_role)
+    t, mp = _with_unit_row(
+        out.type,  # type: ignore[arg-type]
+        _map_over(chain.out, c_at, n_dims),
+        *extent_of["out"],
+    )
+    operands = {what: operand(what) for what in forms} | {
+        "out": (b.reshaped(out, t, out.name_hint), mp)
     }
     error = ta.attention_view_form_error(
         nb, {w: m.data for w, (_, m) in operands.items()}
@@ -824,7 +1059,7 @@ def _rewrite(module: ModuleOp, m: _Matcher, chain: _Chain) -> None:
     for o in score_ops:
         if isinstance(o, ta.LoadOp):
             new = ta.LoadOp(
-                view(c, o.buffer),
+                b.view(c, o.buffer),
                 _map_over(o, score_at, nb + 2),
                 list(region.args[: nb + 2]),
             )
@@ -844,29 +1079,37 @@ def _rewrite(module: ModuleOp, m: _Matcher, chain: _Chain) -> None:
         raise _NotRaised(error)
 
     def reads_iota(load: ta.LoadOp) -> bool:
-        host = host_root(hosts[ta.root_buffer(load.buffer).index])  # type: ignore[attr-defined]
+        host = host_root(b.hosts[ta.root_buffer(load.buffer).index])  # type: ignore[attr-defined]
         return ta.is_iota_argument(host) and load.buffer.type == host.type
 
     if (offset := causal_bound(attention, reads_iota)) is not None:
         attention.properties["causal"] = IntegerAttr(offset, i64)
         if (unmasked := without_causal_mask(attention, reads_iota)) is not None:
             _yield_without_mask(attention, unmasked)  # `causal` says it
-    block.add_op(attention)
-    taken = {k.sym_name.data for k in module.ops if isinstance(k, ta.KernelOp)}
-    name = f"{c.kernel.sym_name.data}_attention"
-    while name in taken:
-        name += "_"
-    kernel = ta.KernelOp(name, block.arg_types, roles, Region(block))
-    kernel.location = c.kernel.location
+    b.block.add_op(attention)
+    kernel = b.kernel(module, f"{c.kernel.sym_name.data}_attention", c.kernel.location)
     attention.verify()
+    ahead = _factor_kernels(module, list(computed.values()), p.kernel.sym_name.data)
     emit_remark(
         attention,
         f"raise-attention: @{p.kernel.sym_name.data}, "
         + ", ".join(f"@{w.kernel.sym_name.data}" for w in chain.stats)
-        + f" and @{c.kernel.sym_name.data} are one softmax attention, @{name}",
+        + f" and @{c.kernel.sym_name.data} are one softmax attention, "
+        f"@{kernel.sym_name.data}"
+        + "".join(
+            f"; {', '.join(x.what for x in group)} computed ahead by @{k.sym_name.data}"
+            for k, _, group in ahead
+        ),
     )
+    for x in computed.values():
+        Rewriter.insert_op(x.alloc, InsertPoint.before(p.launch))
+    for k, hosts, _ in ahead:
+        Rewriter.insert_op(k, InsertPoint.before(p.kernel))
+        launch = ta.LaunchOp(k.sym_name.data, hosts)
+        launch.location = p.launch.location
+        Rewriter.insert_op(launch, InsertPoint.before(p.launch))
     Rewriter.insert_op(kernel, InsertPoint.before(c.kernel))
-    launch = ta.LaunchOp(name, hosts)
+    launch = ta.LaunchOp(kernel.sym_name.data, b.hosts)
     launch.location = c.launch.location
     Rewriter.insert_op(launch, InsertPoint.before(c.launch))
     for k in [c, *chain.stats, p]:

@@ -85,6 +85,10 @@ class Emitter:
     waits: bool = False
     """The reduction is split and the epilogue waits for its totals: `tl.accumulate`
     and `tl.on_last_step` (otherwise a split reduction's stores accumulate)."""
+    on_parallel_dims: bool = False
+    """A matrix product's kernel: values that do not vary along the reduced dims (a
+    residual added after the product) are tiles of the parallel dims only, as the
+    product's result is; with a unit minor dim each element would take a lane tile."""
 
     @property
     def accesses(self) -> dict[Operation, Access]:
@@ -247,8 +251,18 @@ class Emitter:
         if order != list(range(len(walked))):
             v = self.reshape(v, [tile.get_shape()[b] for b, _ in walked])
             v = self.add(tl.TransposeOp(v, order))
-        # Dropping and adding unit dims keeps the row-major order: one reshape.
-        return self.reshape(v, self.loop_shape(access))
+        # Dropping and adding unit dims keeps the row-major order: one reshape (onto
+        # the parallel dims only, in a matrix product's kernel, for a tile that does not
+        # vary along the reduced ones: `on_parallel_dims`).
+        shape = self.loop_shape(access)
+        n_par = len(self.loop.parallel_extents)
+        if (
+            self.on_parallel_dims
+            and _is_32_bit(tile.element_type)
+            and not set(access.loop_to_buffer()) - set(range(n_par))
+        ):
+            shape = shape[:n_par]
+        return self.reshape(v, shape)
 
     def scalar_index(self, index: ta.LoadOp) -> SSAValue:
         """Read a gather index at this grid point: its loop dims have one-element tiles,
@@ -358,20 +372,36 @@ class Emitter:
         v.name_hint = self.loop.body.block.args[l].name_hint
         return v
 
+    def makes_dot(self, mul: Operation) -> bool:
+        """Whether `dot_dims` will find a matrix product in `mul`, from the loop dims
+        its factors vary along and the tile sizes (before they are emitted)."""
+        full = self.full_shape()
+        xs, ys = (
+            {l for l in ta.varying_dims(v, self.loop) if full[l] > 1}
+            for v in mul.operands
+        )
+        return self.dot_dims_of(xs, ys) is not None
+
     def dot_dims(self, mul: Operation) -> tuple[int | None, int, int, int] | None:
         """(batch, m, n, k) when `mul` multiplies an (m, k) tile by a (k, n) tile in loop
         space, both also along at most one batch dim (None without), and is summed over
         the single reduction dim k: a matrix product, batched or not."""
-        reduce_dims = range(len(self.loop.parallel_extents), self.rank)
-        if len(reduce_dims) != 1:
-            return None
-        (k,) = reduce_dims
         shapes = [self.shape_of(v) for v in mul.operands]
         if any(sh is None for sh in shapes):
             return None
         sx, sy = shapes  # type: ignore[misc]
         xs = {l for l, n in enumerate(sx) if n > 1}
         ys = {l for l, n in enumerate(sy) if n > 1}
+        return self.dot_dims_of(xs, ys)
+
+    def dot_dims_of(
+        self, xs: set[int], ys: set[int]
+    ) -> tuple[int | None, int, int, int] | None:
+        """`dot_dims` for factors varying (with tiles over 1) along `xs` and `ys`."""
+        reduce_dims = range(len(self.loop.parallel_extents), self.rank)
+        if len(reduce_dims) != 1:
+            return None
+        (k,) = reduce_dims
         if k not in xs or k not in ys:
             return None
         batch = (xs & ys) - {k}
@@ -429,6 +459,8 @@ class Emitter:
         have = v.type.get_shape()  # type: ignore[attr-defined]
         if len(have) > len(shape):  # into the epilogue: the reduced dims are 1
             v = self.reshape(v, have[: len(shape)])
+        elif len(have) < len(shape):  # a tile on the parallel dims, into loop space
+            v = self.reshape(v, [*have, *[1] * (len(shape) - len(have))])
         return self.broadcast(v, shape)
 
     def shape_of(self, value: SSAValue) -> list[int] | None:
@@ -467,6 +499,7 @@ class Emitter:
             if (mul := ta.contraction(op)) is not None
         }
         products = set(contractions.values())
+        self.on_parallel_dims = any(self.makes_dot(mul) for mul in products)
         as_dot: set[Operation] = set()
         n_par = len(self.loop.parallel_extents)
         split = any(
@@ -563,10 +596,18 @@ class Emitter:
         shapes = [s for s in map(self.shape_of, op.operands) if s is not None]
         if not shapes:
             raise PassError(op, "tile: an op on constants only is not tiled yet")
-        if op in self.epilogue:
-            # Computed on the parallel dims only: the reduced ones are 1 after the
-            # reduction, and tiles with unit minor dims would waste 127 of 128 lanes.
-            shapes = [s[: len(self.loop.parallel_extents)] for s in shapes]
+        rank = max(map(len, shapes))
+        shapes = [[*s, *[1] * (rank - len(s))] for s in shapes]
+        n_par = len(self.loop.parallel_extents)
+        if op in self.epilogue or (
+            self.on_parallel_dims
+            and all(d == 1 for s in shapes for d in s[n_par:])
+            and all(_is_32_bit(v.type) for v in (*op.operands, *op.results))
+        ):
+            # Computed on the parallel dims only: the reduced ones are 1 (after the
+            # reduction, or in a product's kernel for values that do not vary along
+            # them), and tiles with unit minor dims would waste 127 of 128 lanes.
+            shapes = [s[:n_par] for s in shapes]
         shape = [max(dims) for dims in zip(*shapes)]
         operands = [self.operand(o, shape) for o in op.operands]
         if isinstance(op, SCALAR_ONLY_CASTS):
@@ -590,6 +631,12 @@ class Emitter:
         for old_r, new_r in zip(op.results, new.results):
             new_r.name_hint = old_r.name_hint
             self.values[old_r] = new_r
+
+
+def _is_32_bit(t: Attribute) -> bool:
+    """A 32-bit element type: Mosaic reshapes its tiles between the parallel dims and
+    loop space (16-bit and i1 tiles with a unit minor dim it rejects or aborts on)."""
+    return getattr(t, "bitwidth", None) == 32
 
 
 def cast_tile(
