@@ -59,6 +59,12 @@ def _raise_attention() -> type[ModulePass]:
     return RaiseAttentionPass
 
 
+def _fold_iota_indices() -> type[ModulePass]:
+    from pallas_ir.passes.fold_iota_indices import FoldIotaIndicesPass
+
+    return FoldIotaIndicesPass
+
+
 def _fuse_siblings() -> type[ModulePass]:
     from pallas_ir.passes.fuse_siblings import FuseSiblingsPass
 
@@ -137,6 +143,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """pallas-ir's own passes: ta → ta rewrites (`passes/`) and level-to-level
     conversions (`lowering/`), in pipeline order."""
     return {
+        "fold-iota-indices": _fold_iota_indices,
         "split-kernel-loops": _split_kernel_loops,
         "fuse-epilogues": _fuse_epilogues,
         "fuse-siblings": _fuse_siblings,
@@ -154,8 +161,9 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
 
 TA_PASSES = (
-    "split-kernel-loops,fuse-epilogues,fuse-siblings,stride-to-reshape,canonicalize-permutation,"
-    "indirect-load-to-scalar-prefetch,indirect-store-to-row-dma,raise-attention"
+    "fold-iota-indices,split-kernel-loops,fuse-epilogues,fuse-siblings,stride-to-reshape,"
+    "canonicalize-permutation,indirect-load-to-scalar-prefetch,indirect-store-to-row-dma,"
+    "raise-attention"
 )
 """The ta → ta rewrites, in pipeline order."""
 

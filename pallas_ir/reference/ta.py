@@ -400,10 +400,11 @@ def divisor_args(kernel: ta.KernelOp) -> set[int]:
 
 def random_buffers(kernel: ta.KernelOp, rng: np.random.Generator) -> list[np.ndarray]:
     """Buffers for one kernel: readable floats uniform in [-2, 2]; integer buffers that
-    feed indices stay inside the tables they index, those that divide are nonzero;
-    outputs start at zero."""
+    feed indices stay inside the tables they index, those that divide are nonzero, and
+    those bound to an iota argument of @forward hold 0, 1, ...; outputs start at zero."""
     limits = index_limits(kernel)
     divisors = divisor_args(kernel)
+    iota = ta.iota_bound_arguments(kernel)
     out: list[np.ndarray] = []
     for arg in kernel.body.block.args:
         t = arg.type
@@ -411,7 +412,9 @@ def random_buffers(kernel: ta.KernelOp, rng: np.random.Generator) -> list[np.nda
         dtype = numpy_dtype(t.element_type)
         shape = t.get_shape()
         role = kernel.role_of(arg)
-        if role not in READABLE_ROLES and role != ArgRole.INOUT:
+        if arg in iota:  # what every launch passes there
+            out.append(np.arange(shape[0], dtype=dtype))
+        elif role not in READABLE_ROLES and role != ArgRole.INOUT:
             out.append(np.zeros(shape, dtype=dtype))
         else:
             out.append(random_array(t, rng, limits.get(arg.index), arg.index in divisors))
