@@ -182,7 +182,12 @@ def timings(only: list[str]) -> list[dict]:
             ],
         )
     )
-    from attention_programs import attention, causal_attention
+    from attention_programs import (
+        attention,
+        causal_attention,
+        decode_attention,
+        rotary_attention,
+    )
     from jax.experimental.pallas.ops.tpu import flash_attention as expert_attention
 
     highest = jax.lax.Precision.HIGHEST
@@ -223,6 +228,42 @@ def timings(only: list[str]) -> list[dict]:
                         ),
                     )
                 )
+
+    def xla_rotary(q, k, v, cos, sin):
+        b, t, _ = q.shape
+        q, k, v = (x.reshape(b, t, -1, 32).transpose(0, 2, 1, 3) for x in (q, k, v))
+
+        def rotated(x):
+            return x * cos + jnp.concatenate([-x[..., 16:], x[..., :16]], -1) * sin
+
+        q, k = rotated(q), jnp.repeat(rotated(k), 4, axis=1)
+        v = jnp.repeat(v, 4, axis=1)
+        s = jnp.einsum("bhqd,bhkd->bhqk", q, k, precision=highest) / 32**0.5
+        s = jnp.where(jnp.triu(jnp.ones((t, t), bool), 1), -jnp.inf, s)
+        p = jax.nn.softmax(s, axis=-1)
+        return jnp.einsum("bhqk,bhkd->bhqd", p, v, precision=highest)
+
+    for t in [512, 2048]:
+        cases.append(
+            (
+                (
+                    f"rotary attention (llama: 8 q heads over 2 kv heads, causal), "
+                    f"f32 q[2, {t}, 256], k, v [2, {t}, 64]"
+                ),
+                rotary_attention,
+                xla_rotary,
+                [(2, t, 256), (2, t, 64), (2, t, 64), (t, 32), (t, 32)],
+            )
+        )
+    for t in [2048, 8192]:
+        cases.append(
+            (
+                f"decode attention, f32 q[2, 4, 1, 64], k, v [2, 4, {t}, 64]",
+                decode_attention,
+                xla_attention,
+                [(2, 4, 1, 64), (2, 4, t, 64), (2, 4, t, 64)],
+            )
+        )
     for n, k in [(8, 2), (16, 2), (32, 2), (64, 2), (128, 8), (256, 8), (512, 8)]:
         cases.append(
             (

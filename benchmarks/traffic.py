@@ -454,9 +454,15 @@ def frontend_programs():
     """name → (a PyTorch function, its inputs): the programs issue 15's targets name."""
     import torch
     import torch.nn.functional as F
-    from attention_programs import attention, causal_attention
+    from attention_programs import (
+        attention,
+        causal_attention,
+        decode_attention,
+        gqa_attention,
+        padded_attention,
+    )
 
-    from pallas_ir.frontend.models import TransformerBlock
+    from pallas_ir.frontend.models import LlamaLayer, TransformerBlock
 
     torch.manual_seed(0)
     rows, width = 4096, 1024
@@ -486,17 +492,48 @@ def frontend_programs():
         "attention_t512": (attention, _qkv(512)),
         "attention_t2048": (attention, _qkv(2048)),
         "attention_causal_t512": (causal_attention, _qkv(512)),
+        "attention_causal_t2048": (causal_attention, _qkv(2048)),
+        "attention_padded_t512": (padded_attention, [*_qkv(512), _lengths(512)]),
+        "attention_padded_t2048": (padded_attention, [*_qkv(2048), _lengths(2048)]),
+        "attention_gqa_t512": (gqa_attention, _qkv(512, kv_heads=2)),
+        "attention_gqa_t2048": (gqa_attention, _qkv(2048, kv_heads=2)),
+        "attention_decode_s2048": (decode_attention, [*_qkv(1)[:1], *_qkv(2048)[1:]]),
         "transformer_block": (
             TransformerBlock(256, 4).eval(),
             [torch.randn(4, 128, 256)],
         ),
+        "llama_layer": (LlamaLayer().eval(), [torch.randn(4, 128, 256)]),
+        "tiny_gpt": _tiny_gpt(),
     }
 
 
-def _qkv(t: int):
+def _lengths(t: int):
     import torch
 
-    return [torch.randn(2, 4, t, 64) for _ in range(3)]  # B=2, H=4, T, D=64
+    return torch.tensor([t * 3 // 5, t])  # batch 0 padded after 60% of its keys
+
+
+def _tiny_gpt():
+    """The example's GPT (2 layers, D=64 heads), its forward and loss, at T=128."""
+    import importlib.util
+
+    import torch
+
+    path = Path(__file__).parent.parent / "examples" / "torch" / "train_tiny_gpt.py"
+    spec = importlib.util.spec_from_file_location("train_tiny_gpt", path)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    model = example.TinyGPT(256, 128, dim=128, heads=2, layers=2).eval()
+    idx = torch.randint(0, 256, (4, 128))
+    return model, [idx, torch.roll(idx, -1, 1)]
+
+
+def _qkv(t: int, kv_heads: int = 4):
+    import torch
+
+    q = torch.randn(2, 4, t, 64)  # B=2, H=4, T, D=64
+    return [q, torch.randn(2, kv_heads, t, 64), torch.randn(2, kv_heads, t, 64)]
 
 
 def run_frontend(name: str, fn, inputs, chip: str) -> Row:
