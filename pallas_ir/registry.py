@@ -53,6 +53,12 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
     }
 
 
+def _share_identical_kernels() -> type[ModulePass]:
+    from pallas_ir.passes.share_identical_kernels import ShareIdenticalKernelsPass
+
+    return ShareIdenticalKernelsPass
+
+
 def _raise_attention() -> type[ModulePass]:
     from pallas_ir.passes.raise_attention import RaiseAttentionPass
 
@@ -152,6 +158,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "indirect-load-to-scalar-prefetch": _indirect_load_to_scalar_prefetch,
         "indirect-store-to-row-dma": _indirect_store_to_row_dma,
         "raise-attention": _raise_attention,
+        "share-identical-kernels": _share_identical_kernels,
         "tile-policy": _tile_policy,
         "xla-outline": _xla_outline,
         "tile": _tile,
@@ -163,7 +170,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 TA_PASSES = (
     "fold-iota-indices,split-kernel-loops,fuse-epilogues,fuse-siblings,stride-to-reshape,"
     "canonicalize-permutation,indirect-load-to-scalar-prefetch,indirect-store-to-row-dma,"
-    "raise-attention"
+    "raise-attention,share-identical-kernels"
 )
 """The ta → ta rewrites, in pipeline order."""
 

@@ -353,6 +353,7 @@ def test_the_compiled_object_keeps_every_stage(compiled) -> None:
         "indirect-load-to-scalar-prefetch",
         "indirect-store-to-row-dma",
         "raise-attention",
+        "share-identical-kernels",
         "tile-policy",
         "xla-outline",
         "tile",

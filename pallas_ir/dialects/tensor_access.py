@@ -670,21 +670,27 @@ def is_iota_argument(value: SSAValue) -> bool:
     )
 
 
+def kernel_launches(module: Operation, kernel: KernelOpBase) -> list[LaunchOp]:
+    """The launches of `kernel`. Only host code launches, so kernel bodies (most of the
+    module's ops) are not walked: walking them once per kernel made passes quadratic
+    in program size."""
+    name = kernel.sym_name.data
+    return [
+        op
+        for region in module.regions
+        for top in region.ops
+        if not isinstance(top, KernelOpBase)
+        for op in top.walk()
+        if isinstance(op, LaunchOp) and op.callee.string_value() == name
+    ]
+
+
 def iota_bound_arguments(kernel: KernelOp) -> set[BlockArgument]:
     """The kernel's arguments that every launch of it binds to an iota argument of
     @forward (`is_iota_argument`) as it is, a 1-D buffer, not a view: element k holds
     k there too."""
     module = kernel.parent_op()
-    name = kernel.sym_name.data
-    launches = (
-        [
-            o
-            for o in module.walk()
-            if isinstance(o, LaunchOp) and o.callee.string_value() == name
-        ]
-        if module is not None
-        else []
-    )
+    launches = kernel_launches(module, kernel) if module is not None else []
     return {
         a
         for a in kernel.body.block.args

@@ -52,6 +52,8 @@ from pallas_ir.lowering.jnp_spelling import (
 )
 
 HEADER = """\
+import functools
+
 import jax
 import jax.numpy as jnp
 from jax.experimental import pallas as pl
@@ -379,9 +381,28 @@ def _kernel_function(call: pallas.CallOp, name: str) -> list[str]:
     return [f"def {name}({', '.join(params)}):", *(f"    {line}" for line in body)]
 
 
-def _call_statement(
-    call: pallas.CallOp, kernel: str, namer: Namer, call_namer: Namer
-) -> list[str]:
+_KERNEL, _CALL = "__kernel__", "__call__"
+"""Placeholders for the names of a call's kernel function and jitted wrapper, while its
+text is compared with the calls emitted before it."""
+
+
+def _call_function(call: pallas.CallOp) -> list[str]:
+    """The `pallas.call` as a jitted function of its operands: jax traces and lowers a
+    jitted function once for every call with the same operand types, so launches of
+    one kernel (the layers of a model) cost one trace and lowering between them."""
+    params = [f"x{i}" for i in range(len(call.args))]
+    lines = _pallas_call_lines(call, Namer(params))
+    return [
+        '@functools.partial(jax.jit, static_argnames=("interpret",))',
+        f"def {_CALL}({', '.join([*params, 'interpret=False'])}):",
+        "    return pl.pallas_call(",
+        *lines,
+        f"    )({', '.join(params)})",
+    ]
+
+
+def _pallas_call_lines(call: pallas.CallOp, call_namer: Namer) -> list[str]:
+    """The arguments of `pl.pallas_call` for `call` (its kernel named `_KERNEL`)."""
     grid_rank = len(call.grid.get_values())
     ref_names = [call_namer.fresh(a.name_hint or f"prefetch{i}") for i, a in
                  enumerate(call.body.block.args[: call.n_prefetch])]  # fmt: skip
@@ -389,7 +410,7 @@ def _call_statement(
     out_specs = [emit_block_spec(s, grid_rank, ref_names) for s in call.out_specs.data]
     outs = [_shape_dtype(r.type, call) for r in call.outs]
     ind = " " * 8
-    lines: list[str] = [f"{ind}{kernel},"]
+    lines: list[str] = [f"{ind}{_KERNEL},"]
     if len(outs) == 1:
         lines.append(f"{ind}out_shape={outs[0]},")
     else:
@@ -442,10 +463,7 @@ def _call_statement(
         )
     lines.append(f'{ind}name="{call.kernel_name.data}",')
     lines.append(f"{ind}interpret=interpret,")
-    results = [namer.define(r, "out") for r in call.outs]
-    target = results[0] if len(results) == 1 else ", ".join(results)
-    args = ", ".join(namer[a] for a in call.args)
-    return [f"    {target} = pl.pallas_call(", *lines, f"    )({args})"]
+    return lines
 
 
 @dataclass
@@ -458,6 +476,9 @@ class HostEmitter:
     lines: list[str] = field(default_factory=list[str])
     kernels: list[list[str]] = field(default_factory=list[list[str]])
     """The kernel (and XLA) functions, in call order."""
+    calls: dict[str, str] = field(default_factory=dict[str, str])
+    """The jitted wrapper emitted for each text of a kernel and its call: launches of
+    one kernel whose calls print alike share it."""
 
     @functools.singledispatchmethod
     def emit(self, op: Operation) -> None:
@@ -465,9 +486,22 @@ class HostEmitter:
 
     @emit.register
     def _(self, op: pallas.CallOp) -> None:
-        kname = self.namer.fresh(f"{op.kernel_name.data}_kernel")
-        self.kernels.append(_kernel_function(op, kname))
-        self.lines += _call_statement(op, kname, self.namer, Namer(self.namer.used))
+        functions = [*_kernel_function(op, _KERNEL), "", "", *_call_function(op)]
+        text = "\n".join(functions)
+        if (wrapper := self.calls.get(text)) is None:
+            kernel = self.namer.fresh(f"{op.kernel_name.data}_kernel")
+            wrapper = self.namer.fresh(f"{op.kernel_name.data}_call")
+            self.calls[text] = wrapper
+            self.kernels.append(
+                [
+                    line.replace(_KERNEL, kernel).replace(_CALL, wrapper)
+                    for line in functions
+                ]
+            )
+        results = [self.namer.define(r, "out") for r in op.outs]
+        target = results[0] if len(results) == 1 else ", ".join(results)
+        args = ", ".join([*(self.namer[a] for a in op.args), "interpret=interpret"])
+        self.lines.append(f"    {target} = {wrapper}({args})")
 
     @emit.register
     def _(self, op: pallas.ReshapeOp) -> None:

@@ -22,6 +22,7 @@ from pallas_ir.dialects.tensor_access import (
     LoadOp,
     LoopOp,
     StoreOp,
+    kernel_launches,
     root_buffer,
 )
 
@@ -101,11 +102,7 @@ def split_kernel(module: ModuleOp, kernel: KernelOp) -> list[KernelOp]:
     ]
     for part in parts:
         Rewriter.insert_op(part.kernel, InsertPoint.before(kernel))
-    for launch in [
-        o
-        for o in module.walk()
-        if isinstance(o, LaunchOp) and o.callee.string_value() == kernel.sym_name.data
-    ]:
+    for launch in kernel_launches(module, kernel):
         for part in parts:
             new = LaunchOp(part.kernel.sym_name.data, [launch.args[i] for i in part.args])
             new.location = launch.location

@@ -77,7 +77,9 @@ def _view_chain(buffer: SSAValue) -> tuple[object, ...]:
 def launch_counts(module: ModuleOp) -> dict[str, int]:
     """How many `ta.launch`es name each kernel."""
     counts: dict[str, int] = {}
-    for op in module.walk():
+    for op in (
+        o for top in module.ops if not isinstance(top, KernelOp) for o in top.walk()
+    ):
         if isinstance(op, LaunchOp):
             name = op.callee.string_value()
             counts[name] = counts.get(name, 0) + 1

@@ -140,11 +140,7 @@ def _add_scratch(module: ModuleOp, kernel: ta.KernelOp, t: MemRefType) -> BlockA
     arg = block.insert_arg(t, len(block.args))
     arg.name_hint = "xla"
     kernel.set_roles([*(r.data for r in kernel.roles.data), ArgRole.INOUT])
-    for launch in [
-        o
-        for o in module.walk()
-        if isinstance(o, ta.LaunchOp) and o.callee.string_value() == kernel.sym_name.data
-    ]:
+    for launch in ta.kernel_launches(module, kernel):
         alloc = ta.AllocOp(t)
         alloc.result.name_hint = "xla"
         Rewriter.insert_op(alloc, InsertPoint.before(launch))

@@ -30,7 +30,6 @@ from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects.common import (
     ELEMENTWISE_DIALECTS,
     ArgRole,
-    KernelOpBase,
     ReductionKind,
 )
 from pallas_ir.dtypes import numpy_dtype
@@ -348,20 +347,6 @@ def rows_addressable(op: ta.LoadOp) -> bool:
     return not data_dependent or shape[-2] % packed == 0
 
 
-def kernel_launches(module: ModuleOp, kernel: ta.KernelOp) -> list[ta.LaunchOp]:
-    """The launches of `kernel`. Only host code launches, so kernel bodies (most of the
-    module's ops) are not walked: walking them once per argument of every kernel made
-    tiling quadratic in program size."""
-    name = kernel.sym_name.data
-    return [
-        op
-        for top in module.ops
-        if not isinstance(top, KernelOpBase)
-        for op in top.walk()
-        if isinstance(op, ta.LaunchOp) and op.callee.string_value() == name
-    ]
-
-
 def host_storage(
     module: ModuleOp,
     kernel: ta.KernelOp,
@@ -373,7 +358,7 @@ def host_storage(
     `launches`: the kernel's, when the caller has them."""
     found: set[MemRefType] = set()
     if launches is None:
-        launches = kernel_launches(module, kernel)
+        launches = ta.kernel_launches(module, kernel)
     for launch in launches:
         value: SSAValue = launch.args[index]
         chain = [value.type]

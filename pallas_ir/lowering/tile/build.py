@@ -738,9 +738,7 @@ def relaunch(
     that only fed a dropped one goes too)."""
     if not views and not stored and len(kept) == len(kernel.body.block.args):
         return
-    for launch in [o for o in module.walk() if isinstance(o, ta.LaunchOp)]:
-        if launch.callee.string_value() != kernel.sym_name.data:
-            continue
+    for launch in ta.kernel_launches(module, kernel):
         block = launch.parent_block()
         assert block is not None
         extra: list[SSAValue] = []

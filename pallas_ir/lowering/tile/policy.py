@@ -33,7 +33,6 @@ from pallas_ir.lowering.tile.access import (
     element_type,
     epilogue_ops,
     host_storage,
-    kernel_launches,
     lookup_dims,
     mxu_factors,
     scatter_lookup,
@@ -748,7 +747,7 @@ def the_loop(kernel: ta.KernelOp) -> ta.LoopOp | Rejection:
 
 def kernel_storage(module: ModuleOp, kernel: ta.KernelOp) -> dict[int, MemRefType]:
     """The N-D storage the host holds each kernel argument in (see `host_storage`)."""
-    launches = kernel_launches(module, kernel)
+    launches = ta.kernel_launches(module, kernel)
     return {
         a.index: t
         for a in kernel.body.block.args

@@ -14,8 +14,9 @@
 // CHECK-NEXT:      row = t_ref[...]
 // CHECK-NEXT:      o_ref[...] = row
 
-// CHECK-LABEL: def forward(idx, table, interpret=False):
-// CHECK-NEXT:      out = pl.pallas_call(
+// CHECK-LABEL: @functools.partial(jax.jit, static_argnames=("interpret",))
+// CHECK-NEXT:  def embedding_call(x0, x1, interpret=False):
+// CHECK-NEXT:      return pl.pallas_call(
 // CHECK-NEXT:          embedding_kernel,
 // CHECK-NEXT:          out_shape=jax.ShapeDtypeStruct((64, 1, 256), jnp.float32),
 // CHECK-NEXT:          grid_spec=pltpu.PrefetchScalarGridSpec(
@@ -30,6 +31,9 @@
 // CHECK-NEXT:          cost_estimate=pl.CostEstimate(flops=0, transcendentals=0, bytes_accessed=131328),
 // CHECK-NEXT:          name="embedding",
 // CHECK-NEXT:          interpret=interpret,
-// CHECK-NEXT:      )(idx, table)
+// CHECK-NEXT:      )(x0, x1)
+
+// CHECK-LABEL: def forward(idx, table, interpret=False):
+// CHECK-NEXT:      out = embedding_call(idx, table, interpret=interpret)
 // CHECK-NEXT:      return out
 // CHECK-NOT:   import

@@ -107,24 +107,9 @@ func.func @forward(%idx: tensor<8xi32>, %x: tensor<64x1x256xf32>, %w: tensor<16x
 // CHECK-NEXT:      o1_ref[:, :] = n
 // CHECK-NEXT:      o1_ref[0, pl.ds(64, 64)] = row
 
-// CHECK-LABEL: def misc_kernel(u_ref, y_ref, a_ref, b_ref):
-// CHECK-NEXT:      v = u_ref[...]
-// CHECK-NEXT:      zero = jnp.full((1024,), 0.0, jnp.float32)
-// CHECK-NEXT:      relu = jnp.maximum(v, zero)
-// CHECK-NEXT:      th = jnp.tanh(relu)
-// CHECK-NEXT:      mx = jnp.minimum(th, v)
-// CHECK-NEXT:      a_ref[...] = mx
-// CHECK-NEXT:      yv = y_ref[...]
-// CHECK-NEXT:      pr = jnp.prod(yv, axis=(0,), keepdims=True)
-// CHECK-NEXT:      mn = jnp.min(yv, axis=(0, 2), keepdims=True)
-// CHECK-NEXT:      an = jnp.argmin(yv, axis=2, keepdims=True).astype(jnp.int32)
-// CHECK-NEXT:      mnb = jnp.broadcast_to(mn, (4, 8, 128))
-// CHECK-NEXT:      d = yv - mnb
-// CHECK-NEXT:      dt = jnp.transpose(d, (1, 2, 0))
-// CHECK-NEXT:      b_ref[...] = dt
-
-// CHECK-LABEL: def forward(idx, x, w, tab, h, acc, u, y, interpret=False):
-// CHECK-NEXT:      o0, o1 = pl.pallas_call(
+// CHECK:       @functools.partial(jax.jit, static_argnames=("interpret",))
+// CHECK-NEXT:  def fused_call(x0, x1, x2, x3, x4, x5, interpret=False):
+// CHECK-NEXT:      return pl.pallas_call(
 // CHECK-NEXT:          fused_kernel,
 // CHECK-NEXT:          out_shape=(
 // CHECK-NEXT:              jax.ShapeDtypeStruct((64, 256), jnp.float32),
@@ -151,8 +136,27 @@ func.func @forward(%idx: tensor<8xi32>, %x: tensor<64x1x256xf32>, %w: tensor<16x
 // CHECK-NEXT:          cost_estimate=pl.CostEstimate(flops=4096, transcendentals=1024, bytes_accessed=1048576),
 // CHECK-NEXT:          name="fused",
 // CHECK-NEXT:          interpret=interpret,
-// CHECK-NEXT:      )(idx, x, w, tab, h, acc)
-// CHECK-NEXT:      a, b = pl.pallas_call(
+// CHECK-NEXT:      )(x0, x1, x2, x3, x4, x5)
+
+// CHECK-LABEL: def misc_kernel(u_ref, y_ref, a_ref, b_ref):
+// CHECK-NEXT:      v = u_ref[...]
+// CHECK-NEXT:      zero = jnp.full((1024,), 0.0, jnp.float32)
+// CHECK-NEXT:      relu = jnp.maximum(v, zero)
+// CHECK-NEXT:      th = jnp.tanh(relu)
+// CHECK-NEXT:      mx = jnp.minimum(th, v)
+// CHECK-NEXT:      a_ref[...] = mx
+// CHECK-NEXT:      yv = y_ref[...]
+// CHECK-NEXT:      pr = jnp.prod(yv, axis=(0,), keepdims=True)
+// CHECK-NEXT:      mn = jnp.min(yv, axis=(0, 2), keepdims=True)
+// CHECK-NEXT:      an = jnp.argmin(yv, axis=2, keepdims=True).astype(jnp.int32)
+// CHECK-NEXT:      mnb = jnp.broadcast_to(mn, (4, 8, 128))
+// CHECK-NEXT:      d = yv - mnb
+// CHECK-NEXT:      dt = jnp.transpose(d, (1, 2, 0))
+// CHECK-NEXT:      b_ref[...] = dt
+
+// CHECK:       @functools.partial(jax.jit, static_argnames=("interpret",))
+// CHECK-NEXT:  def misc_call(x0, x1, interpret=False):
+// CHECK-NEXT:      return pl.pallas_call(
 // CHECK-NEXT:          misc_kernel,
 // CHECK-NEXT:          out_shape=(
 // CHECK-NEXT:              jax.ShapeDtypeStruct((2048,), jnp.float32),
@@ -170,6 +174,10 @@ func.func @forward(%idx: tensor<8xi32>, %x: tensor<64x1x256xf32>, %w: tensor<16x
 // CHECK-NEXT:          compiler_params=pltpu.CompilerParams(dimension_semantics=("arbitrary",)),
 // CHECK-NEXT:          name="misc",
 // CHECK-NEXT:          interpret=interpret,
-// CHECK-NEXT:      )(u, y)
+// CHECK-NEXT:      )(x0, x1)
+
+// CHECK-LABEL: def forward(idx, x, w, tab, h, acc, u, y, interpret=False):
+// CHECK-NEXT:      o0, o1 = fused_call(idx, x, w, tab, h, acc, interpret=interpret)
+// CHECK-NEXT:      a, b = misc_call(u, y, interpret=interpret)
 // CHECK-NEXT:      return o0, o1, a, b
 // CHECK-NOT:   import

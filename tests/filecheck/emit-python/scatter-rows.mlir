@@ -45,7 +45,7 @@ func.func @forward(%pos: tensor<3xi32>, %new: tensor<2x2x2x128xf32>, %cache: ten
 // CHECK-NEXT:          pltpu.make_async_copy(rows.at[pl.ds(1, 1)], cache_hbm.at[b, pl.ds(row1, 1)], sem).start()
 // CHECK-NEXT:          pltpu.make_async_copy(rows.at[pl.ds(1, 1)], cache_hbm.at[b, pl.ds(row1, 1)], sem).wait()
 
-// CHECK-LABEL: def forward(pos, new, cache, interpret=False):
+// CHECK-LABEL: def kv_call(x0, x1, x2, interpret=False):
 // CHECK:               in_specs=[
 // CHECK-NEXT:              pl.BlockSpec((None, None, 2, 128), lambda i, j, pos_ref: (i, j, jnp.int32(0), jnp.int32(0))),
 // CHECK-NEXT:              pl.BlockSpec(memory_space=pl.ANY),

@@ -13,8 +13,9 @@
 // CHECK-NEXT:      tt = t.T
 // CHECK-NEXT:      o_ref[...] = tt
 
-// CHECK-LABEL: def forward(x, interpret=False):
-// CHECK-NEXT:      out = pl.pallas_call(
+// CHECK-LABEL: @functools.partial(jax.jit, static_argnames=("interpret",))
+// CHECK-NEXT:  def transpose_call(x0, interpret=False):
+// CHECK-NEXT:      return pl.pallas_call(
 // CHECK-NEXT:          transpose_kernel,
 // CHECK-NEXT:          out_shape=jax.ShapeDtypeStruct((384, 256), jnp.float32),
 // CHECK-NEXT:          grid=(2, 3),
@@ -26,6 +27,9 @@
 // CHECK-NEXT:          cost_estimate=pl.CostEstimate(flops=0, transcendentals=0, bytes_accessed=786432),
 // CHECK-NEXT:          name="transpose",
 // CHECK-NEXT:          interpret=interpret,
-// CHECK-NEXT:      )(x)
+// CHECK-NEXT:      )(x0)
+
+// CHECK-LABEL: def forward(x, interpret=False):
+// CHECK-NEXT:      out = transpose_call(x, interpret=interpret)
 // CHECK-NEXT:      return out
 // CHECK-NOT:   import

@@ -24,6 +24,7 @@
 // PY:         def [[K:\w+]]_kernel(
 // PY:           jnp.max({{.*}}, axis=(1,), keepdims=True)
 // PY:           jnp.sum({{.*}}, axis=(1,), keepdims=True)
-// PY:         def forward(
 // PY-COUNT-1:   pl.pallas_call(
+// PY-NOT:       pl.pallas_call(
+// PY:         def forward(
 // PY-NOT:       pl.pallas_call(
