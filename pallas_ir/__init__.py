@@ -18,6 +18,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
 from xdsl.utils.exceptions import ParseError
 
+from pallas_ir.compile_profile import CompileProfile, profile_compiles
 from pallas_ir.diagnostics import (
     Diagnostic,
     LocatedParser,
@@ -29,6 +30,7 @@ from pallas_ir.diagnostics import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "CompileProfile",
     "Diagnostic",
     "IRError",
     "UnsupportedError",
@@ -37,6 +39,7 @@ __all__ = [
     "emit_python",
     "make_context",
     "parse",
+    "profile_compiles",
     "run_passes",
     "verify",
 ]
@@ -129,6 +132,7 @@ def compile(
     chip: str = "v5e",
     interpret: bool | None = None,
     runtime_checks: bool = True,
+    cache=True,
 ):
     """A torch function as Pallas kernels (see `pallas_ir.compiler`); imports torch."""
     from pallas_ir.compiler import compile as compile_torch
@@ -139,6 +143,7 @@ def compile(
         chip=chip,
         interpret=interpret,
         runtime_checks=runtime_checks,
+        cache=cache,
     )
 
 

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import math
+import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import jax
@@ -28,8 +30,19 @@ import torch
 import torch.utils._pytree as pytree
 from torch._functorch.aot_autograd import aot_function
 from torch._functorch.partitioners import min_cut_rematerialization_partition
+from xdsl.dialects.builtin import ModuleOp
 
 import pallas_ir
+from pallas_ir.cache import (
+    CompileCache,
+    cache_root,
+    deserialized,
+    entry_key,
+    exported_program,
+    serialized,
+    use_jax_compilation_cache,
+)
+from pallas_ir.compile_profile import CompileProfile, collecting, count_program, phase
 from pallas_ir.diagnostics import PassError
 from pallas_ir.dtypes import holds_float64
 from pallas_ir.frontend import UnsupportedError, torch_to_ta
@@ -124,6 +137,7 @@ class StageIR(Mapping[str, str]):
     it (the passes are deterministic) and prints each stage."""
 
     def __init__(self, ta: str, pipeline: str):
+        self.pipeline = pipeline
         self._stages = pipeline.split(",")
         self._names = ["ta", *(s.split("{")[0] for s in self._stages)]
         self._printed: dict[str, str] = {"ta": ta}
@@ -145,6 +159,27 @@ class StageIR(Mapping[str, str]):
         return len(self._names)
 
 
+def run_pipeline(module: ModuleOp, pipeline: str) -> ModuleOp:
+    """`module` (ta) through `pipeline`, in place; a pass's error as an
+    UnsupportedError naming the stage."""
+    stage = "ta"
+    try:
+        with phase("verify"):
+            pallas_ir.verify(module)
+        # Verifying after every pass took a third of compile time: the module is
+        # verified as it enters and as it leaves (pallas-opt verifies each pass).
+        for stage in pipeline.split(","):
+            with phase(stage.split("{")[0]):
+                pallas_ir.run_passes(module, stage, verify_each=False)
+        with phase("verify"):
+            pallas_ir.verify(module)
+    except (pallas_ir.IRError, PassError) as e:  # a compiler limit, said plainly
+        raise UnsupportedError(
+            f"pipeline stage {stage.split('{')[0]}", str(e).splitlines()[0]
+        ) from e
+    return module
+
+
 class CompiledFunction:
     """Torch tensors in, torch tensors out, through the emitted Pallas module."""
 
@@ -155,6 +190,7 @@ class CompiledFunction:
         chip: str = "v5e",
         interpret: bool | None = None,
         runtime_checks: bool = True,
+        cache: bool | str | os.PathLike = True,
     ):
         if chip not in CHIPS:
             raise ValueError(f"chip must be one of {', '.join(CHIPS)}, got {chip!r}")
@@ -162,42 +198,17 @@ class CompiledFunction:
         self._n_inputs = len(example_inputs)
         self._state = _state_names(fn)
         self._traceable = _with_state_as_inputs(fn, self._state, self._n_inputs)
-        examples = [*example_inputs, *self._live_state()]
-        traced = torch_to_ta(self._traceable, examples, runtime_checks)
-        module = traced.module
-        self._plans = traced.inputs
-        self._constants = traced.constants
-        self._results = traced.results
-        self._copy_back = traced.copy_back
-        self._returns_sequence = traced.returns_sequence
-        self._structure = traced.structure
-        self._checks = traced.checks
-        self._random_seed = traced.random_seed
-        self.computes = bool(traced.copy_back or traced.checks) or any(
-            isinstance(r, KernelOutput) for r in traced.results
-        )
-        self.ir = StageIR(str(module), default_pipeline(chip))
-        stage = "ta"
-        try:
-            pallas_ir.verify(module)
-            # Verifying after every pass took a third of compile time: the module is
-            # verified as it enters and as it leaves (pallas-opt verifies each pass).
-            for stage in default_pipeline(chip).split(","):
-                pallas_ir.run_passes(module, stage, verify_each=False)
-            pallas_ir.verify(module)
-        except (pallas_ir.IRError, PassError) as e:  # a compiler limit, said plainly
-            raise UnsupportedError(
-                f"pipeline stage {stage.split('{')[0]}", str(e).splitlines()[0]
-            ) from e
-        self.module = module
-        self._float64 = holds_float64(module)
-        self.source = pallas_ir.emit_python(module)
+        self.compile_profile = CompileProfile()
+        """Seconds by phase of this program's compile and first call."""
+        with collecting(self.compile_profile):
+            self._compile(example_inputs, chip, runtime_checks, cache)
         self.chip = chip
         self.runtime_checks = runtime_checks
         self.interpret = (not _on_tpu()) if interpret is None else interpret
-        forward = functools.partial(
-            exec_source(self.source)["forward"], interpret=self.interpret
-        )
+        with collecting(self.compile_profile), phase("exec"):
+            forward = functools.partial(
+                exec_source(self.source)["forward"], interpret=self.interpret
+            )
         conversions = [_word_input(p) for p in self._plans]
         wide = [
             i
@@ -210,9 +221,108 @@ class CompiledFunction:
             out = forward(*[c(a) for c, a in zip(conversions, args, strict=True)])
             return out, [_outside_int32(args[i]) for i in wide]
 
-        # Traced and compiled by XLA at the first call; later calls reuse it.
+        # Traced and compiled by XLA at the first call (`_executable`).
         self._forward = jax.jit(program)
+        self._compiled: Callable | None = None
         self._differentiable: dict[tuple[bool, ...], Callable] = {}
+
+    def _compile(
+        self,
+        example_inputs: Sequence[torch.Tensor],
+        chip: str,
+        runtime_checks: bool,
+        cache: bool | str | os.PathLike,
+    ) -> None:
+        """The frontend, then the pipeline and the emitter, or their output from the
+        on-disk cache (`pallas_ir.cache`)."""
+        examples = [*example_inputs, *self._live_state()]
+        with phase("frontend"):
+            traced = torch_to_ta(self._traceable, examples, runtime_checks)
+            ta_text = str(traced.module)
+        module = traced.module
+        self._plans = traced.inputs
+        self._constants = traced.constants
+        self._results = traced.results
+        self._copy_back = traced.copy_back
+        self._returns_sequence = traced.returns_sequence
+        self._structure = traced.structure
+        self._checks = traced.checks
+        self._random_seed = traced.random_seed
+        self.computes = bool(traced.copy_back or traced.checks) or any(
+            isinstance(r, KernelOutput) for r in traced.results
+        )
+        pipeline = default_pipeline(chip)
+        self.ir = StageIR(ta_text, pipeline)
+        self._module: ModuleOp | None = None
+        self._cache_setting = cache
+        root = cache_root(cache)
+        self._cache = None if root is None else CompileCache(root)
+        self._cache_key = entry_key(
+            ta_text,
+            pipeline=pipeline,
+            chip=chip,
+            runtime_checks=runtime_checks,
+            # how the host passes each input (int64 as words, bool widened in the
+            # program): the exported program's argument types
+            inputs=[(str(p.dtype), p.shape, p.span) for p in self._plans],
+        )
+        if self._cache is not None:
+            with phase("cache"):
+                entry = self._cache.read(self._cache_key, "module.json")
+            if entry is not None:
+                emitted = json.loads(entry)
+                self.source, self._float64 = emitted["source"], emitted["float64"]
+                count_program(from_cache=True)
+                return
+        self._module = run_pipeline(module, pipeline)
+        self._float64 = holds_float64(module)
+        with phase("emit"):
+            self.source = pallas_ir.emit_python(module)
+        count_program(from_cache=False)
+        if self._cache is not None:
+            with phase("cache"):
+                emitted = {"source": self.source, "float64": self._float64}
+                self._cache.write(
+                    self._cache_key, "module.json", json.dumps(emitted).encode()
+                )
+
+    @property
+    def module(self) -> ModuleOp:
+        """The pallas module the source was emitted from (lowered again from the ta
+        module where the source came from the cache: the passes are deterministic)."""
+        if self._module is None:
+            self._module = run_pipeline(pallas_ir.parse(self.ir["ta"]), self.ir.pipeline)
+        return self._module
+
+    def _executable(self, args: Sequence[jax.Array]) -> Callable:
+        """The program compiled by XLA for `args`' shapes at the first call. Where the
+        cache is on, the program traced and lowered (`jax.export`) is read from it, or
+        written to it, and compiled through jax's persistent compilation cache."""
+        if self._compiled is not None:
+            return self._compiled
+        with collecting(self.compile_profile):
+            program = self._forward
+            if self._cache is not None:
+                use_jax_compilation_cache(self._cache.root)
+                mode = "interpret" if self.interpret else "mosaic"
+                name = f"program-{mode}-{jax.default_backend()}"
+                with phase("cache"):
+                    exported = deserialized(self._cache.read(self._cache_key, name))
+                if exported is None:
+                    with phase("jax export"):  # jax's trace and lowering, kept
+                        exported = exported_program(self._forward, args)
+                    if exported is not None and (blob := serialized(exported)):
+                        with phase("cache"):
+                            self._cache.write(self._cache_key, name, blob)
+                if exported is not None:
+                    program = jax.jit(exported.call)
+            with phase("jax trace"):
+                traced = program.trace(*args)
+            with phase("jax lower"):
+                lowered = traced.lower()
+            with phase("xla compile"):
+                self._compiled = lowered.compile()
+        return self._compiled
 
     def _x64(self):
         """The context the program runs in: x64 on where it holds float64 (its arrays
@@ -312,7 +422,8 @@ class CompiledFunction:
         computed: list[torch.Tensor] = []
         if self.computes:  # else every result is a view of an input
             with self._x64():
-                out, ranges = self._forward(*self.host_arguments(*tensors))
+                args = self.host_arguments(*tensors)
+                out, ranges = self._executable(args)(*args)
             for i, (outside, low, high) in zip(self._wide_inputs, ranges, strict=True):
                 if bool(outside):  # a value the kernels' int32 would wrap
                     value = (int(high) << 32) | (int(low) & 0xFFFFFFFF)
@@ -371,6 +482,7 @@ class CompiledFunction:
                 chip=self.chip,
                 interpret=self.interpret,
                 runtime_checks=self.runtime_checks,
+                cache=self._cache_setting,
             )
             self._differentiable[key] = aot_function(
                 self._traceable,
@@ -402,6 +514,7 @@ class CompiledGraph:
         chip: str = "v5e",
         interpret: bool | None = None,
         runtime_checks: bool = True,
+        cache: bool | str | os.PathLike = True,
         on_unsupported: Callable | None = None,
     ):
         self.gm = gm
@@ -411,6 +524,7 @@ class CompiledGraph:
         self.chip = chip
         self.interpret = interpret
         self.runtime_checks = runtime_checks
+        self.cache = cache
         self.on_unsupported = on_unsupported
         self.compiled: dict[tuple, Callable] = {}
         self.offset_inputs: set[int] = set()
@@ -422,7 +536,7 @@ class CompiledGraph:
         tensors = [a for a in args if isinstance(a, torch.Tensor)]
         try:
             compiled = CompiledFunction(
-                graph, tensors, self.chip, self.interpret, self.runtime_checks
+                graph, tensors, self.chip, self.interpret, self.runtime_checks, self.cache
             )
         except UnsupportedError as e:
             if self.on_unsupported is None:
@@ -486,10 +600,13 @@ def compile(
     chip: str = "v5e",
     interpret: bool | None = None,
     runtime_checks: bool = True,
+    cache: bool | str | os.PathLike = True,
 ) -> CompiledFunction:
     """Compile `fn`, specialised on the shapes, dtypes and strides of `example_inputs`.
     `interpret=None` runs in interpret mode where there is no TPU. With
     `runtime_checks` (the default) the program checks its indices and int64 inputs
     and the call raises (IndexError, UnsupportedError) where eager would compute with
-    them; off, nothing is checked and such a call is undefined."""
-    return CompiledFunction(fn, example_inputs, chip, interpret, runtime_checks)
+    them; off, nothing is checked and such a call is undefined. `cache` (see
+    `pallas_ir.cache`): True keeps the compiled program in the on-disk cache the
+    environment names, a path keeps it there, False keeps none."""
+    return CompiledFunction(fn, example_inputs, chip, interpret, runtime_checks, cache)

@@ -9,6 +9,9 @@ from pathlib import Path
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 os.environ.setdefault("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")
+# Every test compiles from scratch: a hit in the on-disk cache would skip the pipeline
+# under test, and the suite would fill the user's cache (the cache's tests name a folder).
+os.environ["PALLAS_IR_CACHE"] = "0"
 
 import pytest
 from hypothesis import HealthCheck, settings

@@ -23,6 +23,7 @@ LEVELS: dict[str, int] = {
     "pallas_ir.interval_bounds": 0,
     "pallas_ir.dtypes": 0,
     "pallas_ir.diagnostics": 0,
+    "pallas_ir.compile_profile": 0,
     "pallas_ir.library": 0,
     # 1 dialects (their canonicalization patterns with them).
     "pallas_ir.dialects": 1,
@@ -40,6 +41,7 @@ LEVELS: dict[str, int] = {
     "pallas_ir": 6,
     "pallas_ir.__main__": 6,
     "pallas_ir.compiler": 6,
+    "pallas_ir.cache": 6,
     "pallas_ir.dynamo": 6,
     "pallas_ir.check": 6,
     "pallas_ir.tpu_check": 6,

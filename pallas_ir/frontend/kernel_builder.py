@@ -460,6 +460,8 @@ class Fusion:
     reductions: tuple[FusedReduction, ...] = ()
     """The reductions fused into the value (`fused_reduction`), first fused first:
     `Program.kernel` lays a kernel's loop out so that they are computed in it."""
+    reads: frozenset[object] = frozenset()
+    """The buffers the value reads (every kernel that needs it reads them all)."""
 
 
 @dataclass(frozen=True)
@@ -531,6 +533,7 @@ def chained(*operands: object) -> Fusion:
         1 + max((f.depth for f in fused), default=0),
         frozenset[object]().union(*(f.ops for f in fused)) | {object()},
         tuple(dict.fromkeys(r for f in fused for r in f.reductions)),
+        frozenset[object]().union(*(f.reads for f in fused)),
     )
 
 
@@ -574,7 +577,7 @@ def fused_reduction(
 
     base = chained(source)
     own = (FusedReduction(kept, extents), *base.reductions)
-    fused = Fusion(base.depth, base.ops, tuple(dict.fromkeys(own)))
+    fused = Fusion(base.depth, base.ops, tuple(dict.fromkeys(own)), base.reads)
     result = Value(kept, build, buf.value_element, fused)
     prog.unstored[result] = (store_into, buf.element)
     return result
@@ -654,7 +657,11 @@ def storage_value(buf: Buffer, shape, strides) -> Value:
         s == r for n, s, r in zip(shape, strides, row_major_strides(shape)) if n != 1
     )
     return Value(
-        shape, emit, buf.value_element, Fusion(), buf if whole and dense else None
+        shape,
+        emit,
+        buf.value_element,
+        Fusion(reads=frozenset({buf})),
+        buf if whole and dense else None,
     )
 
 
@@ -666,7 +673,7 @@ def remap(v: Value, shape, index: Callable[[Index], list[AffineExpr]]) -> Value:
         v.element,
         None
         if v.fused is None
-        else Fusion(v.fused.depth + 1, v.fused.ops, v.fused.reductions),
+        else Fusion(v.fused.depth + 1, v.fused.ops, v.fused.reductions, v.fused.reads),
     )
 
 

@@ -46,6 +46,7 @@ from torch.overrides import TorchFunctionMode
 from xdsl.dialects.builtin import ModuleOp
 
 from pallas_ir.affine_analysis import row_major_strides
+from pallas_ir.compile_profile import phase
 from pallas_ir.frontend.decompositions import (
     ctc_loss_with_length_lists,
     decomposition_table,
@@ -72,6 +73,7 @@ from pallas_ir.frontend.lowerings.complex_pairs import (
     pair_shape,
 )
 from pallas_ir.frontend.lowerings.creation import EMPTY
+from pallas_ir.frontend.lowerings.registry import stored_if_shared
 from pallas_ir.frontend.lowerings.specialised import SCALAR_READ_DECOMPOSITIONS
 
 aten = torch.ops.aten
@@ -406,7 +408,8 @@ def torch_to_ta(
             )
     # The trace runs the function: on copies, so inputs it writes in place (a batch
     # norm's running statistics) change only when the compiled program is called.
-    graph = trace_to_aten(fn, [_copy(t) for t in example_inputs])
+    with phase("torch trace"):
+        graph = trace_to_aten(fn, [_copy(t) for t in example_inputs])
     prog = Program(checking=runtime_checks)
     env = prog.values
     inputs: list[InputPlan] = []
@@ -684,6 +687,7 @@ def _convert_node(prog, node, args, buffers, kwargs=None) -> Value | list[Value]
         raise UnsupportedError(str(node.target), _not_held(val.dtype), where(node))
     value = lower(prog, node, node.target, args, kwargs, shape, buffers)
     assert isinstance(value, Value)
+    value = stored_if_shared(prog, node, value, buffers)
     if (
         isinstance(val, torch.Tensor)
         and val.dtype in NARROW_INTS

@@ -45,6 +45,15 @@ f32[256, 256]): one kernel of 1200 ops still compiles and runs (0.83 GB peak, 3.
 first call) and compile time is ~40 ms an op with or without the bound (tracing
 dominates), so 256 is Inductor's kind of size with room, not a cliff."""
 
+MAX_SHARED_READS = 8
+"""The most buffers a fused value that several ops use may read: one that reads more is
+stored by a kernel of its own, and its users read that buffer. Every kernel that needs
+a fused value computes it again from all it reads, so a residual stream (`x = x + h`,
+layer after layer) fused into each of its users read every earlier layer's outputs
+in every layer: a stack of 8 nanoGPT blocks had kernels of 36 operands and 3020 ta ops
+(quadratic in depth). Inductor realizes such buffers alike
+(`realize_acc_reads_threshold` = 8)."""
+
 LOWERINGS: dict[Any, LoweringFn] = {}
 """ATen op overload (or the name of one registered on import of another package,
 such as Inductor's `prims.fma.default`) → its lowering."""
@@ -211,6 +220,22 @@ def lower(
         return _bounded(prog, result, fused, buffers)
     # (None: a result that holds no data, AOTAutograd's effect token)
     return [v if v is None else _bounded(prog, v, fused, buffers) for v in result]
+
+
+def stored_if_shared(
+    prog: Program, node: torch.fx.Node, value: Value, buffers: list[Buffer]
+) -> Value:
+    """`value`, the result of `node`, stored into a buffer of its own when several ops
+    use it and it reads more than MAX_SHARED_READS buffers."""
+    fused = value.fused
+    if (
+        fused is None
+        or not fused.ops
+        or len(node.users) < 2
+        or len(fused.reads) <= MAX_SHARED_READS
+    ):
+        return value
+    return _materialised(prog, value, buffers)
 
 
 def _within_op_bound(prog: Program, args: list[Any], buffers: list[Buffer]) -> list[Any]:
