@@ -685,12 +685,29 @@ def kernel_launches(module: Operation, kernel: KernelOpBase) -> list[LaunchOp]:
     ]
 
 
-def iota_bound_arguments(kernel: KernelOp) -> set[BlockArgument]:
+def launches_by_kernel(module: Operation) -> dict[str, list[LaunchOp]]:
+    """The launches of every kernel, by kernel name, from one walk of host code (a
+    pass that asks for each kernel's launches stays linear in program size)."""
+    launches: dict[str, list[LaunchOp]] = {}
+    for region in module.regions:
+        for top in region.ops:
+            if isinstance(top, KernelOpBase):
+                continue
+            for op in top.walk():
+                if isinstance(op, LaunchOp):
+                    launches.setdefault(op.callee.string_value(), []).append(op)
+    return launches
+
+
+def iota_bound_arguments(
+    kernel: KernelOp, launches: Sequence[LaunchOp] | None = None
+) -> set[BlockArgument]:
     """The kernel's arguments that every launch of it binds to an iota argument of
     @forward (`is_iota_argument`) as it is, a 1-D buffer, not a view: element k holds
-    k there too."""
-    module = kernel.parent_op()
-    launches = kernel_launches(module, kernel) if module is not None else []
+    k there too. `launches`: the kernel's, when the caller has them."""
+    if launches is None:
+        module = kernel.parent_op()
+        launches = kernel_launches(module, kernel) if module is not None else []
     return {
         a
         for a in kernel.body.block.args

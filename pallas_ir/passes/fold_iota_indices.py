@@ -218,8 +218,11 @@ class FoldIotaIndicesPass(CheckedOptionsPass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if find_forward(op) is None:
             return
+        launches = ta.launches_by_kernel(op)
         for kernel in [k for k in op.ops if isinstance(k, ta.KernelOp)]:
-            iota: set[SSAValue] = set(ta.iota_bound_arguments(kernel))
+            iota: set[SSAValue] = set(
+                ta.iota_bound_arguments(kernel, launches.get(kernel.sym_name.data, []))
+            )
             if not iota:
                 continue
             for loop in [o for o in kernel.walk() if isinstance(o, ta.LoopOp)]:

@@ -340,6 +340,19 @@ class _Matcher:
         }
         self.counts = launch_counts(module)
         self.launches = [o for o in forward.body.block.ops if isinstance(o, ta.LaunchOp)]
+        # The launches that may write each host value they are passed, in launch
+        # order (one walk, so that asking for a buffer's writers is not a scan).
+        self._writing: dict[SSAValue, list[ta.LaunchOp]] = {}
+        for launch in self.launches:
+            kernel = self.kernels.get(launch.callee.string_value())
+            for n, a in enumerate(launch.args):
+                if (
+                    kernel is None
+                    or kernel.role_of(kernel.body.block.args[n]) != ArgRole.IN
+                ):
+                    writing = self._writing.setdefault(a, [])
+                    if not writing or writing[-1] is not launch:
+                        writing.append(launch)
 
     def launched(self, launch: ta.LaunchOp) -> _Kernel | None:
         kernel = self.kernels.get(launch.callee.string_value())
@@ -354,18 +367,13 @@ class _Matcher:
 
     def writers(self, host: SSAValue) -> list[_Kernel | None]:
         """The launches that may write `host` (None for one that is not a plain kernel)."""
-        found: list[_Kernel | None] = []
-        views = set(host_views(host))
-        for launch in self.launches:
-            kernel = self.kernels.get(launch.callee.string_value())
-            for n, a in enumerate(launch.args):
-                if a in views and (
-                    kernel is None
-                    or kernel.role_of(kernel.body.block.args[n]) != ArgRole.IN
-                ):
-                    found.append(self.launched(launch))
-                    break
-        return found
+        order = {id(launch): n for n, launch in enumerate(self.launches)}
+        writing = {
+            id(launch): launch
+            for view in host_views(host)
+            for launch in self._writing.get(view, [])
+        }
+        return [self.launched(writing[i]) for i in sorted(writing, key=order.__getitem__)]
 
     def the_writer(self, host: SSAValue, what: str) -> _Kernel:
         writers = self.writers(host)
@@ -1167,19 +1175,25 @@ class RaiseAttentionPass(CheckedOptionsPass):
         if find_forward(op) is None:
             return
         reported: set[str] = set()
+        # Kernels that ended no chain: a rewrite replaces only its own chain's
+        # kernels, so they are not matched again after it (a model of L layers
+        # would otherwise be matched L times over).
+        tried: set[str] = set()
         while True:
             m = _Matcher(op)
             for launch in reversed(m.launches):
                 c = m.launched(launch)
-                if c is None:
+                if c is None or c.kernel.sym_name.data in tried:
                     continue
                 try:
                     chain = match(m, c)
                     if chain is None:
+                        tried.add(c.kernel.sym_name.data)
                         continue
                     _rewrite(op, m, chain)
                 except _NotRaised as e:
                     name = c.kernel.sym_name.data
+                    tried.add(name)
                     if name not in reported:
                         reported.add(name)
                         emit_remark(c.loop, f"{self.name}: not raised: {e}")

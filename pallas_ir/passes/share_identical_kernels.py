@@ -85,10 +85,11 @@ class ShareIdenticalKernelsPass(CheckedOptionsPass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kept: dict[tuple[object, ...], list[tuple[ta.KernelOp, set[object]]]] = {}
+        by_kernel = ta.launches_by_kernel(op)
         for kernel in [k for k in op.ops if isinstance(k, ta.KernelOp)]:
             if kernel.on_xla or kernel.attributes:
                 continue
-            launches = ta.kernel_launches(op, kernel)
+            launches = by_kernel.get(kernel.sym_name.data, [])
             contexts = {_launch_context(launch) for launch in launches}
             if len(contexts) != 1:
                 continue  # launched nowhere, or on differently held buffers
