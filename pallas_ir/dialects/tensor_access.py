@@ -670,24 +670,11 @@ def is_iota_argument(value: SSAValue) -> bool:
     )
 
 
-def kernel_launches(module: Operation, kernel: KernelOpBase) -> list[LaunchOp]:
-    """The launches of `kernel`. Only host code launches, so kernel bodies (most of the
-    module's ops) are not walked: walking them once per kernel made passes quadratic
-    in program size."""
-    name = kernel.sym_name.data
-    return [
-        op
-        for region in module.regions
-        for top in region.ops
-        if not isinstance(top, KernelOpBase)
-        for op in top.walk()
-        if isinstance(op, LaunchOp) and op.callee.string_value() == name
-    ]
-
-
 def launches_by_kernel(module: Operation) -> dict[str, list[LaunchOp]]:
-    """The launches of every kernel, by kernel name, from one walk of host code (a
-    pass that asks for each kernel's launches stays linear in program size)."""
+    """The launches of every kernel, by kernel name. Only host code launches, so kernel
+    bodies (most of the module's ops) are not walked; a pass that asks for many
+    kernels' launches calls this once (once per kernel made passes quadratic in
+    program size)."""
     launches: dict[str, list[LaunchOp]] = {}
     for region in module.regions:
         for top in region.ops:
@@ -697,6 +684,11 @@ def launches_by_kernel(module: Operation) -> dict[str, list[LaunchOp]]:
                 if isinstance(op, LaunchOp):
                     launches.setdefault(op.callee.string_value(), []).append(op)
     return launches
+
+
+def kernel_launches(module: Operation, kernel: KernelOpBase) -> list[LaunchOp]:
+    """The launches of `kernel` (see `launches_by_kernel`)."""
+    return launches_by_kernel(module).get(kernel.sym_name.data, [])
 
 
 def iota_bound_arguments(

@@ -17,6 +17,7 @@ from pallas_ir.dialects.tensor_access import (
     LoopOp,
     ReshapeOp,
     StoreOp,
+    launches_by_kernel,
 )
 
 
@@ -76,14 +77,7 @@ def _view_chain(buffer: SSAValue) -> tuple[object, ...]:
 
 def launch_counts(module: ModuleOp) -> dict[str, int]:
     """How many `ta.launch`es name each kernel."""
-    counts: dict[str, int] = {}
-    for op in (
-        o for top in module.ops if not isinstance(top, KernelOp) for o in top.walk()
-    ):
-        if isinstance(op, LaunchOp):
-            name = op.callee.string_value()
-            counts[name] = counts.get(name, 0) + 1
-    return counts
+    return {name: len(ls) for name, ls in launches_by_kernel(module).items()}
 
 
 def replace_pair(
