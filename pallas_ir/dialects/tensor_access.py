@@ -16,6 +16,7 @@ be an N-D contiguous `memref<AxBxT>` and maps give one index per dim.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import ClassVar
 
 from xdsl.dialects import arith, func
@@ -1154,6 +1155,27 @@ TensorAccess = Dialect(
         XlaAccessAttr,
     ],
 )
+
+
+def matmul_dims(
+    xs: AbstractSet[int], ys: AbstractSet[int], reduce_dims: Sequence[int]
+) -> tuple[int | None, int, int, int] | None:
+    """(batch, m, n, k) when factors varying along the loop dims `xs` and `ys` multiply
+    an (m, k) by a (k, n) tile, both also along at most one batch dim (None without),
+    summed over the loop's single reduction dim k: a matrix product, which the tiler
+    makes a `tl.dot`. A factor that varies along no dim of its own (a row times a weight
+    vector, summed) is no matrix product."""
+    if len(reduce_dims) != 1:
+        return None
+    (k,) = reduce_dims
+    if k not in xs or k not in ys:
+        return None
+    batch = (xs & ys) - {k}
+    ms, ns = xs - ys, ys - xs
+    if len(ms) != 1 or len(ns) != 1 or len(batch) > 1:
+        return None
+    ((m,), (n,)) = ms, ns
+    return (next(iter(batch), None), m, n, k)
 
 
 def contraction(op: Operation) -> Operation | None:

@@ -27,11 +27,16 @@ when the loops have the same extents and share an input):
 - neither writes a buffer the other reads or writes, so no point of one loop depends
   on a point of the other, and running them interleaved computes what running them
   one after the other did;
-- no access has a data-dependent index (gathers and scatters keep their own kernels,
-  where the indirect-access passes look for them).
-Loads of the common input that vary along only some of the loop's dims (iotas of an
-overflow check, broadcast over a 2048 x 2048 loop) leave the pair apart: the bodies'
-values outgrow the input's blocks, and two such checks fused asked 32 MiB of VMEM.
+- no store has a data-dependent index (scatters keep their own kernels, where
+  indirect-store-to-row-dma looks for them). Loads with one may fuse: two lookups of
+  the same rows (a layer norm's statistics of a token embedding) become one load under
+  `cse`, and indirect-load-to-scalar-prefetch rewrites it in the fused kernel.
+A pair where some loop has no load that varies along every loop dim (through its index
+or its data-dependent index) stays apart: its body is an outer product of broadcasts
+(iotas of an overflow check, over a 2048 x 2048 loop) whose values outgrow every block,
+which the tiler's VMEM count leaves out; two such checks fused asked 32 MiB of VMEM.
+Broadcast loads beside a load of each point (a causal mask's iota positions beside the
+scores) are no larger than that load's blocks, so a softmax's row max and row sum fuse.
 Loops whose innermost dim has extent 1 are left apart too: each value of such a body
 takes a VMEM lane tile per element, which the tiler's VMEM count leaves out, and two
 (128, 128, 1) int32 bodies fused asked 17.7 MiB of v5e's 16 (one alone fits).
@@ -50,7 +55,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, BlockArgument, SSAValue
+from xdsl.ir import Block, SSAValue
 from xdsl.transforms.common_subexpression_elimination import cse
 
 from pallas_ir.diagnostics import count, emit_remark
@@ -85,43 +90,36 @@ def _buffers(launch: LaunchOp, kernel: KernelOp) -> tuple[set[SSAValue], set[SSA
     return read, written
 
 
-def _has_indirect_access(loop: LoopOp) -> bool:
+def _has_indirect_store(loop: LoopOp) -> bool:
+    return any(isinstance(o, StoreOp) and access_key(o) is None for o in loop.walk())
+
+
+def _loads_each_point(loop: LoopOp) -> bool:
+    """Whether some load of the loop varies along every loop dim of extent over 1
+    (through its index or its data-dependent index): a block of it is as large as any
+    value of the body, so the tiler's VMEM count, which counts blocks, bounds the
+    body's values too. Where no load does (x[i] * y[j] of broadcasts), the body's
+    values outgrow every block."""
+    wide = {d for d, n in enumerate(loop.extents) if n > 1}
+    seen: dict[SSAValue, frozenset[int]] = {}
     return any(
-        isinstance(o, LoadOp | StoreOp) and access_key(o) is None for o in loop.walk()
+        wide <= ta.varying_dims(o.result, loop, seen)
+        for o in loop.walk()
+        if isinstance(o, LoadOp)
     )
 
 
-def _reads_every_point(
-    launch: LaunchOp, kernel: KernelOp, loop: LoopOp, shared: set[SSAValue]
-) -> bool:
-    """Whether each load of a `shared` host buffer varies along every loop dim of
-    extent over 1: each point reads its own element (a norm's rows, a product's
-    elements), not a broadcast that the body multiplies out."""
-    args = {
-        a for a in kernel.body.block.args if host_root(launch.args[a.index]) in shared
-    }
-    wide = {l for l, n in enumerate(loop.extents) if n > 1}
-    for o in loop.walk():
-        if isinstance(o, LoadOp) and ta.root_buffer(o.buffer) in args:
-            used = o.map.data.used_dims()
-            dims = {
-                d.index
-                for k, d in enumerate(o.dims)
-                if k in used and isinstance(d, BlockArgument)
-            }
-            if not wide <= dims:
-                return False
-    return True
-
-
 def _is_matrix_product(loop: LoopOp) -> bool:
-    """Whether the loop sums a product of two factors that vary along different loop
-    dims (x[i, k] * y[k, j]: what the tiler makes a `tl.dot`), not a square."""
+    """Whether the loop sums a matrix product (x[i, k] * y[k, j], `ta.matmul_dims`,
+    over the dims of extent over 1): what the tiler makes a `tl.dot`. A row times a
+    weight vector, summed (a norm's backward), is not one."""
+    wide = {d for d, n in enumerate(loop.extents) if n > 1}
+    reduce_dims = range(len(loop.parallel_extents), len(loop.extents))
     for o in loop.body.block.ops:
         mul = ta.contraction(o)
         if mul is not None:
-            x, y = (ta.varying_dims(v, loop) for v in mul.operands)
-            if x != y:
+            x, y = (ta.varying_dims(v, loop) & wide for v in mul.operands)
+            if ta.matmul_dims(x, y, reduce_dims) is not None:
                 return True
     return False
 
@@ -208,8 +206,8 @@ class FuseSiblingsPass(CheckedOptionsPass):
             raise _NotFused("a kernel launched more than once")
         if written & (second_read | second_written) or second_written & read:
             raise _NotFused("one writes a buffer the other reads or writes")
-        if _has_indirect_access(loop) or _has_indirect_access(second_loop):
-            raise _NotFused("an access has a data-dependent index")
+        if _has_indirect_store(loop) or _has_indirect_store(second_loop):
+            raise _NotFused("a store has a data-dependent index")
         if loop.extents[-1] == 1 and math.prod(loop.extents) > 1:
             raise _NotFused(
                 "the loops' innermost dim has extent 1, so each value of a body takes a "
@@ -221,15 +219,11 @@ class FuseSiblingsPass(CheckedOptionsPass):
                 "a matrix product keeps its own kernel, so the tiler sizes its blocks "
                 "for it alone"
             )
-        shared = read & second_read
-        if not (
-            _reads_every_point(first_launch, first, loop, shared)
-            and _reads_every_point(second_launch, second, second_loop, shared)
-        ):
+        if not (_loads_each_point(loop) and _loads_each_point(second_loop)):
             raise _NotFused(
-                "the common input is read along only some of the loop's dims, so the "
-                "bodies' values outgrow its blocks (an outer product of broadcasts), "
-                "and the tiler's VMEM count leaves them out"
+                "no load varies along every loop dim, so the bodies' values (an outer "
+                "product of broadcasts) outgrow every block, and the tiler's VMEM count "
+                "leaves them out"
             )
         return True
 

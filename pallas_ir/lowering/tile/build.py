@@ -398,18 +398,7 @@ class Emitter:
         self, xs: set[int], ys: set[int]
     ) -> tuple[int | None, int, int, int] | None:
         """`dot_dims` for factors varying (with tiles over 1) along `xs` and `ys`."""
-        reduce_dims = range(len(self.loop.parallel_extents), self.rank)
-        if len(reduce_dims) != 1:
-            return None
-        (k,) = reduce_dims
-        if k not in xs or k not in ys:
-            return None
-        batch = (xs & ys) - {k}
-        ms, ns = xs - ys, ys - xs
-        if len(ms) != 1 or len(ns) != 1 or len(batch) > 1:
-            return None
-        ((m,), (n,)) = ms, ns
-        return (next(iter(batch), None), m, n, k)
+        return ta.matmul_dims(xs, ys, range(len(self.loop.parallel_extents), self.rank))
 
     def dot(self, mul: Operation, reduce: ta.ReduceOp) -> SSAValue:
         """The reduction of a product as `tl.dot` (the MXU), in loop space."""

@@ -226,7 +226,7 @@ ta.kernel @overflows(%n: memref<2048xi32> {role = "in"}, %f: memref<1xi32> {role
   }
 }
 ta.kernel @worst(%n: memref<2048xi32> {role = "in"}, %w: memref<1xi32> {role = "out"}) {
-  // expected-remark@+1 {{fuse-siblings: not fused with @overflows: the common input is read along only some of the loop's dims, so the bodies' values outgrow its blocks (an outer product of broadcasts), and the tiler's VMEM count leaves them out}}
+  // expected-remark@+1 {{fuse-siblings: not fused with @overflows: no load varies along every loop dim, so the bodies' values (an outer product of broadcasts) outgrow every block, and the tiler's VMEM count leaves them out}}
   ta.loop [1] reduce [2048, 2048] (%z, %i, %j) {
     %a = ta.load %n[affine_map<(d0, d1, d2) -> (d2)>](%z, %i, %j) : memref<2048xi32>
     %b = ta.load %n[affine_map<(d0, d1, d2) -> (d1)>](%z, %i, %j) : memref<2048xi32>
