@@ -561,7 +561,11 @@ def _operand_traffic(
     full = [1 if b is None else b for b in spec.shape]
     blocks = _block_indices(spec, points, prefetch)
     bound = blocks is None
-    local = [u.operation for u in ref.uses if isinstance(u.operation, pallas.DmaStartOp)]
+    local = [
+        u.operation
+        for u in ref.uses
+        if isinstance(u.operation, pallas.DmaStartOp | pallas.RowCopyOp)
+    ]
     if local and blocks is not None:
         # A table resident in VMEM (G4): the block moves when its index changes (once,
         # for a constant map); the rows the kernel needs are at most one per lookup and

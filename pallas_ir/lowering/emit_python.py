@@ -215,6 +215,13 @@ class KernelEmitter:
         self._copy(src, self._row_at(op.dst, op.dst_row.value.data, p), op, op.sem)
 
     @emit.register
+    def _(self, op: pallas.RowCopyOp) -> None:
+        n = self.namer
+        lead = "".join(f"{n[v]}, " for v in op.src_lead)
+        row = f"{n[op.src]}[{lead}pl.ds({n[op.src_row]}, 1)]"
+        self.lines.append(f"{n[op.dst]}[pl.ds({op.dst_row.value.data}, 1)] = {row}")
+
+    @emit.register
     def _(self, op: pallas.DmaWriteStartOp | pallas.DmaWriteWaitOp) -> None:
         src = self._row_at(op.src, op.src_row.value.data, 1)
         self._copy(src, self._rows_at(op.dst, op.dst_lead, op.dst_row, 1), op, op.sem)

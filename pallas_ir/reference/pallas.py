@@ -77,6 +77,14 @@ def _run_ops(
             # Lands at once; waits are no-ops.
             dst[op.dst_row.value.data] = src[row : row + p] if p > 1 else src[row]
             continue
+        if isinstance(op, pallas.RowCopyOp):
+            n_lead = len(op.src_lead)
+            src = args[0][tuple(int(v) for v in args[1 : 1 + n_lead])]
+            row, dst = int(args[1 + n_lead]), args[2 + n_lead]
+            if not 0 <= row < src.shape[0]:
+                raise ReferenceError(f"a row copy reads row {row} of {src.shape[0]}")
+            dst[op.dst_row.value.data] = src[row]
+            continue
         if isinstance(op, pallas.DmaWriteStartOp):
             n_lead = len(op.dst_lead)
             dst = args[1][tuple(int(v) for v in args[2 : 2 + n_lead])]
@@ -262,9 +270,10 @@ def call_index_limits(call: pallas.CallOp | pallas.XlaCallOp) -> dict[int, int]:
             spec.prefetch, symbol_limits(spec.map, grid, blocks), strict=True
         ):
             bound(p, limit)
-    # Row DMAs read (or write) the row, at the leading indices, prefetched indices name.
+    # Row DMAs and row copies read (or write) the row, at the leading indices,
+    # prefetched indices name.
     for dma in call.walk():
-        if isinstance(dma, pallas.DmaStartOp):
+        if isinstance(dma, pallas.DmaStartOp | pallas.RowCopyOp):
             array, at = dma.src.type, [*dma.src_lead, dma.src_row]
         elif isinstance(dma, pallas.DmaWriteStartOp):
             array, at = dma.dst.type, [*dma.dst_lead, dma.dst_row]

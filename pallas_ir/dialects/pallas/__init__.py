@@ -14,7 +14,7 @@ IR that verifies lowers for TPU as far as block shapes go.
 
 The package's modules: `attributes` (memory spaces, refs, block specs, cost estimates,
 static slices), `call` (`pallas.call`, `pallas.xla_call`), `ops` (loads, stores and
-compute in a kernel) and `dma` (row copies, read and written). Every public name is
+compute in a kernel) and `dma` (row copies: DMAs read and written, and copies within VMEM). Every public name is
 re-exported here.
 """
 
@@ -47,6 +47,7 @@ from pallas_ir.dialects.pallas.dma import (
     DmaWriteOpBase,
     DmaWriteStartOp,
     DmaWriteWaitOp,
+    RowCopyOp,
 )
 from pallas_ir.dialects.pallas.ops import (
     BroadcastOp,
@@ -98,6 +99,7 @@ __all__ = [
     "ReduceOp",
     "RefType",
     "ReshapeOp",
+    "RowCopyOp",
     "SelectOp",
     "SliceAttr",
     "SliceOp",
@@ -117,6 +119,7 @@ Pallas = Dialect(
         DmaWaitOp,
         DmaWriteStartOp,
         DmaWriteWaitOp,
+        RowCopyOp,
         ReadOp,
         WhenOp,
         DotOp,

@@ -1,6 +1,7 @@
-"""The `pallas` dialect's DMA ops: row copies started and waited on in a kernel, into
-VMEM (`pallas.dma_start`/`pallas.dma_wait`: reads) and from VMEM into an array left in
-HBM (`pallas.dma_write_start`/`pallas.dma_write_wait`: writes)."""
+"""The `pallas` dialect's row copies: DMAs started and waited on in a kernel, into VMEM
+(`pallas.dma_start`/`pallas.dma_wait`: reads) and from VMEM into an array left in HBM
+(`pallas.dma_write_start`/`pallas.dma_write_wait`: writes), and the row copy within
+VMEM that needs no DMA (`pallas.copy_row`: a lookup in a VMEM-resident table)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ from pallas_ir.dialects.pallas.call import CallOp
 def verify_row_copy(
     src: SSAValue,
     dst: SSAValue,
-    sem: SSAValue,
+    sem: SSAValue | None,
     indexed: SSAValue,
     n_lead: int,
     local_row: int,
@@ -46,13 +47,16 @@ def verify_row_copy(
     of a read, `dst` of a write) is addressed at `n_lead` dynamic leading indices and a
     dynamic row, the other (the VMEM buffer) at the static row `local_row` (with
     `rows = P`, slab `local_row` of a `(R, P, ...)` buffer); the rows fit each other
-    (same trailing dims and element type); the copy signals a DMA semaphore."""
+    (same trailing dims and element type); a DMA signals a semaphore (`sem`; None for
+    a copy within VMEM, which needs none)."""
     local = dst if indexed is src else src
-    it, lt, st = indexed.type, local.type, sem.type
+    it, lt = indexed.type, local.type
     assert isinstance(it, RefType) and isinstance(lt, RefType)
-    assert isinstance(st, RefType)
-    if st.space != MemorySpace.SEMAPHORE or st.get_shape() or st.element_type != i32:
-        raise VerifyException("a row DMA signals a rank-0 i32 `semaphore` ref")
+    if sem is not None:
+        st = sem.type
+        assert isinstance(st, RefType)
+        if st.space != MemorySpace.SEMAPHORE or st.get_shape() or st.element_type != i32:
+            raise VerifyException("a row DMA signals a rank-0 i32 `semaphore` ref")
     if len(it.get_shape()) <= n_lead or not lt.get_shape():
         raise VerifyException(
             f"a row DMA copies rows: {it} needs a dim after its {n_lead} leading "
@@ -250,3 +254,65 @@ class DmaWriteWaitOp(DmaWriteOpBase):
     """
 
     name = "pallas.dma_write_wait"
+
+
+@irdl_op_definition
+class RowCopyOp(IRDLOperation):
+    """Copy one row of a VMEM-resident block, at a dynamic row index, to row `dst_row`
+    of a VMEM buffer, through registers: `dst[pl.ds(r, 1)] = src[pl.ds(row, 1)]` (a load
+    at a dynamic sublane offset and a store; the G4 idiom's lookups). Both refs are in
+    VMEM, so no DMA (and no semaphore) is needed, and nothing moves through HBM. With
+    leading indices (`%src at [%b] [%row]`), the row is one of `src[b]`:
+    `src[b, pl.ds(row, 1)]`. The rows obey what row DMAs obey (`verify_row_copy`), for
+    32-bit data (a packed row of 8- or 16-bit data is no whole sublane).
+
+    ```mlir
+    pallas.copy_row %table_ref[%row], %rows[3]
+        : !pallas.ref<64x32xf32, vmem>, !pallas.ref<16x32xf32, vmem>
+    ```
+    """
+
+    name = "pallas.copy_row"
+
+    src = operand_def(RefType)
+    src_lead = var_operand_def(i32)
+    src_row = operand_def(i32)
+    dst = operand_def(RefType)
+    dst_row = prop_def(IntegerAttr[I64])
+
+    traits = traits_def(HasAncestor(CallOp))
+    assembly_format = (
+        "$src (`at` ` ` `[` $src_lead^ `]`)? `[` $src_row `]` `,` $dst `[` $dst_row `]` "
+        "attr-dict `:` type($src) `,` type($dst)"
+    )
+
+    def __init__(
+        self,
+        src: SSAValue,
+        src_row: SSAValue,
+        dst: SSAValue,
+        dst_row: int,
+        src_lead: Sequence[SSAValue] = (),
+    ):
+        super().__init__(
+            operands=[src, src_lead, src_row, dst],
+            properties={"dst_row": IntegerAttr(dst_row, i64)},
+        )
+
+    def verify_(self) -> None:
+        src, dst = self.src.type, self.dst.type
+        assert isinstance(src, RefType) and isinstance(dst, RefType)
+        if src.space != MemorySpace.VMEM or dst.space != MemorySpace.VMEM:
+            raise VerifyException("pallas.copy_row copies between `vmem` refs")
+        if src.element_type.bitwidth != 32:  # type: ignore[attr-defined]
+            raise VerifyException(
+                f"pallas.copy_row copies rows of 32-bit data, not {src.element_type}"
+            )
+        verify_row_copy(
+            self.src,
+            self.dst,
+            None,
+            self.src,
+            len(self.src_lead),
+            self.dst_row.value.data,
+        )

@@ -44,6 +44,7 @@ from pallas_ir.lowering.tl_to_pallas.accumulate import (
     sequential_steps,
 )
 from pallas_ir.lowering.tl_to_pallas.gathers import (
+    copied_in_vmem,
     gather_rows,
     index_chunk_spec,
     packed_rows,
@@ -380,7 +381,8 @@ class TlToPallasPass(CheckedOptionsPass):
             else:  # whole rows of the array (a lane step compacts them after)
                 shape = [t.get_shape()[-2], g.buffer.type.get_shape()[-1]]  # type: ignore[attr-defined]
             scratch.append(pallas.RefType(shape, t.element_type))
-            scratch.append(pallas.RefType([], i32, pallas.MemorySpace.SEMAPHORE))
+            if not copied_in_vmem(g):  # a DMA signals its semaphore
+                scratch.append(pallas.RefType([], i32, pallas.MemorySpace.SEMAPHORE))
         # Each scatter's tile is stored to VMEM rows, written out by DMA.
         scatter_refs_at: dict[tl.ScatterOp, tuple[int, int]] = {}
         for sc in scatters:
@@ -421,17 +423,21 @@ class TlToPallasPass(CheckedOptionsPass):
             first_out + len(stores) : first_out + len(stores) + len(scatters)
         ]
         scratch_refs = refs[first_out + len(stores) + len(scatters) :]
-        gather_refs = {
-            g: (table_refs[k], scratch_refs[2 * k], scratch_refs[2 * k + 1])
-            for k, g in enumerate(gathers)
-        }
+        # Each gather's rows buffer, then its semaphore where it has one.
+        gather_refs: dict[Operation, tuple[SSAValue, SSAValue, SSAValue | None]] = {}
+        at = 0
+        for table_ref, g in zip(table_refs, gathers, strict=True):
+            sem = None if copied_in_vmem(g) else scratch_refs[at + 1]
+            gather_refs[g] = (table_ref, scratch_refs[at], sem)
+            at += 1 if sem is None else 2
         for ref, g in zip(table_refs, gathers):
             source = rows_source(g)
             where = "vmem" if resident(g) else "hbm"
             ref.name_hint = f"{source.name_hint}_{where}" if source.name_hint else None
-        for k in range(len(gathers)):
-            scratch_refs[2 * k].name_hint = "rows"
-            scratch_refs[2 * k + 1].name_hint = "sem"
+        for _, rows_ref, sem in gather_refs.values():
+            rows_ref.name_hint = "rows"
+            if sem is not None:
+                sem.name_hint = "sem"
         for k in [*acc_scratch.values(), *total_scratch.values()]:
             scratch_refs[k].name_hint = "acc"
         alias_refs = refs[n_pre + n_in + len(gathers) : first_out - len(chunked)]
@@ -462,6 +468,7 @@ class TlToPallasPass(CheckedOptionsPass):
                 continue
             if isinstance(o, tl.LoadOp) and o in gather_refs:
                 table_ref, rows_ref, sem = gather_refs[o]
+                assert sem is not None  # rows from HBM, by DMA
                 *prologue, new = strided_rows(conv, o, table_ref, rows_ref, sem)
                 for p in prologue:
                     p.location = o.location

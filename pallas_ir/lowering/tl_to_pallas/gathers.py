@@ -117,6 +117,16 @@ def resident(op: tl.GatherOp | tl.LoadOp) -> bool:
     )
 
 
+def copied_in_vmem(op: tl.GatherOp | tl.LoadOp) -> bool:
+    """Whether a gather's rows are copied within VMEM (`pallas.copy_row`: a load at a
+    dynamic row and a store), with no DMA or semaphore: from a VMEM-resident table of
+    32-bit data (8- or 16-bit rows keep their local DMAs, of whole sublanes where rows
+    are packed)."""
+    if not resident(op):
+        return False
+    return numpy_dtype(op.result.type.element_type).itemsize == 4  # type: ignore[attr-defined]
+
+
 def rows_source(op: tl.GatherOp | tl.LoadOp) -> SSAValue:
     return op.table if isinstance(op, tl.GatherOp) else op.buffer
 
@@ -177,13 +187,14 @@ def gather_rows(
     index_refs: Sequence[SSAValue],
     table_ref: SSAValue,
     rows_ref: SSAValue,
-    sem: SSAValue,
+    sem: SSAValue | None,
     gather: tl.GatherOp,
     chunk: int | None = None,
 ) -> list[Operation]:
     """The G3 idiom: read each row's indices from SMEM, start one row DMA per row into
     the VMEM buffer (`table.at[i0, pl.ds(i1, 1)]` for two index buffers), wait for all,
-    then load the rows as a tile. Index positions past the end of an index buffer (a
+    then load the rows as a tile. From a table resident in VMEM (G4, `copied_in_vmem`;
+    `sem` None), each row is copied through registers instead. Index positions past the end of an index buffer (a
     ragged last step) read its last index: those rows land in the padded part of the
     tile, which the store drops. With `chunk`, the indices are a streamed SMEM block of
     that many lookups, so a position is taken modulo it (G3c; the clamped last position
@@ -232,6 +243,9 @@ def gather_rows(
             ops.append(within)
             selectors.append(within.result)
             row = first.result
+        if sem is None:
+            ops.append(pallas.RowCopyOp(table_ref, row, rows_ref, r, lead))
+            continue
         ops.append(pallas.DmaStartOp(table_ref, row, rows_ref, r, sem, lead, packed))
         picks.append([*lead, row])
     ops += [

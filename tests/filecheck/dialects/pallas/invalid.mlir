@@ -1149,3 +1149,27 @@ func.func @forward(%t: !pallas.ref<1000x256xf32, any>, %rows: !pallas.ref<8x256x
   pallas.dma_write_start %rows[0], %t[%r], %sem : !pallas.ref<8x256xf32, vmem>, !pallas.ref<1000x256xf32, any>, !pallas.ref<i32, semaphore>
   func.return
 }
+
+// -----
+
+// A row copy within VMEM moves rows of 32-bit data between VMEM refs: a table left in
+// HBM needs a DMA, and a packed 16-bit row is no whole sublane.
+func.func @forward(%t: tensor<100x128xf32>, %u: tensor<100x128xbf16>) -> tensor<8x128xf32> {
+  %o = pallas.call @k(%t, %u) grid [1]
+      in [#pallas.block_spec<any>, #pallas.block_spec<[100, 128], (d0) -> (0, 0)>]
+      out [#pallas.block_spec<[8, 128], (d0) -> (0, 0)>]
+      semantics [arbitrary] scratch [!pallas.ref<8x128xf32, vmem>, !pallas.ref<8x128xbf16, vmem>, !pallas.ref<8x64xf32, vmem>]
+      : (tensor<100x128xf32>, tensor<100x128xbf16>) -> tensor<8x128xf32>
+      kernel(%t_ref: !pallas.ref<100x128xf32, any>, %u_ref: !pallas.ref<100x128xbf16, vmem>, %o_ref: !pallas.ref<8x128xf32, vmem>, %rows: !pallas.ref<8x128xf32, vmem>, %half: !pallas.ref<8x128xbf16, vmem>, %narrow: !pallas.ref<8x64xf32, vmem>) {
+    %r = arith.constant 3 : i32
+    // expected-error@+1 {{pallas.copy_row copies between `vmem` refs}}
+    pallas.copy_row %t_ref[%r], %rows[0] : !pallas.ref<100x128xf32, any>, !pallas.ref<8x128xf32, vmem>
+    // expected-error@+1 {{pallas.copy_row copies rows of 32-bit data, not bf16}}
+    pallas.copy_row %u_ref[%r], %half[0] : !pallas.ref<100x128xbf16, vmem>, !pallas.ref<8x128xbf16, vmem>
+    // expected-error@+1 {{rows of !pallas.ref<8x128xf32, vmem> do not fit rows of !pallas.ref<8x64xf32, vmem>: same trailing dims and type needed}}
+    pallas.copy_row %rows[%r], %narrow[0] : !pallas.ref<8x128xf32, vmem>, !pallas.ref<8x64xf32, vmem>
+    // expected-error@+1 {{row 8 is outside !pallas.ref<8x128xf32, vmem>}}
+    pallas.copy_row %o_ref[%r], %rows[8] : !pallas.ref<8x128xf32, vmem>, !pallas.ref<8x128xf32, vmem>
+  }
+  func.return %o : tensor<8x128xf32>
+}

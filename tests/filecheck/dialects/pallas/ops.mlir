@@ -763,3 +763,35 @@ func.func @forward(%t: tensor<1000x256xf32>, %x: tensor<8x256xf32>, %r: tensor<1
 // CHECK-GENERIC:   "pallas.dma_write_start"(%rows, %cache_hbm, %b, %row0, %sem) <{src_row = 0 : i64}> : (!pallas.ref<2x128xf32, vmem>, !pallas.ref<2x64x128xf32, any>, i32, i32, !pallas.ref<i32, semaphore>) -> ()
 // CHECK-GENERIC:   "pallas.dma_write_wait"(%rows, %cache_hbm, %b, %row1, %sem) <{src_row = 1 : i64}> : (!pallas.ref<2x128xf32, vmem>, !pallas.ref<2x64x128xf32, any>, i32, i32, !pallas.ref<i32, semaphore>) -> ()
 // CHECK-GENERIC:   "pallas.dma_write_start"(%rows, %t_hbm, %row, %sem) <{src_row = 3 : i64}> : (!pallas.ref<8x256xf32, vmem>, !pallas.ref<1000x256xf32, any>, i32, !pallas.ref<i32, semaphore>) -> ()
+
+// -----
+
+// Row copies within VMEM (`pallas.copy_row`): lookups in a table resident in VMEM, one
+// row of 32-bit data at a dynamic index through registers, with no DMA or semaphore;
+// with leading indices, a row of `tab_ref[h]`.
+func.func @forward(%idx: tensor<16xi32>, %tab: tensor<4x100x128xf32>) -> tensor<8x128xf32> {
+  %o = pallas.call @rows(%idx, %tab) grid [1] prefetch 1
+      in [#pallas.block_spec<[4, 100, 128], (d0) -> (0, 0, 0)>]
+      out [#pallas.block_spec<[8, 128], (d0) -> (0, 0)>]
+      semantics [parallel] scratch [!pallas.ref<8x128xf32, vmem>]
+      : (tensor<16xi32>, tensor<4x100x128xf32>) -> tensor<8x128xf32>
+      kernel(%idx_ref: !pallas.ref<16xi32, smem>, %tab_ref: !pallas.ref<4x100x128xf32, vmem>, %o_ref: !pallas.ref<8x128xf32, vmem>, %rows: !pallas.ref<8x128xf32, vmem>) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %h = pallas.read %idx_ref[%c0] : !pallas.ref<16xi32, smem> -> i32
+    %row = pallas.read %idx_ref[%c1] : !pallas.ref<16xi32, smem> -> i32
+    pallas.copy_row %tab_ref at [%h] [%row], %rows[0] : !pallas.ref<4x100x128xf32, vmem>, !pallas.ref<8x128xf32, vmem>
+    pallas.copy_row %tab_ref at [%c1] [%row], %rows[7] {note = "last"} : !pallas.ref<4x100x128xf32, vmem>, !pallas.ref<8x128xf32, vmem>
+    %v = pallas.load %rows[...] : !pallas.ref<8x128xf32, vmem> -> tensor<8x128xf32>
+    pallas.store %v, %o_ref[...] : tensor<8x128xf32>, !pallas.ref<8x128xf32, vmem>
+  }
+  func.return %o : tensor<8x128xf32>
+}
+
+// CHECK-LABEL: pallas.call @rows(%idx, %tab) grid [1] prefetch 1
+// CHECK:           pallas.copy_row %tab_ref at [%h] [%row], %rows[0] : !pallas.ref<4x100x128xf32, vmem>, !pallas.ref<8x128xf32, vmem>
+// CHECK-NEXT:      pallas.copy_row %tab_ref at [%c1] [%row], %rows[7] {note = "last"} : !pallas.ref<4x100x128xf32, vmem>, !pallas.ref<8x128xf32, vmem>
+
+// The generic form: operands src, the leading indices, the row, dst; the destination
+// row is a property.
+// CHECK-GENERIC:   "pallas.copy_row"(%tab_ref, %h, %row, %rows) <{dst_row = 0 : i64}> : (!pallas.ref<4x100x128xf32, vmem>, i32, i32, !pallas.ref<8x128xf32, vmem>) -> ()

@@ -1,0 +1,55 @@
+// RUN: pallas-opt %s --split-input-file -p tl-to-pallas --verify-semantics | filecheck %s
+// RUN: pallas-opt %s --split-input-file -p tl-to-pallas -t python | filecheck %s --check-prefix=PYTHON
+
+// Lookups in a table resident in VMEM (`{table = "vmem"}`, the G4 idiom): the table is
+// one whole block, fetched once. Of 32-bit data each row is copied through registers
+// (`pallas.copy_row`: a load at a dynamic row and a store), with no DMA and no semaphore.
+tl.kernel @lookup(%idx: memref<4096xi32> {role = "prefetch"}, %out: memref<4096x128xf32> {role = "out"}, %emb: memref<100x128xf32> {role = "in"}) {
+  tl.grid [512] (parallel) (%i) {
+    %v = tl.gather %emb, %idx[affine_map<(d0) -> ((d0 * 8))>](%i) {table = "vmem"} : memref<100x128xf32>, memref<4096xi32> -> tensor<8x128xf32>
+    tl.store %v, %out[affine_map<(d0) -> ((d0 * 8), 0)>](%i) : tensor<8x128xf32>, memref<4096x128xf32>
+  }
+}
+func.func @forward(%idx: memref<4096xi32>, %emb: memref<100x128xf32>) -> memref<4096x128xf32> {
+  %out = ta.alloc : memref<4096x128xf32>
+  ta.launch @lookup(%idx, %out, %emb) : memref<4096xi32>, memref<4096x128xf32>, memref<100x128xf32>
+  func.return %out : memref<4096x128xf32>
+}
+
+// CHECK-LABEL: func.func @forward(%idx: tensor<4096xi32>, %emb: tensor<100x128xf32>)
+// CHECK:         in [#pallas.block_spec<[100, 128], (d0) -> (0, 0)>]
+// CHECK:         semantics [parallel] scratch [!pallas.ref<8x128xf32, vmem>]
+// CHECK:         kernel(%idx_ref: !pallas.ref<4096xi32, smem>, %emb_vmem: !pallas.ref<100x128xf32, vmem>, %out_out: !pallas.ref<8x128xf32, vmem>, %rows: !pallas.ref<8x128xf32, vmem>) {
+// CHECK-NOT:     pallas.dma_start
+// CHECK-COUNT-8: pallas.copy_row %emb_vmem[%{{.*}}], %rows[{{[0-7]}}] : !pallas.ref<100x128xf32, vmem>, !pallas.ref<8x128xf32, vmem>
+// CHECK-NOT:     pallas.dma_wait
+// CHECK:         pallas.load %rows[...]
+
+// PYTHON-LABEL: def lookup_kernel(idx_ref, emb_vmem, out_out, rows):
+// PYTHON:         rows[pl.ds(0, 1)] = emb_vmem[pl.ds(v_{{[0-9]+}}, 1)]
+// PYTHON-NOT:     make_async_copy
+// PYTHON:         rows[pl.ds(7, 1)] = emb_vmem[pl.ds(v_{{[0-9]+}}, 1)]
+// PYTHON-NOT:     make_async_copy
+// PYTHON:         scratch_shapes=[pltpu.VMEM((8, 128), jnp.float32)]
+
+// -----
+
+// Of 16-bit data a row is half a 32-bit sublane, which no load at a dynamic row
+// addresses: each lookup copies the sublane's pair of rows by local DMA, and the kernel
+// picks its row of the pair.
+tl.kernel @lookup(%idx: memref<4096xi32> {role = "prefetch"}, %out: memref<4096x128xbf16> {role = "out"}, %emb: memref<100x128xbf16> {role = "in"}) {
+  tl.grid [256] (parallel) (%i) {
+    %v = tl.gather %emb, %idx[affine_map<(d0) -> ((d0 * 16))>](%i) {table = "vmem"} : memref<100x128xbf16>, memref<4096xi32> -> tensor<16x128xbf16>
+    tl.store %v, %out[affine_map<(d0) -> ((d0 * 16), 0)>](%i) : tensor<16x128xbf16>, memref<4096x128xbf16>
+  }
+}
+func.func @forward(%idx: memref<4096xi32>, %emb: memref<100x128xbf16>) -> memref<4096x128xbf16> {
+  %out = ta.alloc : memref<4096x128xbf16>
+  ta.launch @lookup(%idx, %out, %emb) : memref<4096xi32>, memref<4096x128xbf16>, memref<100x128xbf16>
+  func.return %out : memref<4096x128xbf16>
+}
+
+// CHECK-LABEL: func.func @forward(%idx: tensor<4096xi32>, %emb: tensor<100x128xbf16>)
+// CHECK:         semantics [parallel] scratch [!pallas.ref<16x2x128xbf16, vmem>, !pallas.ref<i32, semaphore>]
+// CHECK-NOT:     pallas.copy_row
+// CHECK:         pallas.dma_start %emb_vmem[%{{.*}}], %rows[0], %sem {rows = 2 : i64}
