@@ -26,6 +26,8 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from pallas_ir.symbols import indexed_symbols
+
 _A = TypeVar("_A")
 
 
@@ -210,9 +212,10 @@ def verify_module(module: ModuleOp) -> list[Diagnostic]:
     Returns one error per op that fails (an empty list means the module verifies).
     """
     found: list[Diagnostic] = []
-    for op in module.walk():
-        if (msg := _verify_one(op)) is not None:
-            found.append(
-                Diagnostic(Severity.ERROR, f"'{op.name}' op {msg}", location_of(op))
-            )
+    with indexed_symbols(module):  # each launch finds its kernel in a dict
+        for op in module.walk():
+            if (msg := _verify_one(op)) is not None:
+                found.append(
+                    Diagnostic(Severity.ERROR, f"'{op.name}' op {msg}", location_of(op))
+                )
     return found

@@ -24,6 +24,7 @@ LEVELS: dict[str, int] = {
     "pallas_ir.dtypes": 0,
     "pallas_ir.diagnostics": 0,
     "pallas_ir.compile_profile": 0,
+    "pallas_ir.symbols": 0,
     "pallas_ir.library": 0,
     # 1 dialects (their canonicalization patterns with them).
     "pallas_ir.dialects": 1,

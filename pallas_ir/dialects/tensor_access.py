@@ -78,7 +78,6 @@ from xdsl.traits import (
     MemoryWriteEffect,
     NoTerminator,
     Pure,
-    SymbolTable,
 )
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
@@ -106,6 +105,7 @@ from pallas_ir.dialects.library_call import (
     shapes_attr,
 )
 from pallas_ir.library import LibraryFn
+from pallas_ir.symbols import lookup_symbol
 
 
 class KernelTarget(StrEnum):
@@ -1112,7 +1112,7 @@ class LaunchOp(IRDLOperation):
         super().__init__(operands=[args], properties={"callee": SymbolRefAttr(callee)})
 
     def verify_(self) -> None:
-        kernel = SymbolTable.lookup_symbol(self, self.callee)
+        kernel = lookup_symbol(self, self.callee)
         if not isinstance(kernel, KernelOpBase):  # ta.kernel, or tl.kernel after `tile`
             raise VerifyException(
                 f"'{self.callee.string_value()}' is not a kernel (ta.kernel or tl.kernel)"

@@ -31,8 +31,10 @@ at the reducing loop says which):
 - the reducing kernel has one loop, with reduction dims, and stores only the
   intermediate; the reader has one loop without reductions, over the same parallel
   extents or over runs of dims that multiply to them, collapsed first (`collapsed`);
-- the intermediate is a `ta.alloc` that only these two launches touch (views aside),
-  once each, and @forward does not return it;
+- the intermediate is a `ta.alloc` that the reducing kernel writes once; the reader is
+  the first launch that reads it. Where others read it too, or @forward returns it,
+  the fused kernel stores it as well (all of them come after the reader, where the
+  fused kernel runs): the reader's read of it is what fusing saves;
 - every read of it is at the point the reducing loop wrote (the same view, index
   expressions after simplification with the loop's ranges, and dims; no data-dependent
   index), so each reader point gets the value its own point computed;
@@ -86,6 +88,9 @@ class _Pair:
     reader_kernel: KernelOp
     """The reader's kernel, over the reducing loop's extents (a detached, collapsed
     copy when its loop nests them more finely)."""
+    kept: bool
+    """Whether the intermediate is read after the reader (by other launches, or as a
+    result of @forward), so the fused kernel stores it too."""
 
 
 class _NotFused(Exception):
@@ -128,10 +133,11 @@ class FuseEpiloguesPass(CheckedOptionsPass):
             fused = fuse(op, pair, kernel, reader)
             kernels[fused.sym_name.data] = fused
             launched[fused.sym_name.data] = 1
+            kept = ", which still stores the result read later" if pair.kept else ""
             emit_remark(
                 fused,
                 f"{self.name}: fused @{kernel.sym_name.data} and its reader "
-                f"@{reader.sym_name.data} into @{fused.sym_name.data}",
+                f"@{reader.sym_name.data} into @{fused.sym_name.data}{kept}",
             )
             count(self.name, "epilogues fused")
 
@@ -163,13 +169,19 @@ class FuseEpiloguesPass(CheckedOptionsPass):
         readers = [u for u in users if u is not launch]
         if not readers or users.count(launch) != 1:
             return None  # nothing reads it, or the kernel writes it twice
-        if any(not isinstance(u, LaunchOp) for u in readers):
-            what = sorted({f"'{u.name}'" for u in readers if not isinstance(u, LaunchOp)})
-            raise _NotFused(f"the result is also used by {', '.join(what)}")
-        if len(readers) > 1:
-            raise _NotFused(f"the result is read by {len(readers)} launches")
-        (reader_launch,) = readers
-        assert isinstance(reader_launch, LaunchOp)
+        ops = list(forward.body.block.ops)
+        if any(u.parent_block() is not forward.body.block for u in readers):
+            raise _NotFused("the result is read inside another op")
+        readers.sort(key=ops.index)
+        if any(ops.index(u) < ops.index(launch) for u in readers):
+            return None  # read before it is written: another value in that buffer
+        reader_launch = readers[0]
+        if not isinstance(reader_launch, LaunchOp):
+            if any(isinstance(u, LaunchOp) for u in readers):
+                raise _NotFused(
+                    f"'{reader_launch.name}' uses the result before a kernel reads it"
+                )
+            return None  # no kernel reads it: nothing to fuse
         reader = kernels.get(reader_launch.callee.string_value())
         if reader is None or reader.on_xla or kernel.on_xla:
             return None
@@ -210,7 +222,6 @@ class FuseEpiloguesPass(CheckedOptionsPass):
             for a in kernel.body.block.args
             if a is not arg
         }
-        ops = list(forward.body.block.ops)
         for between in ops[ops.index(launch) + 1 : ops.index(reader_launch)]:
             if isinstance(between, ReshapeOp | AllocOp):
                 continue
@@ -227,14 +238,14 @@ class FuseEpiloguesPass(CheckedOptionsPass):
                     raise _NotFused(
                         f"@{other.sym_name.data} writes an input of @{name} in between"
                     )
-        return _Pair(launch, reader_launch, alloc, reader)
+        return _Pair(launch, reader_launch, alloc, reader, kept=len(readers) > 1)
 
 
 def fuse(
     module: ModuleOp, pair: _Pair, kernel: KernelOp, reader_op: KernelOp
 ) -> KernelOp:
     """One kernel for `pair`, launched where the reader was; the two kernels, their
-    launches and the intermediate are erased."""
+    launches and (unless `pair.kept`) the intermediate are erased."""
     reader = pair.reader_kernel
     loop, reader_loop = the_loop(kernel), the_loop(reader)
     assert loop is not None and reader_loop is not None
@@ -242,7 +253,7 @@ def fuse(
     (written,) = {root_buffer(s.buffer) for s in stores}
     value_at = {access_key(s): s.value for s in stores}
     intermediate = set(host_views(pair.intermediate.result))
-    kept = [a for a in kernel.body.block.args if a is not written]
+    kept = [a for a in kernel.body.block.args if pair.kept or a is not written]
     reader_kept = [
         a for a in reader.body.block.args if pair.reader.args[a.index] not in intermediate
     ]
@@ -264,8 +275,9 @@ def fuse(
         new.location = old.location
         for r_old, r_new in zip(old.results, new.results):
             mapping[r_old] = r_new
-    for old, new in zip(stores, [s for s in new_loop.walk() if isinstance(s, StoreOp)]):
-        Rewriter.erase_op(new)
+    if not pair.kept:
+        for new in [s for s in new_loop.walk() if isinstance(s, StoreOp)]:
+            Rewriter.erase_op(new)
     body = new_loop.body.block
     n_par = len(loop.parallel_extents)
     for old, new in zip(reader_loop.body.block.args, body.args[:n_par]):
@@ -290,8 +302,9 @@ def fuse(
     fused, _ = replace_pair(
         module, block, roles, args, (pair.producer, kernel), (pair.reader, reader_op)
     )
-    for view in reversed(host_views(pair.intermediate.result)):
-        Rewriter.erase_op(view.owner)  # type: ignore[arg-type]
+    if not pair.kept:
+        for view in reversed(host_views(pair.intermediate.result)):
+            Rewriter.erase_op(view.owner)  # type: ignore[arg-type]
     return fused
 
 

@@ -39,7 +39,6 @@ from xdsl.printer import Printer
 from xdsl.traits import (
     IsolatedFromAbove,
     NoTerminator,
-    SymbolTable,
 )
 from xdsl.utils.exceptions import VerifyException
 
@@ -57,6 +56,7 @@ from pallas_ir.dialects.pallas.attributes import (
     MemorySpace,
     RefType,
 )
+from pallas_ir.symbols import lookup_symbol
 from pallas_ir.tpu_rules import (
     MAX_ELEMENT_BITS,
     SMEM_BYTES,
@@ -550,7 +550,7 @@ class XlaCallOp(IRDLOperation):
         )
 
     def function(self) -> xla.FuncOp | None:
-        found = SymbolTable.lookup_symbol(self, self.callee)
+        found = lookup_symbol(self, self.callee)
         return found if isinstance(found, xla.FuncOp) else None
 
     def verify_(self) -> None:
