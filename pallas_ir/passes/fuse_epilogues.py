@@ -46,17 +46,14 @@ at the reducing loop says which):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import AffineMapAttr, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, BlockArgument, SSAValue
-from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.rewriter import Rewriter
 
-from pallas_ir.affine_analysis import simplify
 from pallas_ir.diagnostics import count, emit_remark
 from pallas_ir.dialects.common import WRITABLE_ROLES, ArgRole, find_forward
 from pallas_ir.dialects.tensor_access import (
@@ -70,7 +67,9 @@ from pallas_ir.dialects.tensor_access import (
     root_buffer,
 )
 from pallas_ir.passes.launch_graph import (
+    NotCollapsible,
     access_key,
+    collapsed,
     host_root,
     host_views,
     launch_counts,
@@ -198,7 +197,10 @@ class FuseEpiloguesPass(CheckedOptionsPass):
                 f"@{reader.sym_name.data} has an access with a data-dependent index"
             )
         if tuple(reader_loop.parallel_extents) != tuple(loop.parallel_extents):
-            reader = collapsed(reader, loop.parallel_extents)
+            try:
+                reader = collapsed(reader, loop.parallel_extents)
+            except NotCollapsible as why:
+                raise _NotFused(str(why)) from why
             reader_loop = the_loop(reader)
             assert reader_loop is not None
         positions = [
@@ -306,90 +308,3 @@ def fuse(
         for view in reversed(host_views(pair.intermediate.result)):
             Rewriter.erase_op(view.owner)  # type: ignore[arg-type]
     return fused
-
-
-def _groups(fine: Sequence[int], coarse: Sequence[int]) -> list[list[int]] | None:
-    """Consecutive runs of `fine`'s dims whose extents multiply to each of `coarse`'s,
-    in order (unit dims join the run before them), or None."""
-    groups: list[list[int]] = []
-    k = 0
-    for target in coarse:
-        group, size = [], 1
-        while k < len(fine) and (size < target or not group):
-            group.append(k)
-            size *= fine[k]
-            k += 1
-        if size != target:
-            return None
-        groups.append(group)
-    if not groups:
-        return None
-    while k < len(fine) and fine[k] == 1:
-        groups[-1].append(k)
-        k += 1
-    return groups if k == len(fine) else None
-
-
-def collapsed(reader: KernelOp, extents: Sequence[int]) -> KernelOp:
-    """A detached copy of an element-wise kernel whose loop runs over `extents`, each a
-    run of its own dims collapsed into one (`[2, 16, 64]` as `[32, 64]`): a dim of a
-    run is `(d floordiv inner) mod extent` of the collapsed dim d, and each access's
-    map is rewritten with that and simplified. `_NotFused` when the dims do not group
-    that way, or a loop dim is used other than as an access index."""
-    loop = the_loop(reader)
-    assert loop is not None
-    fine = list(loop.parallel_extents)
-    groups = _groups(fine, extents)
-    if groups is None:
-        raise _NotFused(
-            f"@{reader.sym_name.data} loops over {fine}, which does not group "
-            f"row-major into {list(extents)}"
-        )
-    copy = reader.clone()
-    old = the_loop(copy)
-    assert old is not None
-    new_loop = LoopOp(list(extents))
-    new_dims = list(new_loop.body.block.args)
-    # Each fine dim as an expression of the collapsed dims.
-    as_coarse: list[AffineExpr] = [AffineExpr.constant(0)] * len(fine)
-    for d, group in enumerate(groups):
-        inner = 1
-        for l in reversed(group):
-            as_coarse[l] = (AffineExpr.dimension(d) // inner) % fine[l]
-            inner *= fine[l]
-    bounds = [(0, n - 1) for n in extents]
-    body = old.body.block
-    for arg in body.args:
-        for use in arg.uses:
-            access = use.operation
-            if (
-                not isinstance(access, LoadOp | StoreOp)
-                or arg in access.symbols
-                or access.parent_block() is not body
-            ):
-                raise _NotFused(
-                    f"@{reader.sym_name.data} uses a loop index other than to index "
-                    "a buffer"
-                )
-    for o in list(body.ops):
-        o.detach()
-        new_loop.body.block.add_op(o)
-        if not isinstance(o, LoadOp | StoreOp):
-            continue
-        replacements = [as_coarse[d.index] for d in o.dims]  # type: ignore[attr-defined]
-        results = [
-            simplify(e.replace_dims_and_symbols(replacements, []), bounds)
-            for e in o.map.data.results
-        ]
-        map_ = AffineMapAttr(AffineMap(len(extents), 0, tuple(results)))
-        if isinstance(o, LoadOp):
-            access = LoadOp(o.buffer, map_, new_dims, o.symbols)
-            access.location = o.location
-            Rewriter.replace_op(o, access)
-        else:
-            access = StoreOp(o.value, o.buffer, map_, new_dims, o.symbols, o.combine)
-            access.location = o.location
-            Rewriter.replace_op(o, access)
-    new_loop.location = old.location
-    Rewriter.replace_op(old, new_loop)
-    return copy

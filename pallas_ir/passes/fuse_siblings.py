@@ -1,6 +1,7 @@
-"""fuse-siblings: two kernels launched one after the other, whose loops have the same
-extents and read a common input, become one kernel with one loop that computes both
-bodies and stores every output of both (horizontal fusion). The shared input is read
+"""fuse-siblings: two kernels launched one after the other (or with launches between
+that the first can move past), whose loops run over the same points and read a common
+input, become one kernel with one loop that computes both bodies and stores every
+output of both (horizontal fusion). The shared input is read
 once where it was read twice: a layer norm's mean and variance kernels, a softmax's row
 max and row sum, two element-wise kernels that read one matrix product.
 
@@ -18,12 +19,18 @@ func.func @forward(...) {
 ```
 
 becomes one `@mean_var(%x, %m, %v)` whose `ta.loop [32] reduce [64]` holds the body of
-`@mean`, then that of `@var`, launched where `@var` was.
+`@mean`, then that of `@var`, launched where `@var` was. Two element-wise loops over
+the same points nested differently (`[8, 16, 32]` and `[128, 32]`) are one loop once the
+finer is collapsed to the coarser's extents (`launch_graph.collapsed`).
 
 The meaning is kept when (each checked; a remark at the second loop says which failed
 when the loops have the same extents and share an input):
-- both kernels are launched once, one right after the other (only views and
-  allocations between), and neither runs on XLA;
+- both kernels are launched once, and neither runs on XLA; the first is among the 32
+  launches before the second (`WINDOW`) with only launches, views and allocations
+  between, and none of those launches reads what the first writes or writes what it
+  reads or writes, so it can run at the second's place (the saved activations a
+  training graph stores at the end of its forward, each recomputed from the inputs by
+  a kernel of its own, fuse with the kernels that share their inputs);
 - neither writes a buffer the other reads or writes, so no point of one loop depends
   on a point of the other, and running them interleaved computes what running them
   one after the other did;
@@ -54,10 +61,12 @@ import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, SSAValue
+from xdsl.dialects.builtin import AffineMapAttr, ModuleOp
+from xdsl.ir import Block, BlockArgument, SSAValue
+from xdsl.ir.affine import AffineMap
 from xdsl.transforms.common_subexpression_elimination import cse
 
+from pallas_ir.affine_analysis import simplify
 from pallas_ir.diagnostics import count, emit_remark
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects.common import WRITABLE_ROLES, ArgRole, find_forward
@@ -71,13 +80,18 @@ from pallas_ir.dialects.tensor_access import (
     StoreOp,
 )
 from pallas_ir.passes.launch_graph import (
+    NotCollapsible,
     access_key,
+    collapsed,
     host_root,
     launch_counts,
     replace_pair,
     the_loop,
 )
 from pallas_ir.passes.options import CheckedOptionsPass
+
+WINDOW = 32
+"""How many launches back a kernel looks for a sibling to fuse with."""
 
 
 def _buffers(launch: LaunchOp, kernel: KernelOp) -> tuple[set[SSAValue], set[SSAValue]]:
@@ -124,6 +138,51 @@ def _is_matrix_product(loop: LoopOp) -> bool:
     return False
 
 
+def _over_same_extents(
+    first: KernelOp, second: KernelOp
+) -> tuple[KernelOp, KernelOp] | None:
+    """Two element-wise kernels over the same points, one nesting them more finely
+    (`[8, 16, 32]` and `[128, 32]`): the finer collapsed to the coarser's extents
+    (`collapsed`), so their loops can be one. None otherwise."""
+    loop, second_loop = the_loop(first), the_loop(second)
+    assert loop is not None and second_loop is not None
+    if loop.reduce_extents or second_loop.reduce_extents:
+        return None
+    extents, second_extents = list(loop.extents), list(second_loop.extents)
+    if math.prod(extents) != math.prod(second_extents):
+        return None
+    try:
+        if len(extents) > len(second_extents):
+            return collapsed(first, second_extents), second
+        if len(second_extents) > len(extents):
+            return first, collapsed(second, extents)
+    except NotCollapsible:
+        return None
+    return None
+
+
+def _simplify_maps(loop: LoopOp) -> None:
+    """Each access map of the loop's body in `simplify`'s canonical form (with the
+    loop's ranges), so that two bodies' loads of one place (one of them rewritten by
+    `collapsed`) are the same op to `cse`."""
+    extents = list(loop.extents)
+    for o in loop.body.block.ops:
+        if not isinstance(o, LoadOp | StoreOp):
+            continue
+        bounds = [
+            (0, extents[d.index] - 1)
+            if isinstance(d, BlockArgument) and d.owner is loop.body.block
+            else None
+            for d in o.dims
+        ]
+        m = o.map.data
+        results = tuple(simplify(e, bounds) for e in m.results)
+        if results != m.results:
+            o.properties["map"] = AffineMapAttr(
+                AffineMap(m.num_dims, m.num_symbols, results)
+            )
+
+
 class _NotFused(Exception):
     """Why two sibling kernels stay apart."""
 
@@ -146,35 +205,68 @@ class FuseSiblingsPass(CheckedOptionsPass):
             return
         kernels = {k.sym_name.data: k for k in op.ops if isinstance(k, KernelOp)}
         launched = launch_counts(op)
-        previous: LaunchOp | None = None
+        # The launches since the last host op that is not a launch or a view, latest
+        # last: each may move down to a later sibling past the launches after it.
+        window: list[LaunchOp] = []
         for o in list(forward.body.block.ops):
             if isinstance(o, ReshapeOp | AllocOp):
                 continue
             if not isinstance(o, LaunchOp):
-                previous = None
+                window = []
                 continue
-            if previous is not None:
-                first = kernels[previous.callee.string_value()]
-                second = kernels[o.callee.string_value()]
+            second = kernels[o.callee.string_value()]
+            found = self.earlier_sibling(window, o, second, kernels, launched)
+            if found is not None:
+                at, bodies = found
+                first_launch = window.pop(at)
+                first = kernels[first_launch.callee.string_value()]
+                fused, o = fuse(op, first_launch, first, o, second, bodies)
+                kernels[fused.sym_name.data] = fused
+                launched[fused.sym_name.data] = 1
+                emit_remark(
+                    fused,
+                    f"{self.name}: fused @{first.sym_name.data} and "
+                    f"@{second.sym_name.data} into @{fused.sym_name.data}",
+                )
+                count(self.name, "siblings fused")
+            window = [*window[-WINDOW + 1 :], o]
+
+    def earlier_sibling(
+        self,
+        window: list[LaunchOp],
+        launch: LaunchOp,
+        kernel: KernelOp,
+        kernels: dict[str, KernelOp],
+        launched: dict[str, int],
+    ) -> tuple[int, tuple[KernelOp, KernelOp]] | None:
+        """The position in `window` of the latest launch to fuse `launch` with, and the
+        kernels to fuse (`siblings`): one
+        that can run at `launch`'s place (no launch after it reads what it writes, or
+        writes what it reads or writes), and `siblings` with it. The launch just before
+        gets a remark where it is a candidate that cannot fuse."""
+        read_after: set[SSAValue] = set()
+        written_after: set[SSAValue] = set()
+        for k in range(len(window) - 1, -1, -1):
+            candidate = window[k]
+            first = kernels[candidate.callee.string_value()]
+            read, written = _buffers(candidate, first)
+            movable = not (written & (read_after | written_after) or written_after & read)
+            if movable:
                 try:
-                    if self.siblings(previous, first, o, second, launched):
-                        fused, o = fuse(op, previous, first, o, second)
-                        kernels[fused.sym_name.data] = fused
-                        launched[fused.sym_name.data] = 1
-                        emit_remark(
-                            fused,
-                            f"{self.name}: fused @{first.sym_name.data} and "
-                            f"@{second.sym_name.data} into @{fused.sym_name.data}",
-                        )
-                        count(self.name, "siblings fused")
+                    bodies = self.siblings(candidate, first, launch, kernel, launched)
+                    if bodies is not None:
+                        return k, bodies
                 except _NotFused as why:
-                    loop = the_loop(second)
-                    assert loop is not None
-                    emit_remark(
-                        loop,
-                        f"{self.name}: not fused with @{first.sym_name.data}: {why}",
-                    )
-            previous = o
+                    if k == len(window) - 1:
+                        loop = the_loop(kernel)
+                        assert loop is not None
+                        emit_remark(
+                            loop,
+                            f"{self.name}: not fused with @{first.sym_name.data}: {why}",
+                        )
+            read_after |= read
+            written_after |= written
+        return None
 
     def siblings(
         self,
@@ -183,22 +275,29 @@ class FuseSiblingsPass(CheckedOptionsPass):
         second_launch: LaunchOp,
         second: KernelOp,
         launched: dict[str, int],
-    ) -> bool:
-        """Whether to fuse the pair: False when they are no candidates (nothing to
-        say), `_NotFused` when they are but the meaning would change."""
+    ) -> tuple[KernelOp, KernelOp] | None:
+        """The pair's kernels to fuse, each over the same loop extents (an element-wise
+        kernel that nests the other's points more finely collapsed to its extents,
+        `collapsed`): None when they are no candidates (nothing to say), `_NotFused`
+        when they are but the meaning would change."""
         loop, second_loop = the_loop(first), the_loop(second)
         if loop is None or second_loop is None:
-            return False
+            return None
+        bodies = (first, second)
         if tuple(loop.parallel_extents) != tuple(second_loop.parallel_extents) or tuple(
             loop.reduce_extents
         ) != tuple(second_loop.reduce_extents):
-            return False
+            bodies = _over_same_extents(first, second)
+            if bodies is None:
+                return None
+            loop, second_loop = (the_loop(k) for k in bodies)
+            assert loop is not None and second_loop is not None
         read, written = _buffers(first_launch, first)
         second_read, second_written = _buffers(second_launch, second)
         if not read & second_read:
-            return False  # nothing read twice: fusing would save no bytes
+            return None  # nothing read twice: fusing would save no bytes
         if first.on_xla or second.on_xla:
-            return False
+            return None
         if (
             launched.get(first.sym_name.data) != 1
             or launched.get(second.sym_name.data) != 1
@@ -225,7 +324,7 @@ class FuseSiblingsPass(CheckedOptionsPass):
                 "product of broadcasts) outgrow every block, and the tiler's VMEM count "
                 "leaves them out"
             )
-        return True
+        return bodies
 
 
 def fuse(
@@ -234,9 +333,14 @@ def fuse(
     first: KernelOp,
     second_launch: LaunchOp,
     second: KernelOp,
+    bodies: tuple[KernelOp, KernelOp] | None = None,
 ) -> tuple[KernelOp, LaunchOp]:
     """One kernel for the pair, launched where the second was; the two kernels and
-    their launches are erased. A buffer both only read is one argument."""
+    their launches are erased. `bodies`: the kernels whose bodies are fused, over the
+    same extents (`siblings`), by default the pair's own. A buffer both only read is
+    one argument."""
+    launched_kernels = (first, second)
+    first, second = bodies or launched_kernels
     args: list[SSAValue] = []
     roles: list[ArgRole] = []
     index_of: dict[SSAValue, int] = {}
@@ -288,7 +392,13 @@ def fuse(
         store.detach()
         body.add_op(store)
     block.add_op(new_loop)
+    _simplify_maps(new_loop)  # equal accesses of the two bodies print equally
     cse(new_loop)
     return replace_pair(
-        module, block, roles, args, (first_launch, first), (second_launch, second)
+        module,
+        block,
+        roles,
+        args,
+        (first_launch, launched_kernels[0]),
+        (second_launch, launched_kernels[1]),
     )

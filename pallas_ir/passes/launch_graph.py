@@ -1,11 +1,15 @@
 """What the kernel-fusion passes ask of `@forward`'s launches (the host buffer behind a
 launch argument, its views, a kernel's one loop, where an access reads or writes, how
-often each kernel is launched) and how they put a fused kernel in place of two."""
+often each kernel is launched), how they put a fused kernel in place of two, and an
+element-wise kernel's loop collapsed to coarser extents (`collapsed`)."""
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import ModuleOp
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import AffineMapAttr, ModuleOp
 from xdsl.ir import Block, BlockArgument, Region, SSAValue
+from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from pallas_ir.affine_analysis import simplify
@@ -106,3 +110,97 @@ def replace_pair(
     for o in (second_launch, first_launch, second_kernel, first_kernel):
         Rewriter.erase_op(o)
     return fused, launch
+
+
+class NotCollapsible(Exception):
+    """Why an element-wise kernel's loop cannot run over coarser extents."""
+
+
+def _groups(fine: Sequence[int], coarse: Sequence[int]) -> list[list[int]] | None:
+    """Consecutive runs of `fine`'s dims whose extents multiply to each of `coarse`'s,
+    in order (unit dims join the run before them), or None."""
+    groups: list[list[int]] = []
+    k = 0
+    for target in coarse:
+        group, size = [], 1
+        while k < len(fine) and (size < target or not group):
+            group.append(k)
+            size *= fine[k]
+            k += 1
+        if size != target:
+            return None
+        groups.append(group)
+    if not groups:
+        return None
+    while k < len(fine) and fine[k] == 1:
+        groups[-1].append(k)
+        k += 1
+    return groups if k == len(fine) else None
+
+
+def collapsed(reader: KernelOp, extents: Sequence[int]) -> KernelOp:
+    """A detached copy of an element-wise kernel whose loop runs over `extents`, each a
+    run of its own dims collapsed into one (`[2, 16, 64]` as `[32, 64]`): a dim of a
+    run is `(d floordiv inner) mod extent` of the collapsed dim d, and each access's
+    map is rewritten with that and simplified. `NotCollapsible` when the dims do not
+    group that way, or a loop dim is used other than as an access index."""
+    loop = the_loop(reader)
+    assert loop is not None
+    fine = list(loop.parallel_extents)
+    groups = _groups(fine, extents)
+    if groups is None:
+        raise NotCollapsible(
+            f"@{reader.sym_name.data} loops over {fine}, which does not group "
+            f"row-major into {list(extents)}"
+        )
+    copy = reader.clone()
+    old = the_loop(copy)
+    assert old is not None
+    new_loop = LoopOp(list(extents))
+    new_dims = list(new_loop.body.block.args)
+    # Each fine dim as an expression of the collapsed dims.
+    as_coarse: list[AffineExpr] = [AffineExpr.constant(0)] * len(fine)
+    for d, group in enumerate(groups):
+        inner = 1
+        for l in reversed(group):
+            as_coarse[l] = (AffineExpr.dimension(d) // inner) % fine[l]
+            inner *= fine[l]
+    bounds = [(0, n - 1) for n in extents]
+    body = old.body.block
+    for arg in body.args:
+        for use in arg.uses:
+            access = use.operation
+            if (
+                not isinstance(access, LoadOp | StoreOp)
+                or arg in access.symbols
+                or access.parent_block() is not body
+            ):
+                raise NotCollapsible(
+                    f"@{reader.sym_name.data} uses a loop index other than to index "
+                    "a buffer"
+                )
+    for o in list(body.ops):
+        o.detach()
+        new_loop.body.block.add_op(o)
+        if not isinstance(o, LoadOp | StoreOp):
+            continue
+        replacements = [as_coarse[d.index] for d in o.dims]  # type: ignore[attr-defined]
+        # A data-dependent index keeps its symbols.
+        n_symbols = o.map.data.num_symbols
+        symbols = [AffineExpr.symbol(k) for k in range(n_symbols)]
+        results = [
+            simplify(e.replace_dims_and_symbols(replacements, symbols), bounds)
+            for e in o.map.data.results
+        ]
+        map_ = AffineMapAttr(AffineMap(len(extents), n_symbols, tuple(results)))
+        if isinstance(o, LoadOp):
+            access = LoadOp(o.buffer, map_, new_dims, o.symbols)
+            access.location = o.location
+            Rewriter.replace_op(o, access)
+        else:
+            access = StoreOp(o.value, o.buffer, map_, new_dims, o.symbols, o.combine)
+            access.location = o.location
+            Rewriter.replace_op(o, access)
+    new_loop.location = old.location
+    Rewriter.replace_op(old, new_loop)
+    return copy
