@@ -240,10 +240,9 @@ class FuseSiblingsPass(CheckedOptionsPass):
         launched: dict[str, int],
     ) -> tuple[int, tuple[KernelOp, KernelOp]] | None:
         """The position in `window` of the latest launch to fuse `launch` with, and the
-        kernels to fuse (`siblings`): one
-        that can run at `launch`'s place (no launch after it reads what it writes, or
-        writes what it reads or writes), and `siblings` with it. The launch just before
-        gets a remark where it is a candidate that cannot fuse."""
+        kernels to fuse (`siblings`): a sibling that can run at `launch`'s place (no
+        launch after it reads what it writes, or writes what it reads or writes). The
+        launch just before gets a remark where it is a candidate that cannot fuse."""
         read_after: set[SSAValue] = set()
         written_after: set[SSAValue] = set()
         for k in range(len(window) - 1, -1, -1):
