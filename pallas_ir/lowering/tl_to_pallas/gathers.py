@@ -194,9 +194,9 @@ def gather_rows(
     """The G3 idiom: read each row's indices from SMEM, start one row DMA per row into
     the VMEM buffer (`table.at[i0, pl.ds(i1, 1)]` for two index buffers), wait for all,
     then load the rows as a tile. From a table resident in VMEM (G4, `copied_in_vmem`;
-    `sem` None), each row is copied through registers instead. Index positions past the end of an index buffer (a
-    ragged last step) read its last index: those rows land in the padded part of the
-    tile, which the store drops. With `chunk`, the indices are a streamed SMEM block of
+    `sem` None), each row is copied through registers instead. Index positions past
+    the end of an index buffer (a ragged last step) read its last index: those rows
+    land in the padded part of the tile, which the store drops. With `chunk`, the indices are a streamed SMEM block of
     that many lookups, so a position is taken modulo it (G3c; the clamped last position
     is in the last chunk)."""
     ops, base = grid_scalar(start, gather)
