@@ -494,3 +494,21 @@ def test_a_failed_index_check_writes_nothing_and_returns_no_view() -> None:
     got, want = compiled(cache, k, pos), fn(torch.zeros(8, 16), k, pos)
     torch.testing.assert_close(got, want)
     assert got._base is cache and got.stride() == want.stride()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="upstream: XLA:CPU in jaxlib 0.10.2 sums maximum(x, b) as if a NaN in x "
+    "were b (plain `jax.jit(lambda x, b: jnp.maximum(x, b).sum(1))` does too), so the "
+    "CPU interpret path loses the NaN eager keeps",
+)
+def test_a_nan_survives_a_maximum_then_a_sum_on_cpu() -> None:
+    x = torch.full((32, 128), 5.0)
+    x[:, 0] = float("nan")
+    b = torch.tensor([0.5])
+
+    def fn(x, b):
+        return torch.maximum(x, b).sum(1)
+
+    got = pallas_ir.compile(fn, [x, b])(x, b)
+    torch.testing.assert_close(got, fn(x, b), equal_nan=True)
