@@ -53,3 +53,24 @@ func.func @forward(%idx: memref<4096xi32>, %emb: memref<100x128xbf16>) -> memref
 // CHECK:         semantics [parallel] scratch [!pallas.ref<16x2x128xbf16, vmem>, !pallas.ref<i32, semaphore>]
 // CHECK-NOT:     pallas.copy_row
 // CHECK:         pallas.dma_start %emb_vmem[%{{.*}}], %rows[0], %sem {rows = 2 : i64}
+
+// -----
+
+// Leading indices: each lookup is a row of `emb[h]`, `emb_vmem[h, pl.ds(row, 1)]`
+// (AOT-compiled for v5e and v6e by hand: a dynamic index on a leading dim and a dynamic
+// sublane offset).
+tl.kernel @lookup(%h: memref<64xi32> {role = "prefetch"}, %r: memref<64xi32> {role = "prefetch"}, %out: memref<64x128xf32> {role = "out"}, %emb: memref<4x100x128xf32> {role = "in"}) {
+  tl.grid [8] (parallel) (%i) {
+    %v = tl.gather %emb, %h, %r[affine_map<(d0) -> ((d0 * 8))>](%i) {table = "vmem"} : memref<4x100x128xf32>, memref<64xi32>, memref<64xi32> -> tensor<8x128xf32>
+    tl.store %v, %out[affine_map<(d0) -> ((d0 * 8), 0)>](%i) : tensor<8x128xf32>, memref<64x128xf32>
+  }
+}
+func.func @forward(%h: memref<64xi32>, %r: memref<64xi32>, %emb: memref<4x100x128xf32>) -> memref<64x128xf32> {
+  %out = ta.alloc : memref<64x128xf32>
+  ta.launch @lookup(%h, %r, %out, %emb) : memref<64xi32>, memref<64xi32>, memref<64x128xf32>, memref<4x100x128xf32>
+  func.return %out : memref<64x128xf32>
+}
+
+// CHECK-LABEL: func.func @forward(%h: tensor<64xi32>, %r: tensor<64xi32>, %emb: tensor<4x100x128xf32>)
+// CHECK:         semantics [parallel] scratch [!pallas.ref<8x128xf32, vmem>]
+// CHECK-COUNT-8: pallas.copy_row %emb_vmem at [%{{.*}}] [%{{.*}}], %rows[{{[0-7]}}] : !pallas.ref<4x100x128xf32, vmem>, !pallas.ref<8x128xf32, vmem>
