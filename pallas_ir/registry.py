@@ -77,6 +77,12 @@ def _fuse_siblings() -> type[ModulePass]:
     return FuseSiblingsPass
 
 
+def _indirect_load_to_one_hot_sum() -> type[ModulePass]:
+    from pallas_ir.passes.indirect_load_to_one_hot_sum import IndirectLoadToOneHotSumPass
+
+    return IndirectLoadToOneHotSumPass
+
+
 def _fuse_epilogues() -> type[ModulePass]:
     from pallas_ir.passes.fuse_epilogues import FuseEpiloguesPass
 
@@ -151,6 +157,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     return {
         "fold-iota-indices": _fold_iota_indices,
         "split-kernel-loops": _split_kernel_loops,
+        "indirect-load-to-one-hot-sum": _indirect_load_to_one_hot_sum,
         "fuse-epilogues": _fuse_epilogues,
         "fuse-siblings": _fuse_siblings,
         "stride-to-reshape": _stride_to_reshape,
@@ -168,7 +175,8 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
 
 TA_PASSES = (
-    "fold-iota-indices,split-kernel-loops,fuse-epilogues,fuse-siblings,stride-to-reshape,"
+    "fold-iota-indices,split-kernel-loops,indirect-load-to-one-hot-sum,fuse-epilogues,"
+    "fuse-siblings,stride-to-reshape,"
     "canonicalize-permutation,indirect-load-to-scalar-prefetch,indirect-store-to-row-dma,"
     "raise-attention,share-identical-kernels"
 )

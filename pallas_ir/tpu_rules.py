@@ -69,6 +69,11 @@ GRID_STEP_SECONDS = 0.35e-6
 """The fixed cost of one grid step of a `pallas_call` (the Pallas TPU pipelining docs'
 figure), which makes many small blocks slower than a few large ones."""
 
+# A split contraction adds its (m, n) partial product into the accumulator every
+# step; k parts of at least this keep that next to the MXU's work on the part (the
+# tile policy's splits; fuse-epilogues keeps a reduction shorter than two parts whole).
+MIN_K_PART = 512
+
 CHIPS: dict[str, Chip] = {
     "v5e": Chip(
         "v5e",

@@ -92,8 +92,9 @@ PROGRAMS = {
         lambda: [torch.randn(32, 384)],
         2,
     ),
-    # reductions over the first dim: a kernel each (max, sum), then the normalisation
-    "softmax_dim0": (lambda x: torch.softmax(x, 0), lambda: [torch.randn(64, 128)], 3),
+    # reductions over the first dim: the max and the sum in one kernel (fuse-epilogues:
+    # columns of 64 are never split), then the normalisation
+    "softmax_dim0": (lambda x: torch.softmax(x, 0), lambda: [torch.randn(64, 128)], 2),
     # the row sums read along the reduced dim (as columns): stored first
     "row_sums_as_columns": (
         lambda x: x + x.sum(-1)[None, :],
@@ -107,12 +108,14 @@ PROGRAMS = {
         1,
     ),
     "full_sum": (lambda x: x.sum(), lambda: [torch.randn(40, 300)], 1),
-    # the labels' range checks and the count of kept labels read the labels alike: one
-    # kernel; then the row statistics, and the loss (its gather of x[i, label] on XLA)
+    # the row statistics and the logit each row picks (a one-hot sum over the row,
+    # indirect-load-to-one-hot-sum: no gather on XLA) are one kernel; the labels' range
+    # checks, the count of kept labels and the mean loss (fuse-epilogues: it divides by
+    # the count after its sum) are the other
     "cross_entropy": (
         lambda x, y: F.cross_entropy(x, y),
         lambda: [torch.randn(64, 512), torch.randint(0, 512, (64,))],
-        3,
+        2,
     ),
     # rows longer than FUSED_REDUCTION_MAX: the reductions are kernels of their own
     "softmax_long_rows": (

@@ -51,7 +51,7 @@ from xdsl.ir.affine import (
 )
 from xdsl.rewriter import InsertPoint
 
-from pallas_ir.affine_analysis import row_major_strides, simplify
+from pallas_ir.affine_analysis import is_division_free, row_major_strides, simplify
 from pallas_ir.dialects.arith_ext import ARITH_EXTRA_OPS
 from pallas_ir.dialects.common import ArgRole
 from pallas_ir.dialects.library_call import Param
@@ -234,6 +234,8 @@ class Kernel:
         stands for symbols[k] (each load renumbers the ones it uses)."""
         self.symbol_of: dict[SSAValue, int] = {}
         """The symbol number of each index value in `symbols`."""
+        self.symbol_sizes: list[int | None] = []
+        """The range [0, size) each symbol takes when the index is bounds-checked."""
         self.emitted: dict[tuple[Value, tuple[AffineExpr, ...]], SSAValue] = {}
         """The element of a Value at an index, once emitted (`Value.emit`)."""
         self.built: dict[tuple[object, ...], SSAValue] = {}
@@ -278,19 +280,46 @@ class Kernel:
             self.args[id(buf)] = arg
         return self.args[id(buf)]
 
-    def symbol(self, value: SSAValue) -> AffineExpr:
+    def symbol(self, value: SSAValue, size: int | None = None) -> AffineExpr:
         """A data-dependent index (an i32 value) to use in an index expression; the
-        same value is the same symbol, so the elements it indexes are reused too."""
+        same value is the same symbol, so the elements it indexes are reused too.
+        `size`: the dim it indexes, when an index outside [0, size) raises (a bounds
+        check): index expressions are then simplified with it in that range, so a row
+        of a flattened view, `((d0 * 64 + s0) floordiv 64) * 64 + (d0 * 64 + s0) mod
+        64`, is `d0 * 64 + s0`."""
         index = self.op("arith.index_cast", value, IndexType())
         if index not in self.symbol_of:
             self.symbol_of[index] = len(self.symbols)
             self.symbols.append(index)
+            self.symbol_sizes.append(size)
         return AffineExpr.symbol(self.symbol_of[index])
+
+    def _in_symbol_ranges(self, index: AffineExpr, used: list[int]) -> AffineExpr:
+        """`index` simplified with the loop's ranges and those of its symbols."""
+        n = len(self.dim_ranges)
+        as_dims = [
+            AffineExpr.dimension(n + used.index(s)) if s in used else AffineExpr.symbol(s)
+            for s in range(len(self.symbols))
+        ]
+        bounds = [*self.dim_ranges] + [
+            (0, size - 1) if (size := self.symbol_sizes[s]) else None for s in used
+        ]
+        simple = simplify(
+            index.replace_dims_and_symbols(
+                [AffineExpr.dimension(d) for d in range(n)], as_dims
+            ),
+            bounds,
+        )
+        back = [AffineExpr.dimension(d) for d in range(n)]
+        back += [AffineExpr.symbol(s) for s in used]
+        return simple.replace_dims_and_symbols(back, [])
 
     def _access(self, index: AffineExpr) -> tuple[AffineMapAttr, list[SSAValue]]:
         """The map of an access at flat position `index` and its symbol operands: the
         data-dependent indices `index` uses, renumbered from s0."""
         used = sorted(_symbols_in(index, set()))
+        if used and not is_division_free(index):
+            index = self._in_symbol_ranges(index, used)
         if used:
             renumbered = [
                 AffineExpr.symbol(used.index(s) if s in used else s)

@@ -1,7 +1,7 @@
-"""fuse-epilogues: a kernel that reduces into an intermediate buffer, and the one kernel
-that reads that buffer element-wise where it was written, become one kernel: its loop
-computes the reductions, then the reader's body on their results (a matrix product's
-bias, activation, residual add and cast; a sum's scaling).
+"""fuse-epilogues: a kernel that reduces into intermediate buffers, and the first kernel
+that reads them where they were written, become one kernel: its loop computes the
+reductions, then the reader's body on their results (a matrix product's bias,
+activation, residual add and cast; a sum's scaling; a mean's division by a count).
 
 ```mlir
 ta.kernel @k2(%a: ..., %b: ..., %t: memref<98304xf32> {role = "out"}) {
@@ -22,22 +22,32 @@ ta.kernel @k5(%t: memref<98304xf32> {role = "in"}, %o: memref<98304xbf16> {role 
 
 becomes one `ta.loop [256, 384] reduce [512]` that stores `truncf(%s)` into `%o`, and
 `%t` is gone: its bytes are written and read no more. The fused kernel is
-`@<reducing>_<reader>`, launched where the reader was. The tiler computes the reader's
-ops on the parallel dims once the sums are whole (`tl.on_last_step` when it splits the
+`@<reducing>_<reader>`, launched where the reader was, and is visited again (it may
+still store a result another kernel reads). The tiler computes the reader's ops on the
+parallel dims once the sums are whole (`tl.on_last_step` when it splits the
 reduction).
 
+A reader may reduce too, over the same points (the fused loop is the reducing one), or
+over more (a layer norm's statistics read by the next matrix product at its row: the
+fused loop is the reader's, running the reducing body at `_producer_points`).
+
 The meaning is kept when (each checked; where a reader exists but one fails, a remark
-at the reducing loop says which):
-- the reducing kernel has one loop, with reduction dims, and stores only the
-  intermediate; the reader has one loop without reductions, over the same parallel
-  extents or over runs of dims that multiply to them, collapsed first (`collapsed`);
-- the intermediate is a `ta.alloc` that the reducing kernel writes once; the reader is
-  the first launch that reads it. Where others read it too, or @forward returns it,
-  the fused kernel stores it as well (all of them come after the reader, where the
-  fused kernel runs): the reader's read of it is what fusing saves;
-- every read of it is at the point the reducing loop wrote (the same view, index
-  expressions after simplification with the loop's ranges, and dims; no data-dependent
-  index), so each reader point gets the value its own point computed;
+at the reducing loop says which; `docs/passes.md` lists the remarks):
+- the reducing kernel has one loop, with reduction dims; the reader has one loop,
+  without reductions over the same parallel extents or runs of dims that multiply to
+  them (collapsed first, `collapsed`), or with reductions over the same extents, or
+  over more points reducing the same extents;
+- the results are `ta.alloc`s the reducing kernel writes once; the reader is the first
+  launch that reads any. Results it does not read, or that others read later or
+  @forward returns, the fused kernel stores as well (a reader over more points would
+  store them at every column: refused);
+- every read of a result is at the point the reducing loop wrote (`access_key`), or,
+  for a reader over more points, at one place its row-major store wrote that does not
+  move along the reader's reductions; no data-dependent index;
+- a reader that reduces what it computes from a result does so over fewer than two k
+  parts (`tpu_rules.MIN_K_PART`): the tiler would never split it, and a fused
+  prologue needs whole rows; and it does not follow a kernel that reduces a matrix
+  product's result, as an attention's statistics do (raise-attention fuses those);
 - the reader has no access with a data-dependent index (a gather or scatter keeps its
   kernel, where the indirect-access passes make it row DMAs);
 - between the two launches only launches run (no library call), and none writes a
@@ -46,14 +56,20 @@ at the reducing loop says which):
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, BlockArgument, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.ir.affine import AffineExpr
 from xdsl.rewriter import Rewriter
+from xdsl.transforms.common_subexpression_elimination import cse
 
+from pallas_ir.affine_analysis import linearize, row_major_strides, simplify
 from pallas_ir.diagnostics import count, emit_remark
 from pallas_ir.dialects.common import WRITABLE_ROLES, ArgRole, find_forward
 from pallas_ir.dialects.tensor_access import (
@@ -62,10 +78,13 @@ from pallas_ir.dialects.tensor_access import (
     LaunchOp,
     LoadOp,
     LoopOp,
+    ReduceOp,
     ReshapeOp,
     StoreOp,
+    contraction,
     root_buffer,
 )
+from pallas_ir.interval_bounds import expr_bounds
 from pallas_ir.passes.launch_graph import (
     NotCollapsible,
     access_key,
@@ -73,23 +92,32 @@ from pallas_ir.passes.launch_graph import (
     host_root,
     host_views,
     launch_counts,
+    remapped,
     replace_pair,
+    simplify_maps,
     the_loop,
 )
 from pallas_ir.passes.options import CheckedOptionsPass
+from pallas_ir.tpu_rules import MIN_K_PART
 
 
 @dataclass(frozen=True)
 class _Pair:
     producer: LaunchOp
     reader: LaunchOp
-    intermediate: AllocOp
+    intermediates: dict[BlockArgument, AllocOp]
+    """The reducing kernel's results that the reader reads, by the argument storing
+    each."""
     reader_kernel: KernelOp
     """The reader's kernel, over the reducing loop's extents (a detached, collapsed
     copy when its loop nests them more finely)."""
-    kept: bool
-    """Whether the intermediate is read after the reader (by other launches, or as a
-    result of @forward), so the fused kernel stores it too."""
+    kept: frozenset[BlockArgument]
+    """The results the fused kernel still stores: those the reader does not read, and
+    those read again after it (by other launches, or as results of @forward)."""
+    producer_points: list[AffineExpr] | None = None
+    """When the reader reduces over more points (a matrix product whose prologue
+    normalizes rows by their statistics): each variable of the reducing loop as an
+    expression of the reader's, which the fused kernel loops over."""
 
 
 class _NotFused(Exception):
@@ -114,7 +142,12 @@ class FuseEpiloguesPass(CheckedOptionsPass):
             return
         kernels = {k.sym_name.data: k for k in op.ops if isinstance(k, KernelOp)}
         launched = launch_counts(op)
-        for launch in [o for o in forward.body.block.ops if isinstance(o, LaunchOp)]:
+        # A fused kernel is visited again: it may still store a result another
+        # kernel reads.
+        worklist = [o for o in forward.body.block.ops if isinstance(o, LaunchOp)]
+        worklist.reverse()
+        while worklist:
+            launch = worklist.pop()
             if launch.parent is None:
                 continue  # fused already
             kernel = kernels.get(launch.callee.string_value())
@@ -129,10 +162,15 @@ class FuseEpiloguesPass(CheckedOptionsPass):
             if pair is None:
                 continue
             reader = kernels[pair.reader.callee.string_value()]
-            fused = fuse(op, pair, kernel, reader)
+            fused, fused_launch = fuse(op, pair, kernel, reader)
             kernels[fused.sym_name.data] = fused
             launched[fused.sym_name.data] = 1
-            kept = ", which still stores the result read later" if pair.kept else ""
+            worklist.append(fused_launch)
+            kept = (
+                ", which still stores the result read later"
+                if pair.kept & pair.intermediates.keys()
+                else ""
+            )
             emit_remark(
                 fused,
                 f"{self.name}: fused @{kernel.sym_name.data} and its reader "
@@ -152,31 +190,34 @@ class FuseEpiloguesPass(CheckedOptionsPass):
         """The reader to fuse `launch` with, None when it has no single reader (nothing
         to say), or `_NotFused` with why not."""
         stored = {root_buffer(s.buffer) for s in loop.walk() if isinstance(s, StoreOp)}
-        if len(stored) != 1:
-            return None
-        (arg,) = stored
-        assert isinstance(arg, BlockArgument)
-        alloc = host_root(launch.args[arg.index]).owner
-        if not isinstance(alloc, AllocOp):
-            return None
-        users = [
-            u.operation
-            for v in host_views(alloc.result)
-            for u in v.uses
-            if not isinstance(u.operation, ReshapeOp)
-        ]
-        readers = [u for u in users if u is not launch]
-        if not readers or users.count(launch) != 1:
-            return None  # nothing reads it, or the kernel writes it twice
+        allocs: dict[BlockArgument, AllocOp] = {}
+        users: list[Operation] = []
+        for arg in stored:
+            assert isinstance(arg, BlockArgument)
+            alloc = host_root(launch.args[arg.index]).owner
+            if not isinstance(alloc, AllocOp):
+                return None
+            allocs[arg] = alloc
+            its_users = [
+                u.operation
+                for v in host_views(alloc.result)
+                for u in v.uses
+                if not isinstance(u.operation, ReshapeOp)
+            ]
+            if its_users.count(launch) != 1:
+                return None  # the kernel writes it twice
+            users += [u for u in its_users if u is not launch]
+        if not users:
+            return None  # nothing reads what it stores
         ops = list(forward.body.block.ops)
-        if any(u.parent_block() is not forward.body.block for u in readers):
+        if any(u.parent_block() is not forward.body.block for u in users):
             raise _NotFused("the result is read inside another op")
-        readers.sort(key=ops.index)
-        if any(ops.index(u) < ops.index(launch) for u in readers):
+        users.sort(key=ops.index)
+        if ops.index(users[0]) < ops.index(launch):
             return None  # read before it is written: another value in that buffer
-        reader_launch = readers[0]
+        reader_launch = users[0]
         if not isinstance(reader_launch, LaunchOp):
-            if any(isinstance(u, LaunchOp) for u in readers):
+            if any(isinstance(u, LaunchOp) for u in users):
                 raise _NotFused(
                     f"'{reader_launch.name}' uses the result before a kernel reads it"
                 )
@@ -188,41 +229,92 @@ class FuseEpiloguesPass(CheckedOptionsPass):
         if launched.get(name) != 1 or launched.get(reader.sym_name.data) != 1:
             raise _NotFused("a kernel launched more than once")
         reader_loop = the_loop(reader)
-        if reader_loop is None or reader_loop.reduce_extents:
-            raise _NotFused(f"@{reader.sym_name.data} is not one loop without reductions")
+        if reader_loop is None:
+            raise _NotFused(f"@{reader.sym_name.data} is not one loop")
+        widens = bool(reader_loop.reduce_extents) and tuple(reader_loop.extents) != tuple(
+            loop.extents
+        )
         if any(isinstance(o, LoadOp | StoreOp) and o.symbols for o in reader_loop.walk()):
             # a gather or scatter keeps its kernel, where the indirect-access passes
             # make it row DMAs
             raise _NotFused(
                 f"@{reader.sym_name.data} has an access with a data-dependent index"
             )
-        if tuple(reader_loop.parallel_extents) != tuple(loop.parallel_extents):
+        if not widens and tuple(reader_loop.parallel_extents) != tuple(
+            loop.parallel_extents
+        ):
             try:
                 reader = collapsed(reader, loop.parallel_extents)
             except NotCollapsible as why:
                 raise _NotFused(str(why)) from why
             reader_loop = the_loop(reader)
             assert reader_loop is not None
-        positions = [
-            k for k, a in enumerate(reader_launch.args) if host_root(a) is alloc.result
-        ]
-        written = {access_key(s) for s in loop.walk() if isinstance(s, StoreOp)}
-        if None in written or len(written) != 1:
-            raise _NotFused("the reduction is stored through a data-dependent index")
-        reader_args = {reader.body.block.args[k] for k in positions}
-        for o in reader_loop.walk():
-            reads_it = (
-                isinstance(o, LoadOp | StoreOp) and root_buffer(o.buffer) in reader_args
-            )
-            if reads_it and (isinstance(o, StoreOp) or access_key(o) not in written):
+        read = {
+            arg: alloc
+            for arg, alloc in allocs.items()
+            if any(host_root(a) is alloc.result for a in reader_launch.args)
+        }
+        written = {
+            (root_buffer(s.buffer), access_key(s))
+            for s in loop.walk()
+            if isinstance(s, StoreOp)
+        }
+        if any(key is None for _, key in written) or len(written) != len(stored):
+            raise _NotFused("a result is stored through a data-dependent index")
+        reads_of: dict[BlockArgument, list[LoadOp]] = {}
+        for arg, alloc in read.items():
+            positions = [
+                k
+                for k, a in enumerate(reader_launch.args)
+                if host_root(a) is alloc.result
+            ]
+            reader_args = {reader.body.block.args[k] for k in positions}
+            for o in reader_loop.walk():
+                if not (
+                    isinstance(o, LoadOp | StoreOp)
+                    and root_buffer(o.buffer) in reader_args
+                ):
+                    continue
+                if isinstance(o, StoreOp) or (
+                    not widens and (arg, access_key(o)) not in written
+                ):
+                    raise _NotFused(
+                        f"@{reader.sym_name.data} reads the result elsewhere than "
+                        "where it was written"
+                    )
+                reads_of.setdefault(arg, []).append(o)
+        if reader_loop.reduce_extents and _reduced_in_reader(reads_of):
+            if max(reader_loop.reduce_extents) >= 2 * MIN_K_PART:
                 raise _NotFused(
-                    f"@{reader.sym_name.data} reads the result elsewhere than where "
-                    "it was written"
+                    f"@{reader.sym_name.data} reduces values it computes from the "
+                    "result: fused, its reduction could not be split"
                 )
+        elif widens:
+            raise _NotFused(
+                f"@{reader.sym_name.data} loops over more points than the reducing "
+                "loop, and uses the result only after its reductions"
+            )
+        if reader_loop.reduce_extents and _rows_of_a_product(
+            kernel, launch, forward, kernels
+        ):
+            # an attention's scores: raise-attention fuses the product, the row
+            # statistics and the weighted sum of values whole (an online softmax)
+            raise _NotFused(
+                "it reduces a matrix product's result (as attention's statistics "
+                f"do), and @{reader.sym_name.data} reduces too"
+            )
+        points = None
+        if widens:
+            if stored != read.keys():
+                raise _NotFused(
+                    f"@{reader.sym_name.data} loops over more points than the reducing "
+                    "loop, which also stores a result it does not read"
+                )
+            points = _producer_points(loop, reader, reader_loop, reads_of)
         reads = {
             host_root(launch.args[a.index])
             for a in kernel.body.block.args
-            if a is not arg
+            if a not in stored
         }
         for between in ops[ops.index(launch) + 1 : ops.index(reader_launch)]:
             if isinstance(between, ReshapeOp | AllocOp):
@@ -240,31 +332,193 @@ class FuseEpiloguesPass(CheckedOptionsPass):
                     raise _NotFused(
                         f"@{other.sym_name.data} writes an input of @{name} in between"
                     )
-        return _Pair(launch, reader_launch, alloc, reader, kept=len(readers) > 1)
+        # Results the reader does not read, or that are read again after it, are
+        # still stored by the fused kernel.
+        kept = {
+            arg
+            for arg, alloc in allocs.items()
+            if arg not in read
+            or any(
+                u.operation is not launch and u.operation is not reader_launch
+                for v in host_views(alloc.result)
+                for u in v.uses
+                if not isinstance(u.operation, ReshapeOp)
+            )
+        }
+        if points is not None and kept:
+            raise _NotFused(
+                f"@{reader.sym_name.data} loops over more points than the reducing "
+                "loop, and the result is read again after it"
+            )
+        return _Pair(launch, reader_launch, read, reader, frozenset(kept), points)
+
+
+def _rows_of_a_product(
+    kernel: KernelOp,
+    launch: LaunchOp,
+    forward: func.FuncOp,
+    kernels: dict[str, KernelOp],
+) -> bool:
+    """Whether the kernel reads a buffer that a matrix product's kernel writes."""
+    read = {
+        host_root(launch.args[a.index])
+        for a in kernel.body.block.args
+        if kernel.role_of(a) == ArgRole.IN
+    }
+    for other in forward.body.block.ops:
+        if not isinstance(other, LaunchOp):
+            continue
+        writer = kernels.get(other.callee.string_value())
+        loop = the_loop(writer) if writer is not None else None
+        if writer is None or loop is None:
+            continue
+        if not any(contraction(o) is not None for o in loop.body.block.ops):
+            continue
+        if any(
+            writer.role_of(a) in WRITABLE_ROLES and host_root(other.args[a.index]) in read
+            for a in writer.body.block.args
+        ):
+            return True
+    return False
+
+
+def _computed_from(reads_of: dict[BlockArgument, list[LoadOp]]) -> set[Operation]:
+    """The reader's ops that compute from its reads of the results."""
+    pending: list[Operation] = [o for loads in reads_of.values() for o in loads]
+    seen: set[Operation] = set()
+    while pending:
+        o = pending.pop()
+        if o not in seen:
+            seen.add(o)
+            pending += [u.operation for r in o.results for u in r.uses]
+    return seen
+
+
+def _reduced_in_reader(reads_of: dict[BlockArgument, list[LoadOp]]) -> bool:
+    """Whether a reduction of the reader takes a value computed from a result."""
+    return any(isinstance(o, ReduceOp) for o in _computed_from(reads_of))
+
+
+def _flat_place(access: LoadOp | StoreOp, loop: LoopOp) -> AffineExpr:
+    """The flat index of an access of a rank-1 kernel argument, in the positions of
+    the loop's variables, simplified with its ranges."""
+    if len(access.map.data.results) != 1 or isinstance(access.buffer.owner, ReshapeOp):
+        raise _NotFused("a result is read or written through a view")
+    (e,) = access.map.data.results
+    at = [AffineExpr.dimension(d.index) for d in access.dims]  # type: ignore[attr-defined]
+    bounds = [(0, n - 1) for n in loop.extents]
+    return simplify(e.replace_dims_and_symbols(at, []), bounds)
+
+
+def _producer_points(
+    loop: LoopOp,
+    reader: KernelOp,
+    reader_loop: LoopOp,
+    reads_of: dict[BlockArgument, list[LoadOp]],
+) -> list[AffineExpr]:
+    """Each variable of the reducing loop as an expression of the reader's variables:
+    its parallel ones from the place the reader reads the results at (one place, which
+    a row-major store of the reducing loop's parallel dims wrote), its reduction ones
+    the reader's. `_NotFused` unless the two reduce over the same extents and that
+    place is a point the reducing loop stored."""
+    name = reader.sym_name.data
+    for variable in loop.body.block.args:
+        for use in variable.uses:
+            if not isinstance(use.operation, LoadOp | StoreOp) or variable not in (
+                use.operation.dims
+            ):
+                raise _NotFused("the reducing loop uses a loop index as a value")
+    if tuple(reader_loop.reduce_extents) != tuple(loop.reduce_extents):
+        raise _NotFused(
+            f"@{name} reduces over {list(reader_loop.reduce_extents)}, not the "
+            f"{list(loop.reduce_extents)} of the reducing loop"
+        )
+    extents = list(loop.parallel_extents)
+    strides = row_major_strides(extents)
+    stored = {
+        str(_flat_place(s, loop)): _flat_place(s, loop)
+        for s in loop.walk()
+        if isinstance(s, StoreOp)
+    }
+    form = linearize(next(iter(stored.values())))
+    row_major = {k: strides[k] for k, n in enumerate(extents) if n > 1}
+    if len(stored) != 1 or form is None or form.symbols or form.dims != row_major:
+        raise _NotFused("the results are not stored row-major over the reducing loop")
+    places = {
+        str(_flat_place(o, reader_loop)): _flat_place(o, reader_loop)
+        for loads in reads_of.values()
+        for o in loads
+    }
+    if len(places) != 1:
+        raise _NotFused(f"@{name} reads the results at more than one place")
+    (place,) = places.values()
+    n_par = len(reader_loop.parallel_extents)
+    bounds = [(0, n - 1) for n in reader_loop.extents]
+    if any(d >= n_par for d in simplify(place, bounds).used_dims()):
+        # a batched product summed over its batch: each reduction point reads another
+        # of the reducing loop's points, which its own reductions cannot be merged with
+        raise _NotFused(f"@{name} reads the results along its reduction")
+    offset = place - form.constant
+    span = expr_bounds(offset, bounds, [])
+    if span is None or span[0] < 0 or span[1] >= prod(extents):
+        raise _NotFused(f"@{name} reads the results outside what was stored")
+    points = [
+        simplify((offset // stride) % n, bounds) if n > 1 else AffineExpr.constant(0)
+        for stride, n in zip(strides, extents, strict=True)
+    ]
+    points += [AffineExpr.dimension(n_par + j) for j in range(len(loop.reduce_extents))]
+    (where,) = stored.values()
+    again = simplify(where.replace_dims_and_symbols(points, []), bounds)
+    if str(again) != str(simplify(place, bounds)):
+        raise _NotFused(
+            f"@{name} reads the results elsewhere than where they were written"
+        )
+    return points
 
 
 def fuse(
     module: ModuleOp, pair: _Pair, kernel: KernelOp, reader_op: KernelOp
-) -> KernelOp:
-    """One kernel for `pair`, launched where the reader was; the two kernels, their
-    launches and (unless `pair.kept`) the intermediate are erased."""
+) -> tuple[KernelOp, LaunchOp]:
+    """One kernel for `pair` and its launch, where the reader's was; the two kernels,
+    their launches and the intermediates not kept are erased."""
     reader = pair.reader_kernel
     loop, reader_loop = the_loop(kernel), the_loop(reader)
     assert loop is not None and reader_loop is not None
     stores = [s for s in loop.walk() if isinstance(s, StoreOp)]
-    (written,) = {root_buffer(s.buffer) for s in stores}
-    value_at = {access_key(s): s.value for s in stores}
-    intermediate = set(host_views(pair.intermediate.result))
-    kept = [a for a in kernel.body.block.args if pair.kept or a is not written]
+    value_at = {(root_buffer(s.buffer), access_key(s)): s.value for s in stores}
+    dropped = {arg for arg in pair.intermediates if arg not in pair.kept}
+    intermediate = {
+        v for alloc in pair.intermediates.values() for v in host_views(alloc.result)
+    }
+    kept = [a for a in kernel.body.block.args if a not in dropped]
     reader_kept = [
         a for a in reader.body.block.args if pair.reader.args[a.index] not in intermediate
     ]
+    # The reader's arguments that are a result, by the producer's argument storing it.
+    result_of = {
+        a: arg
+        for a in reader.body.block.args
+        for arg, alloc in pair.intermediates.items()
+        if host_root(pair.reader.args[a.index]) is alloc.result
+    }
+    # An input both kernels read is one argument of the fused kernel.
+    inputs = {
+        pair.producer.args[a.index]: a for a in kept if kernel.role_of(a) == ArgRole.IN
+    }
+    shared = {
+        a: inputs[pair.reader.args[a.index]]
+        for a in reader_kept
+        if reader.role_of(a) == ArgRole.IN and pair.reader.args[a.index] in inputs
+    }
+    reader_kept = [a for a in reader_kept if a not in shared]
     block = Block(arg_types=[a.type for a in [*kept, *reader_kept]])
     mapping: dict[SSAValue, SSAValue] = {}
     for old, new in zip([*kept, *reader_kept], block.args):
         new.name_hint = old.name_hint
         mapping[old] = new
-    # Kernel-level ops (views, constants) of both, but not those of the intermediate.
+    for a, same in shared.items():
+        mapping[a] = mapping[same]
+    # Kernel-level ops (views, constants) of both, but not those of the intermediates.
     for source in (kernel, reader):
         for o in source.body.block.ops:
             if isinstance(o, LoopOp):
@@ -272,39 +526,128 @@ def fuse(
             if isinstance(o, ReshapeOp) and root_buffer(o.result) not in mapping:
                 continue
             block.add_op(o.clone(value_mapper=mapping))
+    if pair.producer_points is not None:
+        return _fuse_widening(
+            module, pair, kernel, reader_op, block, mapping, kept, reader_kept, result_of
+        )
+
     new_loop = loop.clone(value_mapper=mapping)
     for old, new in zip(loop.walk(), new_loop.walk()):
         new.location = old.location
         for r_old, r_new in zip(old.results, new.results):
             mapping[r_old] = r_new
-    if not pair.kept:
-        for new in [s for s in new_loop.walk() if isinstance(s, StoreOp)]:
+    for old, new in zip(stores, [s for s in new_loop.walk() if isinstance(s, StoreOp)]):
+        if root_buffer(old.buffer) in dropped:
             Rewriter.erase_op(new)
     body = new_loop.body.block
-    n_par = len(loop.parallel_extents)
-    for old, new in zip(reader_loop.body.block.args, body.args[:n_par]):
+    # A reader without reductions runs over the parallel dims; one with them over the
+    # same points as the reducing loop (checked when paired).
+    for old, new in zip(reader_loop.body.block.args, body.args):
         mapping[old] = new
-    reader_args = {reader.body.block.args[k] for k in range(len(pair.reader.args))}
+
+    def result(load: LoadOp) -> SSAValue:
+        arg = result_of[root_buffer(load.buffer)]  # type: ignore[index]
+        return mapping[value_at[(arg, access_key(load))]]
+
+    _copy_reader_body(reader_loop, body, mapping, result_of, result)
+    block.add_op(new_loop)
+    return _replace(module, pair, kernel, reader_op, block, kept, reader_kept, dropped)
+
+
+def _copy_reader_body(
+    reader_loop: LoopOp,
+    body: Block,
+    mapping: dict[SSAValue, SSAValue],
+    result_of: dict[BlockArgument, BlockArgument],
+    result: Callable[[LoadOp], SSAValue],
+) -> None:
+    """The reader's loop body at the end of `body`, each load of a result replaced
+    by `result` of it (the value the reducing body stored there)."""
     for o in reader_loop.body.block.ops:
-        if isinstance(o, LoadOp) and root_buffer(o.buffer) in reader_args - set(
-            reader_kept
-        ):
-            mapping[o.result] = mapping[value_at[access_key(o)]]
+        if isinstance(o, LoadOp) and root_buffer(o.buffer) in result_of:
+            mapping[o.result] = result(o)
             continue
         copy = o.clone(value_mapper=mapping)
         copy.location = o.location
         body.add_op(copy)
         for r_old, r_new in zip(o.results, copy.results):
             mapping[r_old] = r_new
-    block.add_op(new_loop)
+
+
+def _replace(
+    module: ModuleOp,
+    pair: _Pair,
+    kernel: KernelOp,
+    reader_op: KernelOp,
+    block: Block,
+    kept: list[BlockArgument],
+    reader_kept: list[BlockArgument],
+    dropped: AbstractSet[BlockArgument],
+) -> tuple[KernelOp, LaunchOp]:
+    """The fused kernel of `block` and its launch in place of the pair's, with the
+    intermediates `dropped` erased."""
     roles: list[ArgRole] = [kernel.role_of(a) for a in kept]
-    roles += [reader.role_of(a) for a in reader_kept]
+    roles += [pair.reader_kernel.role_of(a) for a in reader_kept]
     args = [pair.producer.args[a.index] for a in kept]
     args += [pair.reader.args[a.index] for a in reader_kept]
-    fused, _ = replace_pair(
+    fused, launch = replace_pair(
         module, block, roles, args, (pair.producer, kernel), (pair.reader, reader_op)
     )
-    if not pair.kept:
-        for view in reversed(host_views(pair.intermediate.result)):
+    for arg in dropped:
+        for view in reversed(host_views(pair.intermediates[arg].result)):
             Rewriter.erase_op(view.owner)  # type: ignore[arg-type]
-    return fused
+    return fused, launch
+
+
+def _fuse_widening(
+    module: ModuleOp,
+    pair: _Pair,
+    kernel: KernelOp,
+    reader_op: KernelOp,
+    block: Block,
+    mapping: dict[SSAValue, SSAValue],
+    kept: list[BlockArgument],
+    reader_kept: list[BlockArgument],
+    result_of: dict[BlockArgument, BlockArgument],
+) -> tuple[KernelOp, LaunchOp]:
+    """`fuse` for a reader that reduces over more points: the fused loop is the
+    reader's, and runs the reducing loop's body at `pair.producer_points`."""
+    loop, reader_loop = the_loop(kernel), the_loop(pair.reader_kernel)
+    assert loop is not None and reader_loop is not None and pair.producer_points
+    new_loop = LoopOp(
+        list(reader_loop.parallel_extents), list(reader_loop.reduce_extents)
+    )
+    new_loop.location = reader_loop.location
+    variables = list(new_loop.body.block.args)
+    for old, new in zip(reader_loop.body.block.args, variables):
+        new.name_hint = old.name_hint
+        mapping[old] = new
+    bounds = [(0, n - 1) for n in new_loop.extents]
+    body = new_loop.body.block
+    result_value: dict[SSAValue, SSAValue] = {}
+    for o in loop.body.block.ops:
+        if isinstance(o, StoreOp):
+            result_value[root_buffer(o.buffer)] = mapping[o.value]
+            continue  # every result is read by the reader only (checked)
+        if isinstance(o, LoadOp):
+            at = [pair.producer_points[d.index] for d in o.dims]  # type: ignore[attr-defined]
+            copy: Operation = remapped(o, at, variables, bounds, mapping)
+        else:
+            copy = o.clone(value_mapper=mapping)
+            copy.location = o.location
+        body.add_op(copy)
+        for r_old, r_new in zip(o.results, copy.results):
+            mapping[r_old] = r_new
+    _copy_reader_body(
+        reader_loop,
+        body,
+        mapping,
+        result_of,
+        lambda load: result_value[result_of[root_buffer(load.buffer)]],  # type: ignore[index]
+    )
+    simplify_maps(new_loop)  # the two bodies' loads of one place print equally
+    block.add_op(new_loop)
+    cse(new_loop)
+    return _replace(
+        module, pair, kernel, reader_op, block, kept, reader_kept, pair.intermediates
+    )

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import AffineMapAttr, ModuleOp
-from xdsl.ir import Block, BlockArgument, Region, SSAValue
+from xdsl.ir import Block, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -48,26 +48,30 @@ def the_loop(kernel: KernelOp) -> LoopOp | None:
 
 
 def access_key(op: LoadOp | StoreOp) -> tuple[object, ...] | None:
-    """Where an access reads or writes, by view, index expressions and loop dims (None
-    with symbols: a data-dependent index). The expressions are simplified with the
-    loop's ranges, so `(d0 * 64 + d1) floordiv 64` and `d0` agree when d1 < 64."""
+    """Where an access reads or writes, by view and index expressions over the loop's
+    variables (None with symbols: a data-dependent index). The expressions are
+    simplified with the loop's ranges, so `(d0 * 64 + d1) floordiv 64` and `d0` agree
+    when d1 < 64, and a store `(d0) -> (d0)` over `[1]` and a load `(d0, d1) -> (0)` are
+    one place."""
     if op.symbols:
         return None
     loop = op.parent_op()
     while loop is not None and not isinstance(loop, LoopOp):
         loop = loop.parent_op()
-    extents = list(loop.extents) if loop is not None else []
-    bounds = [
-        (0, extents[d.index] - 1)
-        if loop is not None
-        and isinstance(d, BlockArgument)
-        and d.owner is loop.body.block
-        else None
+    assert loop is not None, "ta.load and ta.store verify inside a ta.loop"
+    # A variable over one point is that point.
+    as_variables = [
+        AffineExpr.dimension(d.index)  # type: ignore[attr-defined]
+        if loop.extents[d.index] > 1  # type: ignore[attr-defined]
+        else AffineExpr.constant(0)
         for d in op.dims
     ]
-    where = tuple(str(simplify(e, bounds)) for e in op.map.data.results)
-    dims = tuple(d.index if isinstance(d, BlockArgument) else -1 for d in op.dims)
-    return (op.buffer.type, where, dims, _view_chain(op.buffer))
+    bounds = [(0, n - 1) for n in loop.extents]
+    where = tuple(
+        str(simplify(e.replace_dims_and_symbols(as_variables, []), bounds))
+        for e in op.map.data.results
+    )
+    return (op.buffer.type, where, _view_chain(op.buffer))
 
 
 def _view_chain(buffer: SSAValue) -> tuple[object, ...]:
@@ -110,6 +114,53 @@ def replace_pair(
     for o in (second_launch, first_launch, second_kernel, first_kernel):
         Rewriter.erase_op(o)
     return fused, launch
+
+
+def remapped(
+    access: LoadOp | StoreOp,
+    replacements: Sequence[AffineExpr],
+    dims: Sequence[SSAValue],
+    bounds: Sequence[tuple[int, int]],
+    values: dict[SSAValue, SSAValue] | None = None,
+) -> LoadOp | StoreOp:
+    """A copy of `access` (not inserted) over the loop variables `dims`: its map's dim
+    k is `replacements[k]`, an expression of `dims`, simplified with their `bounds`; a
+    data-dependent index keeps its symbols. `values`: its operands' replacements."""
+    values = values or {}
+    n_symbols = access.map.data.num_symbols
+    symbols = [AffineExpr.symbol(k) for k in range(n_symbols)]
+    results = [
+        simplify(e.replace_dims_and_symbols(list(replacements), symbols), bounds)
+        for e in access.map.data.results
+    ]
+    map_ = AffineMapAttr(AffineMap(len(dims), n_symbols, tuple(results)))
+    buffer = values.get(access.buffer, access.buffer)
+    at = [values.get(s, s) for s in access.symbols]
+    if isinstance(access, LoadOp):
+        copy: LoadOp | StoreOp = LoadOp(buffer, map_, dims, at)
+        copy.results[0].name_hint = access.result.name_hint
+    else:
+        value = values.get(access.value, access.value)
+        copy = StoreOp(value, buffer, map_, dims, at, access.combine)
+    copy.location = access.location
+    return copy
+
+
+def simplify_maps(loop: LoopOp) -> None:
+    """Each access map of the loop's body in `simplify`'s canonical form (with the
+    loop's ranges), so that two loads of one place written differently (one rewritten
+    by `collapsed`, or from another kernel's body) are the same op to `cse`."""
+    extents = list(loop.extents)
+    for o in loop.body.block.ops:
+        if not isinstance(o, LoadOp | StoreOp):
+            continue
+        bounds = [(0, extents[d.index] - 1) for d in o.dims]  # type: ignore[attr-defined]
+        m = o.map.data
+        results = tuple(simplify(e, bounds) for e in m.results)
+        if results != m.results:
+            o.properties["map"] = AffineMapAttr(
+                AffineMap(m.num_dims, m.num_symbols, results)
+            )
 
 
 class NotCollapsible(Exception):
@@ -182,25 +233,9 @@ def collapsed(reader: KernelOp, extents: Sequence[int]) -> KernelOp:
     for o in list(body.ops):
         o.detach()
         new_loop.body.block.add_op(o)
-        if not isinstance(o, LoadOp | StoreOp):
-            continue
-        replacements = [as_coarse[d.index] for d in o.dims]  # type: ignore[attr-defined]
-        # A data-dependent index keeps its symbols.
-        n_symbols = o.map.data.num_symbols
-        symbols = [AffineExpr.symbol(k) for k in range(n_symbols)]
-        results = [
-            simplify(e.replace_dims_and_symbols(replacements, symbols), bounds)
-            for e in o.map.data.results
-        ]
-        map_ = AffineMapAttr(AffineMap(len(extents), n_symbols, tuple(results)))
-        if isinstance(o, LoadOp):
-            access = LoadOp(o.buffer, map_, new_dims, o.symbols)
-            access.location = o.location
-            Rewriter.replace_op(o, access)
-        else:
-            access = StoreOp(o.value, o.buffer, map_, new_dims, o.symbols, o.combine)
-            access.location = o.location
-            Rewriter.replace_op(o, access)
+        if isinstance(o, LoadOp | StoreOp):
+            replacements = [as_coarse[d.index] for d in o.dims]  # type: ignore[attr-defined]
+            Rewriter.replace_op(o, remapped(o, replacements, new_dims, bounds))
     new_loop.location = old.location
     Rewriter.replace_op(old, new_loop)
     return copy

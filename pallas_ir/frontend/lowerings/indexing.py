@@ -68,7 +68,7 @@ def check_in_range(c: Lowering, index: Value, n: int, wrap: bool, dim: int) -> N
 def _row_of(k: Kernel, index: Value, at: Sequence[AffineExpr], n: int, wrap: bool):
     """A data-dependent index: the index tensor's value at `at`, as a map symbol
     (torch's wrap of negative indices when `wrap`)."""
-    return k.symbol(index_value(k, index, at, n, wrap))
+    return k.symbol(index_value(k, index, at, n, wrap), n)
 
 
 @lowers(aten.embedding.default)

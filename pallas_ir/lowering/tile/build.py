@@ -533,6 +533,10 @@ class Emitter:
 
     def emit_store(self, op: ta.StoreOp) -> None:
         shape = self.shape_of(op.value) or [1] * self.rank
+        if isinstance(op.value.owner, ta.ReduceOp) and len(shape) == self.rank:
+            # a reduction reduced without a parallel dim is stored along it
+            n_par = len(self.loop.parallel_extents)
+            shape = [*self.full_shape()[:n_par], *shape[n_par:]]
         if len(shape) < self.rank:  # an epilogue's value: back to loop space
             v = self.reshape(
                 self.values[op.value], [*shape, *[1] * (self.rank - len(shape))]
@@ -545,18 +549,24 @@ class Emitter:
             self.store(self.accesses[op], self.operand(op.value, shape))
 
     def emit_reduce(self, op: ta.ReduceOp) -> None:
-        reduce_dims = list(range(len(self.loop.parallel_extents), self.rank))
+        n_par = len(self.loop.parallel_extents)
+        reduce_dims = list(range(n_par, self.rank))
         full = self.full_shape()
-        source = self.operand(op.value, full)
+        shape = full
+        natural = self.shape_of(op.value)
+        if not self.plan.sequential and natural is not None and len(natural) == self.rank:
+            # A value that does not vary along a parallel dim is reduced without it:
+            # a row statistic in a matrix product's prologue is (m, 1), not (m, n).
+            shape = [*natural[:n_par], *full[n_par:]]
+        source = self.operand(op.value, shape)
         kind = ReductionKind(op.kind.data)
         if kind.returns_index and len(reduce_dims) > 1:
             # argmax/argmin of a split reduction: its dims are the last ones, so
             # merging them row-major gives torch's flat position.
-            n_par = len(self.loop.parallel_extents)
-            merged = [*full[:n_par], math.prod(full[n_par:])]
+            merged = [*shape[:n_par], math.prod(full[n_par:])]
             r = tl.ReduceOp(kind, self.reshape(source, merged), [n_par])
             self.add(r)
-            value = self.reshape(r.result, [*full[:n_par], *[1] * len(reduce_dims)])
+            value = self.reshape(r.result, [*shape[:n_par], *[1] * len(reduce_dims)])
         else:
             r = tl.ReduceOp(kind, source, reduce_dims)
             value = self.add(r)

@@ -50,6 +50,7 @@ from pallas_ir.tpu_rules import (
     GRID_STEP_SECONDS,
     LANES,
     MAX_ELEMENT_BITS,
+    MIN_K_PART,
     PIPELINE_BUFFERS,
     Chip,
     dot_vmem_bytes,
@@ -60,9 +61,6 @@ from pallas_ir.tpu_rules import (
 LANE_TARGET = 512
 SUBLANE_TARGET = 256
 BLOCK_BYTES = 1 << 20
-# A split contraction adds its (m, n) partial product into the accumulator every
-# step; k parts of at least this keep that next to the MXU's work on the part.
-MIN_K_PART = 512
 # Row-DMA gathers unroll one DMA per row and grid step.
 MAX_UNROLLED_ROWS = 128
 
@@ -295,11 +293,15 @@ def choose_tiles(
 
 
 def contraction_in(loop: ta.LoopOp) -> Operation | None:
-    """The product the loop's single reduction sums (a matrix product's candidate)."""
+    """The product the loop's one reduction of a product sums (a matrix product's
+    candidate; other reductions, a norm's statistics in its prologue, may sit beside
+    it)."""
     if len(loop.reduce_extents) != 1:
         return None
     found = [
-        ta.contraction(op) for op in loop.body.block.ops if isinstance(op, ta.ReduceOp)
+        mul
+        for op in loop.body.block.ops
+        if isinstance(op, ta.ReduceOp) and (mul := ta.contraction(op)) is not None
     ]
     return found[0] if len(found) == 1 else None
 

@@ -211,7 +211,8 @@ func.func @forward(%x: memref<8x128xf32>) -> (memref<8xf32>, memref<8xf32>) {
 // -----
 
 // A product read by two kernels: fused with the first reader, the fused kernel storing
-// the product for the second.
+// the product for the second; then that kernel, which still reduces, fuses with the
+// second reader, and the product is stored no more.
 ta.kernel @sum(%x: memref<8x128xf32> {role = "in"}, %t: memref<8xf32> {role = "out"}) {
   ta.loop [8] reduce [128] (%i, %k) {
     %v = ta.load %x[affine_map<(d0, d1) -> (d0, d1)>](%i, %k) : memref<8x128xf32>
@@ -227,6 +228,7 @@ ta.kernel @neg(%t: memref<8xf32> {role = "in"}, %o: memref<8xf32> {role = "out"}
     ta.store %n, %o[affine_map<(d0) -> (d0)>](%i) : memref<8xf32>
   }
 }
+// expected-remark@+1 {{fuse-epilogues: fused @sum_neg and its reader @twice into @sum_neg_twice}}
 ta.kernel @twice(%t: memref<8xf32> {role = "in"}, %o: memref<8xf32> {role = "out"}) {
   ta.loop [8] (%i) {
     %v = ta.load %t[affine_map<(d0) -> (d0)>](%i) : memref<8xf32>
@@ -244,9 +246,15 @@ func.func @forward(%x: memref<8x128xf32>) -> (memref<8xf32>, memref<8xf32>) {
   func.return %o, %p : memref<8xf32>, memref<8xf32>
 }
 
-// CHECK-LABEL: ta.kernel @twice
-// CHECK:         ta.launch @sum_neg(%x, %t, %o)
-// CHECK-NEXT:    ta.launch @twice(%t, %p)
+// CHECK-LABEL: ta.kernel @sum_neg_twice(%x: memref<8x128xf32> {role = "in"}, %o: memref<8xf32> {role = "out"}, %o_1: memref<8xf32> {role = "out"})
+// CHECK-NEXT:    ta.loop [8] reduce [128] (%i, %k) {
+// CHECK-NEXT:      %v = ta.load %x
+// CHECK-NEXT:      %s = ta.reduce <sum> %v : f32
+// CHECK-NEXT:      %n = arith.negf %s : f32
+// CHECK-NEXT:      ta.store %n, %o
+// CHECK-NEXT:      %n_1 = arith.addf %s, %s : f32
+// CHECK-NEXT:      ta.store %n_1, %o_1
+// CHECK:         ta.launch @sum_neg_twice(%x, %o, %p)
 // CHECK-NEXT:    func.return %o, %p
 
 // -----
@@ -360,5 +368,237 @@ func.func @forward(%x: memref<8x128xf32>, %idx: memref<8xi32>, %o: memref<16xf32
 // CHECK:         ta.launch @sums(%x, %t)
 // CHECK-NEXT:    ta.launch @scatter(%t, %idx, %o)
 
+// -----
+
+// A mean over the labels that are not ignored (cross-entropy's): one kernel counts
+// them and flags a label out of range, the next sums the masked losses and divides by
+// the count. The reader reduces over the same points, so the count is at hand at every
+// point of one loop: fused, with the flag still stored (@forward returns it) and the
+// count gone. The count's store over [1] and its load at 0 over [1, 64] are one place.
+ta.kernel @count(%y: memref<64xi32> {role = "in"}, %n: memref<1xi32> {role = "out"}, %bad: memref<1xi32> {role = "out"}) {
+  ta.loop [1] reduce [64] (%i, %k) {
+    %v = ta.load %y[affine_map<(d0, d1) -> (d1)>](%i, %k) : memref<64xi32>
+    %ignore = arith.constant -100 : i32
+    %kept = arith.cmpi ne, %v, %ignore : i32
+    %one = arith.extui %kept : i1 to i32
+    %c = ta.reduce <sum> %one : i32
+    ta.store %c, %n[affine_map<(d0) -> (d0)>](%i) : memref<1xi32>
+    %top = arith.constant 32 : i32
+    %over = arith.cmpi sge, %v, %top : i32
+    %flag = arith.extui %over : i1 to i32
+    %f = ta.reduce <max> %flag : i32
+    ta.store %f, %bad[affine_map<(d0) -> (d0)>](%i) : memref<1xi32>
+  }
+}
+// expected-remark@+1 {{fuse-epilogues: fused @count and its reader @mean into @count_mean}}
+ta.kernel @mean(%y: memref<64xi32> {role = "in"}, %l: memref<64xf32> {role = "in"}, %n: memref<1xi32> {role = "in"}, %o: memref<1xf32> {role = "out"}) {
+  ta.loop [1] reduce [64] (%i, %k) {
+    %v = ta.load %y[affine_map<(d0, d1) -> (d1)>](%i, %k) : memref<64xi32>
+    %ignore = arith.constant -100 : i32
+    %kept = arith.cmpi ne, %v, %ignore : i32
+    %x = ta.load %l[affine_map<(d0, d1) -> (d1)>](%i, %k) : memref<64xf32>
+    %zero = arith.constant 0.0 : f32
+    %m = arith.select %kept, %x, %zero : f32
+    %s = ta.reduce <sum> %m : f32
+    %c = ta.load %n[affine_map<(d0, d1) -> (0)>](%i, %k) : memref<1xi32>
+    %cf = arith.sitofp %c : i32 to f32
+    %r = arith.divf %s, %cf : f32
+    ta.store %r, %o[affine_map<(d0) -> (d0)>](%i) : memref<1xf32>
+  }
+}
+func.func @forward(%y: memref<64xi32>, %l: memref<64xf32>) -> (memref<1xf32>, memref<1xi32>) {
+  %n = ta.alloc : memref<1xi32>
+  %bad = ta.alloc : memref<1xi32>
+  %o = ta.alloc : memref<1xf32>
+  ta.launch @count(%y, %n, %bad) : memref<64xi32>, memref<1xi32>, memref<1xi32>
+  ta.launch @mean(%y, %l, %n, %o) : memref<64xi32>, memref<64xf32>, memref<1xi32>, memref<1xf32>
+  func.return %o, %bad : memref<1xf32>, memref<1xi32>
+}
+
+// CHECK-LABEL: ta.kernel @count_mean(%y: memref<64xi32> {role = "in"}, %bad: memref<1xi32> {role = "out"}, %l: memref<64xf32> {role = "in"}, %o: memref<1xf32> {role = "out"})
+// CHECK:           %c = ta.reduce <sum> %one : i32
+// CHECK-NOT:       ta.store %c
+// CHECK:           %f = ta.reduce <max> %flag : i32
+// CHECK-NEXT:      ta.store %f, %bad
+// CHECK:           %s = ta.reduce <sum> %m : f32
+// CHECK-NEXT:      %cf = arith.sitofp %c : i32 to f32
+// CHECK-NEXT:      %r = arith.divf %s, %cf : f32
+// CHECK-NEXT:      ta.store %r, %o
+// CHECK:         %bad = ta.alloc
+// CHECK-NEXT:    %o = ta.alloc
+// CHECK-NEXT:    ta.launch @count_mean(%y, %bad, %l, %o)
+
+// -----
+
+// Not fused: the reader reduces over other points (a sum over the rows of row sums), so
+// the two loops are not one.
+ta.kernel @rows(%x: memref<8x128xf32> {role = "in"}, %t: memref<8xf32> {role = "out"}) {
+  // expected-remark@+1 {{fuse-epilogues: not fused: @total reduces over [8], not the [128] of the reducing loop}}
+  ta.loop [8] reduce [128] (%i, %k) {
+    %v = ta.load %x[affine_map<(d0, d1) -> (d0, d1)>](%i, %k) : memref<8x128xf32>
+    %s = ta.reduce <sum> %v : f32
+    ta.store %s, %t[affine_map<(d0) -> (d0)>](%i) : memref<8xf32>
+  }
+}
+ta.kernel @total(%t: memref<8xf32> {role = "in"}, %o: memref<1xf32> {role = "out"}) {
+  ta.loop [1] reduce [8] (%i, %k) {
+    %v = ta.load %t[affine_map<(d0, d1) -> (d1)>](%i, %k) : memref<8xf32>
+    %s = ta.reduce <sum> %v : f32
+    ta.store %s, %o[affine_map<(d0) -> (d0)>](%i) : memref<1xf32>
+  }
+}
+func.func @forward(%x: memref<8x128xf32>) -> memref<1xf32> {
+  %t = ta.alloc : memref<8xf32>
+  %o = ta.alloc : memref<1xf32>
+  ta.launch @rows(%x, %t) : memref<8x128xf32>, memref<8xf32>
+  ta.launch @total(%t, %o) : memref<8xf32>, memref<1xf32>
+  func.return %o : memref<1xf32>
+}
+
+// CHECK-LABEL: ta.kernel @rows(
+// CHECK-LABEL: ta.kernel @total(
+// CHECK:         ta.launch @rows(%x, %t)
+// CHECK-NEXT:    ta.launch @total(%t, %o)
+
 // STATS: fuse-epilogues
-// STATS: 5 epilogues fused
+// STATS: 8 epilogues fused
+
+// -----
+
+// A layer norm before a matrix product (a GPT block's first, 256 wide): the statistics
+// kernel loops over the rows, the product over rows and columns, and both reduce over
+// the 256 features. The product reads the statistics at its row, so the fused loop is
+// the product's, which computes them again for each of its columns (in the tile, once
+// per block of columns, as an (m, 1) value beside the dot): the reduction is shorter
+// than two k parts, which the tiler would never split.
+ta.kernel @stats(%x: memref<4096xf32> {role = "in"}, %mean: memref<16xf32> {role = "out"}, %var: memref<16xf32> {role = "out"}) {
+  ta.loop [16] reduce [256] (%r, %k) {
+    %v = ta.load %x[affine_map<(d0, d1) -> (d0 * 256 + d1)>](%r, %k) : memref<4096xf32>
+    %s = ta.reduce <sum> %v : f32
+    %n = arith.constant 3.906250e-03 : f32
+    %mu = arith.mulf %s, %n : f32
+    %d = arith.subf %v, %mu : f32
+    %d2 = arith.mulf %d, %d : f32
+    %ss = ta.reduce <sum> %d2 : f32
+    ta.store %s, %mean[affine_map<(d0) -> (d0)>](%r) : memref<16xf32>
+    ta.store %ss, %var[affine_map<(d0) -> (d0)>](%r) : memref<16xf32>
+  }
+}
+// expected-remark@+1 {{fuse-epilogues: fused @stats and its reader @norm_linear into @stats_norm_linear}}
+ta.kernel @norm_linear(%x: memref<4096xf32> {role = "in"}, %mean: memref<16xf32> {role = "in"}, %var: memref<16xf32> {role = "in"}, %w: memref<32768xf32> {role = "in"}, %o: memref<2048xf32> {role = "out"}) {
+  ta.loop [16, 128] reduce [256] (%r, %c, %k) {
+    %v = ta.load %x[affine_map<(d0, d1, d2) -> ((d0 * 256 + d2) floordiv 256 * 256 + (d0 * 256 + d2) mod 256)>](%r, %c, %k) : memref<4096xf32>
+    %s = ta.load %mean[affine_map<(d0, d1, d2) -> ((d0 * 256 + d2) floordiv 256)>](%r, %c, %k) : memref<16xf32>
+    %n = arith.constant 3.906250e-03 : f32
+    %mu = arith.mulf %s, %n : f32
+    %d = arith.subf %v, %mu : f32
+    %ss = ta.load %var[affine_map<(d0, d1, d2) -> (d0)>](%r, %c, %k) : memref<16xf32>
+    %vr = arith.mulf %ss, %n : f32
+    %eps = arith.constant 1.000000e-05 : f32
+    %ve = arith.addf %vr, %eps : f32
+    %rs = math.rsqrt %ve : f32
+    %xh = arith.mulf %d, %rs : f32
+    %wk = ta.load %w[affine_map<(d0, d1, d2) -> (d2 * 128 + d1)>](%r, %c, %k) : memref<32768xf32>
+    %p = arith.mulf %xh, %wk : f32
+    %y = ta.reduce <sum> %p : f32
+    ta.store %y, %o[affine_map<(d0, d1) -> (d0 * 128 + d1)>](%r, %c) : memref<2048xf32>
+  }
+}
+func.func @forward(%x: memref<16x256xf32>, %w: memref<256x128xf32>) -> memref<16x128xf32> {
+  %xf = ta.reshape %x : memref<16x256xf32> to memref<4096xf32>
+  %wf = ta.reshape %w : memref<256x128xf32> to memref<32768xf32>
+  %mean = ta.alloc : memref<16xf32>
+  %var = ta.alloc : memref<16xf32>
+  %o = ta.alloc : memref<16x128xf32>
+  %of = ta.reshape %o : memref<16x128xf32> to memref<2048xf32>
+  ta.launch @stats(%xf, %mean, %var) : memref<4096xf32>, memref<16xf32>, memref<16xf32>
+  ta.launch @norm_linear(%xf, %mean, %var, %wf, %of) : memref<4096xf32>, memref<16xf32>, memref<16xf32>, memref<32768xf32>, memref<2048xf32>
+  func.return %o : memref<16x128xf32>
+}
+
+// The statistics' and the product's loads of %x are one (their maps agree once
+// simplified with the loop's ranges).
+// CHECK-LABEL: ta.kernel @stats_norm_linear(%x: memref<4096xf32> {role = "in"}, %w: memref<32768xf32> {role = "in"}, %o: memref<2048xf32> {role = "out"})
+// CHECK-NEXT:    ta.loop [16, 128] reduce [256] (%r, %c, %k) {
+// CHECK-NEXT:      %v = ta.load %x[affine_map<(d0, d1, d2) -> (((d0 * 256) + d2))>](%r, %c, %k) : memref<4096xf32>
+// CHECK-NEXT:      %s = ta.reduce <sum> %v : f32
+// CHECK:           %ss = ta.reduce <sum> %d2 : f32
+// CHECK-NOT:       ta.load %x
+// CHECK:           %y = ta.reduce <sum> %p : f32
+// CHECK-NEXT:      ta.store %y, %o
+// CHECK:         ta.launch @stats_norm_linear(%xf, %wf, %of)
+
+// -----
+
+// Not fused: the same over 1024 features. The product's contraction is long enough
+// for the tiler to split into k parts, which a prologue that needs whole rows would
+// forbid.
+ta.kernel @stats(%x: memref<16384xf32> {role = "in"}, %mean: memref<16xf32> {role = "out"}) {
+  // expected-remark@+1 {{fuse-epilogues: not fused: @centred_linear reduces values it computes from the result: fused, its reduction could not be split}}
+  ta.loop [16] reduce [1024] (%r, %k) {
+    %v = ta.load %x[affine_map<(d0, d1) -> (d0 * 1024 + d1)>](%r, %k) : memref<16384xf32>
+    %s = ta.reduce <sum> %v : f32
+    ta.store %s, %mean[affine_map<(d0) -> (d0)>](%r) : memref<16xf32>
+  }
+}
+ta.kernel @centred_linear(%x: memref<16384xf32> {role = "in"}, %mean: memref<16xf32> {role = "in"}, %w: memref<131072xf32> {role = "in"}, %o: memref<2048xf32> {role = "out"}) {
+  ta.loop [16, 128] reduce [1024] (%r, %c, %k) {
+    %v = ta.load %x[affine_map<(d0, d1, d2) -> (d0 * 1024 + d2)>](%r, %c, %k) : memref<16384xf32>
+    %s = ta.load %mean[affine_map<(d0, d1, d2) -> (d0)>](%r, %c, %k) : memref<16xf32>
+    %d = arith.subf %v, %s : f32
+    %wk = ta.load %w[affine_map<(d0, d1, d2) -> (d2 * 128 + d1)>](%r, %c, %k) : memref<131072xf32>
+    %p = arith.mulf %d, %wk : f32
+    %y = ta.reduce <sum> %p : f32
+    ta.store %y, %o[affine_map<(d0, d1) -> (d0 * 128 + d1)>](%r, %c) : memref<2048xf32>
+  }
+}
+func.func @forward(%x: memref<16x1024xf32>, %w: memref<1024x128xf32>) -> memref<16x128xf32> {
+  %xf = ta.reshape %x : memref<16x1024xf32> to memref<16384xf32>
+  %wf = ta.reshape %w : memref<1024x128xf32> to memref<131072xf32>
+  %mean = ta.alloc : memref<16xf32>
+  %o = ta.alloc : memref<16x128xf32>
+  %of = ta.reshape %o : memref<16x128xf32> to memref<2048xf32>
+  ta.launch @stats(%xf, %mean) : memref<16384xf32>, memref<16xf32>
+  ta.launch @centred_linear(%xf, %mean, %wf, %of) : memref<16384xf32>, memref<16xf32>, memref<131072xf32>, memref<2048xf32>
+  func.return %o : memref<16x128xf32>
+}
+
+// CHECK-LABEL: ta.kernel @stats(
+// CHECK-LABEL: ta.kernel @centred_linear(
+// CHECK:         ta.launch @stats(%xf, %mean)
+// CHECK-NEXT:    ta.launch @centred_linear(%xf, %mean, %wf, %of)
+
+// -----
+
+// Not fused: addbmm's batched product summed over its batch. Both reduce over 5
+// points, but the sum reads the products along its reduction (one batch a point), so
+// the products' own reduction cannot be merged with it.
+ta.kernel @bmm(%a: memref<125xf32> {role = "in"}, %b: memref<250xf32> {role = "in"}, %t: memref<250xf32> {role = "out"}) {
+  // expected-remark@+1 {{fuse-epilogues: not fused: @batch_sum reads the results along its reduction}}
+  ta.loop [5, 5, 10] reduce [5] (%n, %i, %j, %k) {
+    %x = ta.load %a[affine_map<(d0, d1, d2, d3) -> (d0 * 25 + d1 * 5 + d3)>](%n, %i, %j, %k) : memref<125xf32>
+    %y = ta.load %b[affine_map<(d0, d1, d2, d3) -> (d0 * 50 + d3 * 10 + d2)>](%n, %i, %j, %k) : memref<250xf32>
+    %p = arith.mulf %x, %y : f32
+    %s = ta.reduce <sum> %p : f32
+    ta.store %s, %t[affine_map<(d0, d1, d2) -> (d0 * 50 + d1 * 10 + d2)>](%n, %i, %j) : memref<250xf32>
+  }
+}
+ta.kernel @batch_sum(%t: memref<250xf32> {role = "in"}, %o: memref<50xf32> {role = "out"}) {
+  ta.loop [5, 10] reduce [5] (%i, %j, %n) {
+    %v = ta.load %t[affine_map<(d0, d1, d2) -> (d2 * 50 + d0 * 10 + d1)>](%i, %j, %n) : memref<250xf32>
+    %s = ta.reduce <sum> %v : f32
+    ta.store %s, %o[affine_map<(d0, d1) -> (d0 * 10 + d1)>](%i, %j) : memref<50xf32>
+  }
+}
+func.func @forward(%a: memref<125xf32>, %b: memref<250xf32>) -> memref<50xf32> {
+  %t = ta.alloc : memref<250xf32>
+  %o = ta.alloc : memref<50xf32>
+  ta.launch @bmm(%a, %b, %t) : memref<125xf32>, memref<250xf32>, memref<250xf32>
+  ta.launch @batch_sum(%t, %o) : memref<250xf32>, memref<50xf32>
+  func.return %o : memref<50xf32>
+}
+
+// CHECK-LABEL: ta.kernel @bmm(
+// CHECK-LABEL: ta.kernel @batch_sum(
+// CHECK:         ta.launch @bmm(%a, %b, %t)
+// CHECK-NEXT:    ta.launch @batch_sum(%t, %o)
