@@ -231,9 +231,11 @@ class FuseEpiloguesPass(CheckedOptionsPass):
         reader_loop = the_loop(reader)
         if reader_loop is None:
             raise _NotFused(f"@{reader.sym_name.data} is not one loop")
-        widens = bool(reader_loop.reduce_extents) and tuple(reader_loop.extents) != tuple(
-            loop.extents
-        )
+        # A reader that reduces runs over the reducing loop's points, or over more.
+        widens = bool(reader_loop.reduce_extents) and (
+            tuple(reader_loop.parallel_extents),
+            tuple(reader_loop.reduce_extents),
+        ) != (tuple(loop.parallel_extents), tuple(loop.reduce_extents))
         if any(isinstance(o, LoadOp | StoreOp) and o.symbols for o in reader_loop.walk()):
             # a gather or scatter keeps its kernel, where the indirect-access passes
             # make it row DMAs

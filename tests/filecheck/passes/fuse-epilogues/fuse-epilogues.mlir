@@ -602,3 +602,39 @@ func.func @forward(%a: memref<125xf32>, %b: memref<250xf32>) -> memref<50xf32> {
 // CHECK-LABEL: ta.kernel @batch_sum(
 // CHECK:         ta.launch @bmm(%a, %b, %t)
 // CHECK-NEXT:    ta.launch @batch_sum(%t, %o)
+
+// -----
+
+// Not fused: the reader reduces over as many points, split otherwise between parallel
+// and reduction dims ([1] reduce [1, 1] against [1, 1] reduce [1]; multilabel_margin_loss
+// of a 0-dim input): it is a reader over other points, not the reducing loop's.
+ta.kernel @count(%y: memref<1xi32> {role = "in"}, %t: memref<1xi32> {role = "out"}) {
+  // expected-remark@+1 {{fuse-epilogues: not fused: @total reduces over [1, 1], not the [1] of the reducing loop}}
+  ta.loop [1, 1] reduce [1] (%i, %j, %k) {
+    %v = ta.load %y[affine_map<(d0, d1, d2) -> (d2)>](%i, %j, %k) : memref<1xi32>
+    %s = ta.reduce <sum> %v : i32
+    ta.store %s, %t[affine_map<(d0, d1) -> (d0 + d1)>](%i, %j) : memref<1xi32>
+  }
+}
+ta.kernel @total(%t: memref<1xi32> {role = "in"}, %x: memref<1xf32> {role = "in"}, %o: memref<1xf32> {role = "out"}) {
+  ta.loop [1] reduce [1, 1] (%i, %a, %b) {
+    %c = ta.load %t[affine_map<(d0, d1, d2) -> (d0)>](%i, %a, %b) : memref<1xi32>
+    %v = ta.load %x[affine_map<(d0, d1, d2) -> (d1 + d2)>](%i, %a, %b) : memref<1xf32>
+    %cf = arith.sitofp %c : i32 to f32
+    %m = arith.mulf %v, %cf : f32
+    %s = ta.reduce <sum> %m : f32
+    ta.store %s, %o[affine_map<(d0) -> (d0)>](%i) : memref<1xf32>
+  }
+}
+func.func @forward(%y: memref<1xi32>, %x: memref<1xf32>) -> memref<1xf32> {
+  %t = ta.alloc : memref<1xi32>
+  %o = ta.alloc : memref<1xf32>
+  ta.launch @count(%y, %t) : memref<1xi32>, memref<1xi32>
+  ta.launch @total(%t, %x, %o) : memref<1xi32>, memref<1xf32>, memref<1xf32>
+  func.return %o : memref<1xf32>
+}
+
+// CHECK-LABEL: ta.kernel @count(
+// CHECK-LABEL: ta.kernel @total(
+// CHECK:         ta.launch @count(%y, %t)
+// CHECK-NEXT:    ta.launch @total(%t, %x, %o)
