@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from math import prod
 
 from xdsl.context import Context
-from xdsl.dialects import arith
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     AnyFloat,
@@ -393,7 +393,18 @@ class IndirectLoadToOneHotSumPass(CheckedOptionsPass):
                     continue
                 self.rewrite(op, forward, kernel, loop, pick, its[0], kernels)
 
-    def rewrite(self, module, forward, kernel, loop, pick, launch, kernels) -> None:
+    def rewrite(
+        self,
+        module: ModuleOp,
+        forward: func.FuncOp,
+        kernel: KernelOp,
+        loop: LoopOp,
+        pick: _Pick,
+        launch: LaunchOp,
+        kernels: dict[str, KernelOp],
+    ) -> None:
+        """Put `pick`'s one-hot kernel before `launch` and read its result in `kernel`,
+        when an earlier launch reads the rows whole; else a remark says why not."""
         name, renamed = (
             _fresh(f"{kernel.sym_name.data}_{suffix}", kernels)
             for suffix in ("pick", "picked")
