@@ -92,6 +92,7 @@ from pallas_ir.passes.launch_graph import (
     host_root,
     host_views,
     launch_counts,
+    place,
     remapped,
     replace_pair,
     simplify_maps,
@@ -296,9 +297,7 @@ class FuseEpiloguesPass(CheckedOptionsPass):
                 f"@{reader.sym_name.data} loops over more points than the reducing "
                 "loop, and uses the result only after its reductions"
             )
-        if reader_loop.reduce_extents and _rows_of_a_product(
-            kernel, launch, forward, kernels
-        ):
+        if reader_loop.reduce_extents and _rows_of_a_product(kernel, launch, kernels):
             # an attention's scores: raise-attention fuses the product, the row
             # statistics and the weighted sum of values whole (an online softmax)
             raise _NotFused(
@@ -356,31 +355,30 @@ class FuseEpiloguesPass(CheckedOptionsPass):
 
 
 def _rows_of_a_product(
-    kernel: KernelOp,
-    launch: LaunchOp,
-    forward: func.FuncOp,
-    kernels: dict[str, KernelOp],
+    kernel: KernelOp, launch: LaunchOp, kernels: dict[str, KernelOp]
 ) -> bool:
-    """Whether the kernel reads a buffer that a matrix product's kernel writes."""
-    read = {
-        host_root(launch.args[a.index])
-        for a in kernel.body.block.args
-        if kernel.role_of(a) == ArgRole.IN
-    }
-    for other in forward.body.block.ops:
-        if not isinstance(other, LaunchOp):
+    """Whether the kernel reads a buffer that a matrix product's kernel writes (its
+    inputs' writers, found through the uses of their views)."""
+    for a in kernel.body.block.args:
+        if kernel.role_of(a) != ArgRole.IN:
             continue
-        writer = kernels.get(other.callee.string_value())
-        loop = the_loop(writer) if writer is not None else None
-        if writer is None or loop is None:
-            continue
-        if not any(contraction(o) is not None for o in loop.body.block.ops):
-            continue
-        if any(
-            writer.role_of(a) in WRITABLE_ROLES and host_root(other.args[a.index]) in read
-            for a in writer.body.block.args
-        ):
-            return True
+        for view in host_views(host_root(launch.args[a.index])):
+            for use in view.uses:
+                other = use.operation
+                writer = (
+                    kernels.get(other.callee.string_value())
+                    if isinstance(other, LaunchOp)
+                    else None
+                )
+                loop = the_loop(writer) if writer is not None else None
+                if (
+                    writer is not None
+                    and loop is not None
+                    and writer.role_of(writer.body.block.args[use.index])
+                    in WRITABLE_ROLES
+                    and any(contraction(o) is not None for o in loop.body.block.ops)
+                ):
+                    return True
     return False
 
 
@@ -401,15 +399,12 @@ def _reduced_in_reader(reads_of: dict[BlockArgument, list[LoadOp]]) -> bool:
     return any(isinstance(o, ReduceOp) for o in _computed_from(reads_of))
 
 
-def _flat_place(access: LoadOp | StoreOp, loop: LoopOp) -> AffineExpr:
-    """The flat index of an access of a rank-1 kernel argument, in the positions of
-    the loop's variables, simplified with its ranges."""
-    if len(access.map.data.results) != 1 or isinstance(access.buffer.owner, ReshapeOp):
+def _flat_place(access: LoadOp | StoreOp) -> AffineExpr:
+    """The `place` of an access of a rank-1 kernel argument."""
+    where = place(access)
+    if len(where) != 1 or isinstance(access.buffer.owner, ReshapeOp):
         raise _NotFused("a result is read or written through a view")
-    (e,) = access.map.data.results
-    at = [AffineExpr.dimension(d.index) for d in access.dims]  # type: ignore[attr-defined]
-    bounds = [(0, n - 1) for n in loop.extents]
-    return simplify(e.replace_dims_and_symbols(at, []), bounds)
+    return where[0]
 
 
 def _producer_points(
@@ -438,29 +433,27 @@ def _producer_points(
     extents = list(loop.parallel_extents)
     strides = row_major_strides(extents)
     stored = {
-        str(_flat_place(s, loop)): _flat_place(s, loop)
-        for s in loop.walk()
-        if isinstance(s, StoreOp)
+        str(where): where
+        for where in (_flat_place(s) for s in loop.walk() if isinstance(s, StoreOp))
     }
     form = linearize(next(iter(stored.values())))
     row_major = {k: strides[k] for k, n in enumerate(extents) if n > 1}
     if len(stored) != 1 or form is None or form.symbols or form.dims != row_major:
         raise _NotFused("the results are not stored row-major over the reducing loop")
     places = {
-        str(_flat_place(o, reader_loop)): _flat_place(o, reader_loop)
-        for loads in reads_of.values()
-        for o in loads
+        str(where): where
+        for where in (_flat_place(o) for loads in reads_of.values() for o in loads)
     }
     if len(places) != 1:
         raise _NotFused(f"@{name} reads the results at more than one place")
-    (place,) = places.values()
+    (read_at,) = places.values()
     n_par = len(reader_loop.parallel_extents)
     bounds = [(0, n - 1) for n in reader_loop.extents]
-    if any(d >= n_par for d in simplify(place, bounds).used_dims()):
+    if any(d >= n_par for d in read_at.used_dims()):
         # a batched product summed over its batch: each reduction point reads another
         # of the reducing loop's points, which its own reductions cannot be merged with
         raise _NotFused(f"@{name} reads the results along its reduction")
-    offset = place - form.constant
+    offset = read_at - form.constant
     span = expr_bounds(offset, bounds, [])
     if span is None or span[0] < 0 or span[1] >= prod(extents):
         raise _NotFused(f"@{name} reads the results outside what was stored")
@@ -471,7 +464,7 @@ def _producer_points(
     points += [AffineExpr.dimension(n_par + j) for j in range(len(loop.reduce_extents))]
     (where,) = stored.values()
     again = simplify(where.replace_dims_and_symbols(points, []), bounds)
-    if str(again) != str(simplify(place, bounds)):
+    if str(again) != str(read_at):
         raise _NotFused(
             f"@{name} reads the results elsewhere than where they were written"
         )

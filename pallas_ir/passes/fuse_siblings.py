@@ -61,12 +61,10 @@ import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import AffineMapAttr, ModuleOp
-from xdsl.ir import Block, BlockArgument, SSAValue
-from xdsl.ir.affine import AffineMap
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, SSAValue
 from xdsl.transforms.common_subexpression_elimination import cse
 
-from pallas_ir.affine_analysis import simplify
 from pallas_ir.diagnostics import count, emit_remark
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects.common import WRITABLE_ROLES, ArgRole, find_forward
@@ -86,6 +84,7 @@ from pallas_ir.passes.launch_graph import (
     host_root,
     launch_counts,
     replace_pair,
+    simplify_maps,
     the_loop,
 )
 from pallas_ir.passes.options import CheckedOptionsPass
@@ -159,28 +158,6 @@ def _over_same_extents(
     except NotCollapsible:
         return None
     return None
-
-
-def _simplify_maps(loop: LoopOp) -> None:
-    """Each access map of the loop's body in `simplify`'s canonical form (with the
-    loop's ranges), so that two bodies' loads of one place (one of them rewritten by
-    `collapsed`) are the same op to `cse`."""
-    extents = list(loop.extents)
-    for o in loop.body.block.ops:
-        if not isinstance(o, LoadOp | StoreOp):
-            continue
-        bounds = [
-            (0, extents[d.index] - 1)
-            if isinstance(d, BlockArgument) and d.owner is loop.body.block
-            else None
-            for d in o.dims
-        ]
-        m = o.map.data
-        results = tuple(simplify(e, bounds) for e in m.results)
-        if results != m.results:
-            o.properties["map"] = AffineMapAttr(
-                AffineMap(m.num_dims, m.num_symbols, results)
-            )
 
 
 class _NotFused(Exception):
@@ -391,7 +368,7 @@ def fuse(
         store.detach()
         body.add_op(store)
     block.add_op(new_loop)
-    _simplify_maps(new_loop)  # equal accesses of the two bodies print equally
+    simplify_maps(new_loop)  # equal accesses of the two bodies print equally
     cse(new_loop)
     return replace_pair(
         module,

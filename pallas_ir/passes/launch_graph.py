@@ -47,31 +47,35 @@ def the_loop(kernel: KernelOp) -> LoopOp | None:
     return loops[0] if len(loops) == 1 else None
 
 
-def access_key(op: LoadOp | StoreOp) -> tuple[object, ...] | None:
-    """Where an access reads or writes, by view and index expressions over the loop's
-    variables (None with symbols: a data-dependent index). The expressions are
-    simplified with the loop's ranges, so `(d0 * 64 + d1) floordiv 64` and `d0` agree
-    when d1 < 64, and a store `(d0) -> (d0)` over `[1]` and a load `(d0, d1) -> (0)` are
-    one place."""
-    if op.symbols:
-        return None
+def place(op: LoadOp | StoreOp) -> tuple[AffineExpr, ...]:
+    """An access's index expressions over its loop's variables (dimension k: the k-th
+    variable; one over a single point is 0), simplified with the loop's ranges, so
+    `(d0 * 64 + d1) floordiv 64` and `d0` agree when d1 < 64, and a store `(d0) ->
+    (d0)` over `[1]` and a load `(d0, d1) -> (0)` are one place. Symbols stay."""
     loop = op.parent_op()
     while loop is not None and not isinstance(loop, LoopOp):
         loop = loop.parent_op()
     assert loop is not None, "ta.load and ta.store verify inside a ta.loop"
-    # A variable over one point is that point.
     as_variables = [
         AffineExpr.dimension(d.index)  # type: ignore[attr-defined]
         if loop.extents[d.index] > 1  # type: ignore[attr-defined]
         else AffineExpr.constant(0)
         for d in op.dims
     ]
+    symbols = [AffineExpr.symbol(k) for k in range(op.map.data.num_symbols)]
     bounds = [(0, n - 1) for n in loop.extents]
-    where = tuple(
-        str(simplify(e.replace_dims_and_symbols(as_variables, []), bounds))
+    return tuple(
+        simplify(e.replace_dims_and_symbols(as_variables, symbols), bounds)
         for e in op.map.data.results
     )
-    return (op.buffer.type, where, _view_chain(op.buffer))
+
+
+def access_key(op: LoadOp | StoreOp) -> tuple[object, ...] | None:
+    """Where an access reads or writes, by view and `place` (None with symbols: a
+    data-dependent index)."""
+    if op.symbols:
+        return None
+    return (op.buffer.type, tuple(map(str, place(op))), _view_chain(op.buffer))
 
 
 def _view_chain(buffer: SSAValue) -> tuple[object, ...]:

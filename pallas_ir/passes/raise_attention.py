@@ -60,6 +60,7 @@ from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     Float32Type,
+    FloatAttr,
     IndexType,
     IntegerAttr,
     MemRefType,
@@ -73,10 +74,6 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from pallas_ir.affine_analysis import LinearExpr, linearize
 from pallas_ir.analysis.attention_blocks import attention_blocks_error
 from pallas_ir.analysis.attention_masks import causal_bound, without_causal_mask
-from pallas_ir.analysis.softmax_product import constant as _constant
-from pallas_ir.analysis.softmax_product import owner as _owner
-from pallas_ir.analysis.softmax_product import softmax_product
-from pallas_ir.analysis.softmax_product import widened as _widened
 from pallas_ir.diagnostics import count, emit_remark
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects.common import ArgRole, ReductionKind, find_forward
@@ -187,6 +184,78 @@ class _Chain:
     c_coords: _Coords
     sizes: tuple[int, int, int]
     temporaries: list[SSAValue] = field(default_factory=list[SSAValue])
+
+
+def _owner(value: SSAValue, kind: type[Operation] | tuple[type[Operation], ...]):
+    owner = value.owner
+    return owner if isinstance(owner, kind) else None
+
+
+def _widened(value: SSAValue) -> tuple[SSAValue, Attribute | None]:
+    """`x` of `extf(x)` and x's type (16-bit data read as f32), else (value, None)."""
+    ext = _owner(value, arith.ExtFOp)
+    return (ext.input, ext.input.type) if ext is not None else (value, None)
+
+
+@dataclass
+class _Consumer:
+    """C's form: one store of `sum_j w * V` (or `V * w`), `w = exp(F - M) / L`, for
+    16-bit data `w` rounded to V's type and V and the sum widened and narrowed, and
+    for SDPA `w` zeroed by a row test."""
+
+    store: ta.StoreOp
+    score: SSAValue
+    mload: ta.LoadOp
+    lload: ta.LoadOp
+    v: SSAValue
+    guard: SSAValue | None
+    narrow: Attribute | None
+    """The 16-bit type of v, the weights and out (None: f32 throughout)."""
+
+
+def _softmax_product(loop: ta.LoopOp) -> _Consumer | None:
+    stores = [o for o in loop.body.block.ops if isinstance(o, ta.StoreOp)]
+    if len(stores) != 1 or len(loop.reduce_extents) != 1 or stores[0].combine is not None:
+        return None
+    value = stores[0].value
+    trunc = _owner(value, arith.TruncFOp)
+    out_type = trunc.result.type if trunc is not None else None
+    red = _owner(trunc.input if trunc is not None else value, ta.ReduceOp)
+    if red is None or ReductionKind(red.kind.data) != ReductionKind.SUM:
+        return None
+    mul = _owner(red.value, arith.MulfOp)
+    if mul is None:
+        return None
+    for x, v in ((mul.lhs, mul.rhs), (mul.rhs, mul.lhs)):
+        v, v_type = _widened(v)
+        x, x_wide = _widened(x)
+        rounded = _owner(x, arith.TruncFOp) if x_wide is not None else None
+        if rounded is not None:
+            x = rounded.input
+        if len({out_type, v_type, x_wide}) != 1 or (x_wide is not None) != (
+            rounded is not None
+        ):
+            continue  # the weights, v and out rounded alike, or none of them
+        guard = None
+        select = _owner(x, arith.SelectOp)
+        if select is not None and _constant(select.lhs) == 0.0:
+            guard, x = select.cond, select.rhs  # _safe_softmax: 0 where all masked
+        div = _owner(x, arith.DivfOp)
+        exp = _owner(div.lhs, math.ExpOp) if div else None
+        sub = _owner(exp.operand, arith.SubfOp) if exp else None
+        mload = _owner(sub.rhs, ta.LoadOp) if sub else None
+        lload = _owner(div.rhs, ta.LoadOp) if div else None
+        if mload and lload and sub:
+            return _Consumer(stores[0], sub.lhs, mload, lload, v, guard, out_type)
+    return None
+
+
+def _constant(value: SSAValue) -> float | int | None:
+    """A scalar `arith.constant`'s value, or None."""
+    const = _owner(value, arith.ConstantOp)
+    if const is None or not isinstance(const.value, FloatAttr | IntegerAttr):
+        return None
+    return const.value.value.data
 
 
 @dataclass(eq=False)
@@ -410,7 +479,7 @@ def _stores_only(k: _Kernel, hosts: list[SSAValue]) -> None:
 def match(m: _Matcher, c: _Kernel) -> _Chain | None:
     """The chain whose consumer is `c`, or None when `c` is not a softmax-weighted sum
     (raises `_NotRaised` when it is, but the rest does not hold)."""
-    form = softmax_product(c.loop)
+    form = _softmax_product(c.loop)
     if form is None:
         return None
     store, score, guard = form.store, form.score, form.guard
