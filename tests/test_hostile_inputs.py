@@ -426,6 +426,25 @@ def test_check_kernels_aot_compile_for_v5e() -> None:
     assert all(r.ok for r in results), [r.message for r in results if not r.ok]
 
 
+def test_a_divisor_check_over_a_broadcast_divisor_compiles_for_v5e() -> None:
+    """A (128, 1, 1) divisor of a permuted (128, 8, 1) dividend: the check kernel's max
+    of the divisor's zero flags over (128, 8) reduces the flags at their own
+    (1, 128, 1) shape; broadcast along the lanes first, Mosaic refused it ('Not
+    implemented: Lane broadcast'; found by the differential fuzzer)."""
+    x = torch.arange(-512, 512, dtype=torch.int64).reshape(1, 8, 128) * 3
+    d = torch.arange(1, 129, dtype=torch.int64).reshape(128, 1, 1) % 5 + 1
+
+    def program(a, b):
+        return torch.div(a.permute(2, 1, 0), b, rounding_mode="trunc") + 1
+
+    compiled = pallas_ir.compile(program, [x, d])
+    torch.testing.assert_close(compiled(x, d), program(x, d))
+    (result,) = aot_compile_many(
+        [(compiled.source, arg_specs(compiled.module))], chip="v5e"
+    )
+    assert result.ok, result.message
+
+
 def test_a_divided_transposed_block_stays_in_scoped_vmem_on_v5e_and_v6e() -> None:
     """An int32 (16, 128, 128) block transposed in the kernel to put its 16-wide dim on
     the lanes, floor-divided and summed: the transposed value is 8x its block in VMEM

@@ -97,6 +97,12 @@ class ReductionKind(StrEnum):
     def returns_index(self) -> bool:
         return self in (ReductionKind.ARGMAX, ReductionKind.ARGMIN)
 
+    @property
+    def idempotent(self) -> bool:
+        """Whether an element counted twice leaves the result as it was (max, min), so
+        a value reduced over dims it does not vary along needs no broadcast first."""
+        return self in (ReductionKind.MAX, ReductionKind.MIN)
+
 
 @irdl_attr_definition
 class TaReductionKindAttr(EnumAttribute[ReductionKind], SpacedOpaqueSyntaxAttribute):

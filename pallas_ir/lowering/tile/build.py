@@ -554,12 +554,16 @@ class Emitter:
         full = self.full_shape()
         shape = full
         natural = self.shape_of(op.value)
+        kind = ReductionKind(op.kind.data)
         if not self.plan.sequential and natural is not None and len(natural) == self.rank:
             # A value that does not vary along a parallel dim is reduced without it:
             # a row statistic in a matrix product's prologue is (m, 1), not (m, n).
             shape = [*natural[:n_par], *full[n_par:]]
+        if kind.idempotent and natural is not None and len(natural) == self.rank:
+            # Nor is a max or min broadcast along the reduced dims it does not vary
+            # along (Mosaic has no lane broadcast of a (..., 128, 1) value to reduce).
+            shape = [*shape[:n_par], *natural[n_par:]]
         source = self.operand(op.value, shape)
-        kind = ReductionKind(op.kind.data)
         if kind.returns_index and len(reduce_dims) > 1:
             # argmax/argmin of a split reduction: its dims are the last ones, so
             # merging them row-major gives torch's flat position.
