@@ -130,6 +130,16 @@ def _outside_int32(words: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
     return outside.any(), low[first], high[first]
 
 
+def stage_names(stages: list[str]) -> list[str]:
+    """Each stage's name: its pass, or, for a pass that ran before in the pipeline
+    (`fuse-epilogues`, again after raise-attention), its whole spec with options."""
+    names: list[str] = []
+    for spec in stages:
+        name = spec.split("{")[0]
+        names.append(spec if name in names else name)
+    return names
+
+
 class StageIR(Mapping[str, str]):
     """The IR after each stage of the pipeline, by stage name ("ta" first). Printing
     every stage of every compile cost about a sixth of compile time, so only the ta
@@ -139,7 +149,7 @@ class StageIR(Mapping[str, str]):
     def __init__(self, ta: str, pipeline: str):
         self.pipeline = pipeline
         self._stages = pipeline.split(",")
-        self._names = ["ta", *(s.split("{")[0] for s in self._stages)]
+        self._names = ["ta", *stage_names(self._stages)]
         self._printed: dict[str, str] = {"ta": ta}
 
     def __getitem__(self, name: str) -> str:
@@ -147,9 +157,9 @@ class StageIR(Mapping[str, str]):
             raise KeyError(name)
         if name not in self._printed:
             module = pallas_ir.parse(self._printed["ta"])
-            for stage in self._stages:
+            for stage, stage_name in zip(self._stages, self._names[1:], strict=True):
                 pallas_ir.run_passes(module, stage)
-                self._printed[stage.split("{")[0]] = str(module)
+                self._printed[stage_name] = str(module)
         return self._printed[name]
 
     def __iter__(self) -> Iterator[str]:
@@ -168,8 +178,9 @@ def run_pipeline(module: ModuleOp, pipeline: str) -> ModuleOp:
             pallas_ir.verify(module)
         # Verifying after every pass took a third of compile time: the module is
         # verified as it enters and as it leaves (pallas-opt verifies each pass).
-        for stage in pipeline.split(","):
-            with phase(stage.split("{")[0]):
+        stages = pipeline.split(",")
+        for stage, stage_name in zip(stages, stage_names(stages), strict=True):
+            with phase(stage_name):
                 pallas_ir.run_passes(module, stage, verify_each=False)
         with phase("verify"):
             pallas_ir.verify(module)

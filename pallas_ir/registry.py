@@ -178,7 +178,7 @@ TA_PASSES = (
     "fold-iota-indices,split-kernel-loops,indirect-load-to-one-hot-sum,fuse-epilogues,"
     "fuse-siblings,stride-to-reshape,"
     "canonicalize-permutation,indirect-load-to-scalar-prefetch,indirect-store-to-row-dma,"
-    "raise-attention,share-identical-kernels"
+    "raise-attention,fuse-epilogues{attention-raised=true},share-identical-kernels"
 )
 """The ta → ta rewrites, in pipeline order."""
 

@@ -271,8 +271,10 @@ def test_every_option_of_every_pass_is_checked() -> None:
         factory()()  # the defaults are valid
         for f in dataclasses.fields(factory()):
             option = f.name.replace("_", "-")
-            wrong_type = "x" if f.type == "int" else "1"
-            values = [wrong_type, "true"] + (["-1"] if f.type == "int" else [])
+            values = {
+                "int": ["x", "true", "-1"],
+                "bool": ["x", "1"],
+            }.get(f.type, ["1", "true"])
             for value in values:
                 with pytest.raises(ValueError, match=f"invalid value .* '{option}'"):
                     PassPipeline.parse_spec(passes, f"{name}{{{option}={value}}}")

@@ -63,9 +63,9 @@ from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import AffineMapAttr, MemRefType, ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
-from xdsl.ir.affine import AffineExpr
+from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.rewriter import Rewriter
 from xdsl.transforms.common_subexpression_elimination import cse
 
@@ -119,6 +119,11 @@ class _Pair:
     """When the reader reduces over more points (a matrix product whose prologue
     normalizes rows by their statistics): each variable of the reducing loop as an
     expression of the reader's, which the fused kernel loops over."""
+    recompute: bool = False
+    """The results are read again after a reader over more points (a norm's statistics
+    read by each of the next matrix products): the fused kernel computes them from the
+    inputs it reads anyway and stores none, and the reducing kernel stays for the later
+    readers (the last of them fuses it away)."""
 
 
 class _NotFused(Exception):
@@ -132,10 +137,15 @@ class FuseEpiloguesPass(CheckedOptionsPass):
     and counts under `epilogues fused` in `--pass-statistics`; a reducing kernel whose
     reader cannot be fused gets a remark saying why.
 
-    Options: none.
+    Options: `attention-raised` (default false): raise-attention has run, so a
+    reducing kernel over a matrix product's rows that is left is no attention's
+    statistics (a norm of a residual stream that holds a product's result), and its
+    reader may reduce too.
     """
 
     name = "fuse-epilogues"
+
+    attention_raised: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         forward = find_forward(op)
@@ -172,6 +182,12 @@ class FuseEpiloguesPass(CheckedOptionsPass):
                 if pair.kept & pair.intermediates.keys()
                 else ""
             )
+            if pair.recompute:
+                worklist.append(launch)  # its next reader may fuse it too
+                kept = (
+                    f", which computes the result again; @{kernel.sym_name.data} stays "
+                    "for the later readers"
+                )
             emit_remark(
                 fused,
                 f"{self.name}: fused @{kernel.sym_name.data} and its reader "
@@ -297,7 +313,11 @@ class FuseEpiloguesPass(CheckedOptionsPass):
                 f"@{reader.sym_name.data} loops over more points than the reducing "
                 "loop, and uses the result only after its reductions"
             )
-        if reader_loop.reduce_extents and _rows_of_a_product(kernel, launch, kernels):
+        if (
+            reader_loop.reduce_extents
+            and not self.attention_raised
+            and _rows_of_a_product(kernel, launch, kernels)
+        ):
             # an attention's scores: raise-attention fuses the product, the row
             # statistics and the weighted sum of values whole (an online softmax)
             raise _NotFused(
@@ -346,12 +366,16 @@ class FuseEpiloguesPass(CheckedOptionsPass):
                 if not isinstance(u.operation, ReshapeOp)
             )
         }
-        if points is not None and kept:
+        recompute = points is not None and bool(kept)
+        if recompute and not reads <= {host_root(a) for a in reader_launch.args}:
             raise _NotFused(
                 f"@{reader.sym_name.data} loops over more points than the reducing "
-                "loop, and the result is read again after it"
+                "loop, the result is read again after it, and it does not read every "
+                f"input of @{name} (to compute the result again at no more traffic)"
             )
-        return _Pair(launch, reader_launch, read, reader, frozenset(kept), points)
+        return _Pair(
+            launch, reader_launch, read, reader, frozenset(kept), points, recompute
+        )
 
 
 def _rows_of_a_product(
@@ -400,11 +424,25 @@ def _reduced_in_reader(reads_of: dict[BlockArgument, list[LoadOp]]) -> bool:
 
 
 def _flat_place(access: LoadOp | StoreOp) -> AffineExpr:
-    """The `place` of an access of a rank-1 kernel argument."""
+    """The `place` of an access in its rank-1 kernel argument: through a view (a
+    row-major `ta.reshape` of it), the view's index linearized row-major."""
     where = place(access)
-    if len(where) != 1 or isinstance(access.buffer.owner, ReshapeOp):
-        raise _NotFused("a result is read or written through a view")
-    return where[0]
+    view = access.buffer.type
+    assert isinstance(view, MemRefType)
+    if len(where) == 1 and not isinstance(access.buffer.owner, ReshapeOp):
+        return where[0]
+    root = root_buffer(access.buffer).type
+    if not isinstance(root, MemRefType) or len(root.get_shape()) != 1:
+        raise _NotFused("a result is read or written through a view of a view")
+    strides = row_major_strides(list(view.get_shape()))
+    flat = AffineExpr.constant(0)
+    for e, stride in zip(where, strides, strict=True):
+        flat = flat + e * stride
+    loop = access.parent_op()
+    while not isinstance(loop, LoopOp):
+        assert loop is not None, "ta.load and ta.store verify inside a ta.loop"
+        loop = loop.parent_op()
+    return simplify(flat, [(0, n - 1) for n in loop.extents])
 
 
 def _producer_points(
@@ -481,7 +519,9 @@ def fuse(
     assert loop is not None and reader_loop is not None
     stores = [s for s in loop.walk() if isinstance(s, StoreOp)]
     value_at = {(root_buffer(s.buffer), access_key(s)): s.value for s in stores}
-    dropped = {arg for arg in pair.intermediates if arg not in pair.kept}
+    dropped = {
+        arg for arg in pair.intermediates if pair.recompute or arg not in pair.kept
+    }
     intermediate = {
         v for alloc in pair.intermediates.values() for v in host_views(alloc.result)
     }
@@ -580,14 +620,22 @@ def _replace(
     dropped: AbstractSet[BlockArgument],
 ) -> tuple[KernelOp, LaunchOp]:
     """The fused kernel of `block` and its launch in place of the pair's, with the
-    intermediates `dropped` erased."""
+    intermediates `dropped` erased (when the reducing kernel goes too)."""
     roles: list[ArgRole] = [kernel.role_of(a) for a in kept]
     roles += [pair.reader_kernel.role_of(a) for a in reader_kept]
     args = [pair.producer.args[a.index] for a in kept]
     args += [pair.reader.args[a.index] for a in reader_kept]
     fused, launch = replace_pair(
-        module, block, roles, args, (pair.producer, kernel), (pair.reader, reader_op)
+        module,
+        block,
+        roles,
+        args,
+        (pair.producer, kernel),
+        (pair.reader, reader_op),
+        keep_first=pair.recompute,
     )
+    if pair.recompute:
+        return fused, launch
     for arg in dropped:
         for view in reversed(host_views(pair.intermediates[arg].result)):
             Rewriter.erase_op(view.owner)  # type: ignore[arg-type]
@@ -633,6 +681,7 @@ def _fuse_widening(
         body.add_op(copy)
         for r_old, r_new in zip(o.results, copy.results):
             mapping[r_old] = r_new
+    producer_loads = [o for o in body.ops if isinstance(o, LoadOp)]
     _copy_reader_body(
         reader_loop,
         body,
@@ -640,9 +689,48 @@ def _fuse_widening(
         result_of,
         lambda load: result_value[result_of[root_buffer(load.buffer)]],  # type: ignore[index]
     )
+    _in_reader_views(producer_loads, body, bounds)
     simplify_maps(new_loop)  # the two bodies' loads of one place print equally
     block.add_op(new_loop)
     cse(new_loop)
+    for view in [o for o in block.ops if isinstance(o, ReshapeOp)]:
+        if not view.result.uses:
+            Rewriter.erase_op(view)  # the reducing body's, moved to the reader's view
     return _replace(
         module, pair, kernel, reader_op, block, kept, reader_kept, pair.intermediates
     )
+
+
+def _in_reader_views(
+    producer_loads: list[LoadOp], body: Block, bounds: list[tuple[int, int]]
+) -> None:
+    """Each of the reducing body's loads of a buffer that the reader's body loads
+    through another view (`ta.reshape`s of one argument, from the two kernels), moved
+    to the reader's view: the same element, read where the reader reads it, so `cse`
+    makes one load of two and the tiler sees one access (a row read through a
+    `4x128x256` view by one and a `512x256` view by the other)."""
+    reader_views: dict[SSAValue, SSAValue] = {}
+    for o in body.ops:
+        root = root_buffer(o.buffer) if isinstance(o, LoadOp) else None
+        if (
+            root is not None
+            and o not in producer_loads
+            and not o.symbols  # type: ignore[union-attr]
+            and len(root.type.get_shape()) == 1  # type: ignore[attr-defined]
+        ):
+            reader_views.setdefault(root, o.buffer)  # type: ignore[union-attr]
+    for load in producer_loads:
+        view = reader_views.get(root_buffer(load.buffer))
+        if view is None or view is load.buffer or load.symbols:
+            continue
+        shape = view.type.get_shape()  # type: ignore[attr-defined]
+        flat = _flat_place(load)
+        index = [
+            simplify((flat // stride) % n, bounds) if n > 1 else AffineExpr.constant(0)
+            for stride, n in zip(row_major_strides(list(shape)), shape, strict=True)
+        ]
+        dims = list(load.dims)
+        moved = LoadOp(view, AffineMapAttr(AffineMap(len(dims), 0, tuple(index))), dims)
+        moved.location = load.location
+        moved.result.name_hint = load.result.name_hint
+        Rewriter.replace_op(load, moved)

@@ -62,7 +62,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.transforms.common_subexpression_elimination import cse
 
 from pallas_ir.diagnostics import count, emit_remark
@@ -122,19 +122,44 @@ def _loads_each_point(loop: LoopOp) -> bool:
     )
 
 
-def _is_matrix_product(loop: LoopOp) -> bool:
-    """Whether the loop sums a matrix product (x[i, k] * y[k, j], `ta.matmul_dims`,
-    over the dims of extent over 1): what the tiler makes a `tl.dot`. A row times a
-    weight vector, summed (a norm's backward), is not one."""
+def _matrix_products(loop: LoopOp) -> list[Operation]:
+    """The products the loop sums as matrix products (x[i, k] * y[k, j],
+    `ta.matmul_dims`, over the dims of extent over 1): what the tiler makes a `tl.dot`.
+    A row times a weight vector, summed (a norm's backward), is not one."""
     wide = {d for d, n in enumerate(loop.extents) if n > 1}
     reduce_dims = range(len(loop.parallel_extents), len(loop.extents))
+    found = []
     for o in loop.body.block.ops:
         mul = ta.contraction(o)
         if mul is not None:
             x, y = (ta.varying_dims(v, loop) & wide for v in mul.operands)
             if ta.matmul_dims(x, y, reduce_dims) is not None:
-                return True
-    return False
+                found.append(mul)
+    return found
+
+
+def _factor_reads(launch: LaunchOp, loop: LoopOp) -> set[frozenset[object]]:
+    """What each factor of the loop's matrix products is computed from: the loads it
+    reaches in the loop body (a norm in the product's prologue reads the rows, the
+    statistics and the weight), each by host buffer and `access_key`. Two products
+    with a factor of equal reads read the same blocks for it."""
+    reads: set[frozenset[object]] = set()
+    for mul in _matrix_products(loop):
+        for factor in mul.operands:
+            loads: set[object] = set()
+            pending = [factor]
+            while pending:
+                owner = pending.pop().owner
+                if isinstance(owner, LoadOp):
+                    key = access_key(owner)
+                    root = ta.root_buffer(owner.buffer)
+                    assert isinstance(root, BlockArgument)
+                    loads.add((host_root(launch.args[root.index]), key))
+                elif isinstance(owner, Operation) and owner.parent_op() is loop:
+                    pending.extend(owner.operands)
+            if loads:
+                reads.add(frozenset(loads))
+    return reads
 
 
 def _over_same_extents(
@@ -289,12 +314,19 @@ class FuseSiblingsPass(CheckedOptionsPass):
                 "VMEM lane tile per element, which the tiler's budget does not count; "
                 "two such bodies fused went over the scoped VMEM"
             )
-        if _is_matrix_product(loop) or _is_matrix_product(second_loop):
-            raise _NotFused(
-                "a matrix product keeps its own kernel, so the tiler sizes its blocks "
-                "for it alone"
-            )
-        if not (_loads_each_point(loop) and _loads_each_point(second_loop)):
+        if _matrix_products(loop) or _matrix_products(second_loop):
+            # The tiler makes each product a `tl.dot` and counts its VMEM, so the
+            # broadcast factors need no load of each point.
+            if not (
+                _factor_reads(first_launch, loop)
+                & _factor_reads(second_launch, second_loop)
+            ):
+                raise _NotFused(
+                    "a matrix product fuses only with another that reads one of its "
+                    "factors at the same places (x @ w1 beside x @ w2); otherwise the "
+                    "tiler sizes its blocks for it alone"
+                )
+        elif not (_loads_each_point(loop) and _loads_each_point(second_loop)):
             raise _NotFused(
                 "no load varies along every loop dim, so the bodies' values (an outer "
                 "product of broadcasts) outgrow every block, and the tiler's VMEM count "

@@ -99,10 +99,11 @@ def replace_pair(
     args: list[SSAValue],
     first: tuple[LaunchOp, KernelOp],
     second: tuple[LaunchOp, KernelOp],
+    keep_first: bool = False,
 ) -> tuple[KernelOp, LaunchOp]:
     """Put the kernel of `block` (`@<first>_<second>`, a fresh name) where the second
     kernel was and its launch on `args` where the second launch was, then erase both
-    kernels and both launches."""
+    kernels and both launches (the second's only, with `keep_first`)."""
     (first_launch, first_kernel), (second_launch, second_kernel) = first, second
     taken = {k.sym_name.data for k in module.ops if isinstance(k, KernelOp)}
     name = f"{first_kernel.sym_name.data}_{second_kernel.sym_name.data}"
@@ -115,7 +116,10 @@ def replace_pair(
     launch = LaunchOp(name, args)
     launch.location = second_launch.location
     Rewriter.insert_op(launch, InsertPoint.before(second_launch))
-    for o in (second_launch, first_launch, second_kernel, first_kernel):
+    erased = (second_launch, second_kernel)
+    if not keep_first:
+        erased += (first_launch, first_kernel)
+    for o in erased:
         Rewriter.erase_op(o)
     return fused, launch
 

@@ -256,9 +256,9 @@ def choose_tiles(
             tiles.append(extents[l])  # reductions start whole
         else:
             tiles.append(max(fitting) if fitting else min(allowed))
-    if not forced and (mul := contraction_in(loop)) is not None:
+    if not forced and (products := _products_to_tile(loop, accesses)):
         best = contraction_tiles(
-            loop, accesses, options, targets, tiles, budget, chip, mul
+            loop, accesses, options, targets, tiles, budget, chip, products
         )
         if best is not None:
             return plan_grid(loop, best)
@@ -292,18 +292,33 @@ def choose_tiles(
     return plan_grid(loop, tiles)
 
 
-def contraction_in(loop: ta.LoopOp) -> Operation | None:
-    """The product the loop's one reduction of a product sums (a matrix product's
-    candidate; other reductions, a norm's statistics in its prologue, may sit beside
-    it)."""
+def contractions_in(loop: ta.LoopOp) -> list[Operation]:
+    """The products the loop's reductions of a product sum, over its one reduction dim:
+    a matrix product's candidates, one or several (sibling products of one input that
+    fuse-siblings made one loop). Other reductions, a norm's statistics in a product's
+    prologue, may sit beside them."""
     if len(loop.reduce_extents) != 1:
-        return None
-    found = [
+        return []
+    return [
         mul
         for op in loop.body.block.ops
         if isinstance(op, ta.ReduceOp) and (mul := ta.contraction(op)) is not None
     ]
-    return found[0] if len(found) == 1 else None
+
+
+def _products_to_tile(loop: ta.LoopOp, accesses: Sequence[Access]) -> list[Operation]:
+    """The products whose tiles `contraction_tiles` chooses: the loop's matrix products
+    (factors walked along different dims), or its one product of any form when it has
+    no matrix product (a lone sum of squares). A norm's statistics beside a matrix
+    product are summed on the VPU, in the blocks the product's tiles give."""
+    products = contractions_in(loop)
+    matrix = [
+        mul
+        for mul in products
+        if None not in (dims := [_walked_dims(v, accesses) for v in mul.operands])
+        and dims[0] != dims[1]
+    ]
+    return matrix or (products if len(products) == 1 else [])
 
 
 @dataclass(frozen=True)
@@ -323,6 +338,7 @@ def roofline(
     tiles: Sequence[int],
     chip: Chip,
     mxu_flops: float,
+    products: int = 1,
 ) -> Roofline:
     """The roofline of `tiles` for a contraction (`plan_grid`'s grid: parallel dims in
     order, then the split reduction, innermost). A block moves when its index differs
@@ -344,7 +360,7 @@ def roofline(
         exposed += block
     steps = math.prod(grid)
     padded = math.prod(-(-e // t) * t for e, t in zip(extents, tiles))
-    seconds = max(hbm / chip.hbm_bytes_per_second, 2 * padded / mxu_flops)
+    seconds = max(hbm / chip.hbm_bytes_per_second, 2 * products * padded / mxu_flops)
     # The first step's blocks come in, and the last step's go out, with nothing to
     # overlap them.
     seconds += exposed / chip.hbm_bytes_per_second
@@ -359,9 +375,10 @@ def contraction_tiles(
     tiles: Sequence[int],
     budget: int,
     chip: Chip,
-    mul: Operation,
+    products: Sequence[Operation],
 ) -> list[int] | None:
-    """Tiles for a matrix product: of the legal sizes that fit the VMEM budget
+    """Tiles for a loop of matrix products (`products`, one or several over the same
+    reduction): of the legal sizes that fit the VMEM budget
     (double-buffered blocks, and the f32 accumulator a split reduction of narrow data
     keeps), those with the least `roofline` time, then the fewest HBM bytes. Lane and
     sublane dims take sizes of at least 128 (the MXU's tile) where legal, leading dims
@@ -370,7 +387,7 @@ def contraction_tiles(
     when nothing fits (the general rule then shrinks or rejects)."""
     extents = list(loop.extents)
     n_par = len(loop.parallel_extents)
-    factor = mxu_factors(mul)[0].type
+    factor = mxu_factors(products[0])[0].type
     mxu_flops = chip.mxu_flops(
         getattr(factor, "bitwidth", 32), not isinstance(factor, IntegerType)
     )
@@ -378,32 +395,35 @@ def contraction_tiles(
     # or an epilogue computes from it.
     epilogue = bool(epilogue_ops(loop))
     in_scratch = [a for a in accesses if a.is_store and (a.bits < 32 or epilogue)]
-    factors = [_walked_dims(v, accesses) for v in mul.operands]
+    factors = [[_walked_dims(v, accesses) for v in mul.operands] for mul in products]
     f32_product = isinstance(factor, Float32Type)
 
     def dot_bytes(t: Sequence[int]) -> int:
-        # The body's dot (`dot_vmem_bytes`): m the dims only the left factor walks and
+        # Each body's dot (`dot_vmem_bytes`): m the dims only the left factor walks and
         # the batch dim (its products sit side by side), n those only the right walks.
-        lhs, rhs = factors
-        if lhs is None or rhs is None:
-            return 0
-        batch = (lhs & rhs) - set(range(n_par, len(extents)))
-        m = math.prod(t[l] for l in (lhs - rhs) | batch)
-        n = math.prod(t[l] for l in rhs - lhs)
-        k = math.prod(t[l] for l in range(n_par, len(extents)))
-        return dot_vmem_bytes(m, n, k, getattr(factor, "bitwidth", 32), f32_product)
+        total = 0
+        for lhs, rhs in factors:
+            if lhs is None or rhs is None:
+                continue
+            batch = (lhs & rhs) - set(range(n_par, len(extents)))
+            m = math.prod(t[l] for l in (lhs - rhs) | batch)
+            n = math.prod(t[l] for l in rhs - lhs)
+            k = math.prod(t[l] for l in range(n_par, len(extents)))
+            total += dot_vmem_bytes(m, n, k, getattr(factor, "bitwidth", 32), f32_product)
+        return total
 
     def outer_product_elements(t: Sequence[int]) -> int | None:
         # The body's dot (`Emitter.dot_dims`) takes one batch dim (walked by both
         # factors); with more than one over a point, the body multiplies the factors
         # out whole before it sums.
-        lhs, rhs = factors
-        if lhs is None or rhs is None:
-            return None
-        batch = (lhs & rhs) - set(range(n_par, len(extents)))
-        if sum(t[l] > 1 for l in batch) <= 1:
-            return None
-        return math.prod(t[l] for l in lhs | rhs)
+        total = None
+        for lhs, rhs in factors:
+            if lhs is None or rhs is None:
+                continue
+            batch = (lhs & rhs) - set(range(n_par, len(extents)))
+            if sum(t[l] > 1 for l in batch) > 1:
+                total = (total or 0) + math.prod(t[l] for l in lhs | rhs)
+        return total
 
     def fastest(choices: Sequence[list[int]]) -> list[int] | None:
         best: tuple[tuple[float, int, int], list[int]] | None = None
@@ -436,7 +456,7 @@ def contraction_tiles(
                 outer > BODY_VALUE_ELEMENTS or vmem + 4 * outer > budget
             ):
                 continue
-            r = roofline(loop, accesses, combo_tiles, chip, mxu_flops)
+            r = roofline(loop, accesses, combo_tiles, chip, mxu_flops, len(products))
             key = (r.seconds, r.hbm_bytes, r.steps)
             if best is None or key < best[0]:
                 best = (key, combo_tiles)
@@ -460,17 +480,17 @@ def integer_matrix_product(
     """A `WIDE_DATA` rejection for a matrix product of integers (factors walked along
     different dims): Mosaic's dot takes floats, and 32-bit integers (what the frontend
     holds integer data in) have no MXU path."""
-    mul = contraction_in(loop)
-    if mul is None or not isinstance(mxu_factors(mul)[0].type, IntegerType):
-        return None
-    lhs, rhs = (_walked_dims(v, accesses) for v in mul.operands)
-    if lhs == rhs:
-        return None  # an element-wise product summed: the VPU reduces it
-    return Rejection(
-        mul,
-        "tile: Mosaic's dot takes floats; a matrix product of integers runs on XLA",
-        RejectionKind.WIDE_DATA,
-    )
+    for mul in contractions_in(loop):
+        if not isinstance(mxu_factors(mul)[0].type, IntegerType):
+            continue
+        lhs, rhs = (_walked_dims(v, accesses) for v in mul.operands)
+        if lhs == rhs:
+            continue  # an element-wise product summed: the VPU reduces it
+        return Rejection(
+            mul,
+            "tile: Mosaic's dot takes floats; a matrix product of integers runs on XLA",
+            RejectionKind.WIDE_DATA,
+        )
 
 
 def _walked_dims(value: SSAValue, accesses: Sequence[Access]) -> set[int] | None:

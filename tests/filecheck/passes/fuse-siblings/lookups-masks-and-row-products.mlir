@@ -1,6 +1,6 @@
 // RUN: pallas-opt %s --split-input-file -p fuse-siblings --verify-semantics | filecheck %s
 // RUN: pallas-opt %s --split-input-file -p fuse-siblings --remarks --verify-diagnostics
-// RUN: pallas-opt %s --split-input-file -p fold-iota-indices,split-kernel-loops,indirect-load-to-one-hot-sum,fuse-epilogues,fuse-siblings,stride-to-reshape,canonicalize-permutation,indirect-load-to-scalar-prefetch,indirect-store-to-row-dma,raise-attention,share-identical-kernels,tile-policy,xla-outline,tile,tl-to-pallas,pallas-legalize-mosaic --verify-semantics | filecheck %s --check-prefix=PALLAS
+// RUN: pallas-opt %s --split-input-file -p fold-iota-indices,split-kernel-loops,indirect-load-to-one-hot-sum,fuse-epilogues,fuse-siblings,stride-to-reshape,canonicalize-permutation,indirect-load-to-scalar-prefetch,indirect-store-to-row-dma,raise-attention,fuse-epilogues{attention-raised=true},share-identical-kernels,tile-policy,xla-outline,tile,tl-to-pallas,pallas-legalize-mosaic --verify-semantics | filecheck %s --check-prefix=PALLAS
 
 // A layer norm's statistics of a token embedding (a GPT's first layer, as the frontend
 // writes them when a matrix product reads the statistics): each kernel looks the rows up

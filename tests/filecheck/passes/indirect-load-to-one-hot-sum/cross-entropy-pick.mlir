@@ -1,7 +1,7 @@
 // RUN: pallas-opt %s --split-input-file -p indirect-load-to-one-hot-sum --verify-semantics | filecheck %s
 // RUN: pallas-opt %s --split-input-file -p indirect-load-to-one-hot-sum --remarks --verify-diagnostics
 // RUN: pallas-opt %s --split-input-file -p indirect-load-to-one-hot-sum,fuse-epilogues,fuse-siblings --verify-semantics | filecheck %s --check-prefix=FUSED
-// RUN: pallas-opt %s --split-input-file -p fold-iota-indices,split-kernel-loops,indirect-load-to-one-hot-sum,fuse-epilogues,fuse-siblings,stride-to-reshape,canonicalize-permutation,indirect-load-to-scalar-prefetch,indirect-store-to-row-dma,raise-attention,share-identical-kernels,tile-policy,xla-outline,tile,tl-to-pallas,pallas-legalize-mosaic --verify-semantics | filecheck %s --check-prefix=PALLAS
+// RUN: pallas-opt %s --split-input-file -p fold-iota-indices,split-kernel-loops,indirect-load-to-one-hot-sum,fuse-epilogues,fuse-siblings,stride-to-reshape,canonicalize-permutation,indirect-load-to-scalar-prefetch,indirect-store-to-row-dma,raise-attention,fuse-epilogues{attention-raised=true},share-identical-kernels,tile-policy,xla-outline,tile,tl-to-pallas,pallas-legalize-mosaic --verify-semantics | filecheck %s --check-prefix=PALLAS
 
 // A cross-entropy over 16 rows of 128 logits, as the frontend writes it: the row
 // statistics (max, then the sum of exponentials), then the mean of lse - x[r, y[r]].
