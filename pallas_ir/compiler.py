@@ -132,11 +132,16 @@ def _outside_int32(words: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
 
 def stage_names(stages: list[str]) -> list[str]:
     """Each stage's name: its pass, or, for a pass that ran before in the pipeline
-    (`fuse-epilogues`, again after raise-attention), its whole spec with options."""
+    (`fuse-epilogues`, again after raise-attention), its whole spec with options, and
+    `#k` after a spec that repeats (`cse`, `cse#2`)."""
     names: list[str] = []
     for spec in stages:
         name = spec.split("{")[0]
-        names.append(spec if name in names else name)
+        if name in names:
+            name = spec
+        while name in names:  # the same spec again: numbered
+            name = f"{spec}#{sum(n.split('#')[0] == spec for n in names) + 1}"
+        names.append(name)
     return names
 
 

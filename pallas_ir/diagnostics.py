@@ -101,6 +101,11 @@ class DiagnosticEngine:
                 message.split(":", 1)[0]
             ):
                 return
+            diagnostic = Diagnostic(severity, message, location_of(op))
+            if diagnostic in self.diagnostics:
+                return  # said once (a pass that runs twice refuses a pair twice)
+            self.diagnostics.append(diagnostic)
+            return
         self.diagnostics.append(Diagnostic(severity, message, location_of(op)))
 
 

@@ -29,7 +29,15 @@ reduction).
 
 A reader may reduce too, over the same points (the fused loop is the reducing one), or
 over more (a layer norm's statistics read by the next matrix product at its row: the
-fused loop is the reader's, running the reducing body at `_producer_points`).
+fused loop is the reader's, running the reducing body at `_producer_points`). When
+later launches read the results too (llama's q, k and v projections of one norm), a
+reader over more points computes them again and stores none, and the reducing kernel
+stays for the later readers, the last of which fuses it away (`_Pair.recompute`).
+
+The pass runs twice in the pipeline: before raise-attention, and after it with
+`attention-raised`, when a reducing kernel over a matrix product's result that is left
+is no attention's statistics (a norm of a residual stream) and fuses into the next
+product's prologue.
 
 The meaning is kept when (each checked; where a reader exists but one fails, a remark
 at the reducing loop says which; `docs/passes.md` lists the remarks):
@@ -39,15 +47,18 @@ at the reducing loop says which; `docs/passes.md` lists the remarks):
   over more points reducing the same extents;
 - the results are `ta.alloc`s the reducing kernel writes once; the reader is the first
   launch that reads any. Results it does not read, or that others read later or
-  @forward returns, the fused kernel stores as well (a reader over more points would
-  store them at every column: refused);
+  @forward returns, the fused kernel stores as well; a reader over more points would
+  store them at every column, so it computes them again instead, when it reads every
+  input of the reducing kernel (no more traffic), and stores none;
 - every read of a result is at the point the reducing loop wrote (`access_key`), or,
   for a reader over more points, at one place its row-major store wrote that does not
-  move along the reader's reductions; no data-dependent index;
+  move along the reader's reductions (places through `ta.reshape` views compared as
+  row-major positions in the argument); no data-dependent index;
 - a reader that reduces what it computes from a result does so over fewer than two k
   parts (`tpu_rules.MIN_K_PART`): the tiler would never split it, and a fused
-  prologue needs whole rows; and it does not follow a kernel that reduces a matrix
-  product's result, as an attention's statistics do (raise-attention fuses those);
+  prologue needs whole rows; and, unless `attention-raised`, it does not follow a
+  kernel that reduces a matrix product's result, as an attention's statistics do
+  (raise-attention fuses those);
 - the reader has no access with a data-dependent index (a gather or scatter keeps its
   kernel, where the indirect-access passes make it row DMAs);
 - between the two launches only launches run (no library call), and none writes a
@@ -71,7 +82,12 @@ from xdsl.transforms.common_subexpression_elimination import cse
 
 from pallas_ir.affine_analysis import linearize, row_major_strides, simplify
 from pallas_ir.diagnostics import count, emit_remark
-from pallas_ir.dialects.common import WRITABLE_ROLES, ArgRole, find_forward
+from pallas_ir.dialects.common import (
+    READABLE_ROLES,
+    WRITABLE_ROLES,
+    ArgRole,
+    find_forward,
+)
 from pallas_ir.dialects.tensor_access import (
     AllocOp,
     KernelOp,
@@ -113,8 +129,9 @@ class _Pair:
     """The reader's kernel, over the reducing loop's extents (a detached, collapsed
     copy when its loop nests them more finely)."""
     kept: frozenset[BlockArgument]
-    """The results the fused kernel still stores: those the reader does not read, and
-    those read again after it (by other launches, or as results of @forward)."""
+    """The results read after the pair: those the reader does not read, and those read
+    again after it (by other launches, or as results of @forward). The fused kernel
+    stores them, unless it computes them again (`recompute`)."""
     producer_points: list[AffineExpr] | None = None
     """When the reader reduces over more points (a matrix product whose prologue
     normalizes rows by their statistics): each variable of the reducing loop as an
@@ -367,7 +384,12 @@ class FuseEpiloguesPass(CheckedOptionsPass):
             )
         }
         recompute = points is not None and bool(kept)
-        if recompute and not reads <= {host_root(a) for a in reader_launch.args}:
+        reader_reads = {
+            host_root(reader_launch.args[a.index])
+            for a in reader.body.block.args
+            if reader.role_of(a) in READABLE_ROLES
+        }
+        if recompute and not reads <= reader_reads:
             raise _NotFused(
                 f"@{reader.sym_name.data} loops over more points than the reducing "
                 "loop, the result is read again after it, and it does not read every "
@@ -381,8 +403,8 @@ class FuseEpiloguesPass(CheckedOptionsPass):
 def _rows_of_a_product(
     kernel: KernelOp, launch: LaunchOp, kernels: dict[str, KernelOp]
 ) -> bool:
-    """Whether the kernel reads a buffer that a matrix product's kernel writes (its
-    inputs' writers, found through the uses of their views)."""
+    """Whether the kernel reads a buffer that a matrix product's kernel launched before
+    it writes (its inputs' writers, found through the uses of their views)."""
     for a in kernel.body.block.args:
         if kernel.role_of(a) != ArgRole.IN:
             continue
@@ -398,6 +420,7 @@ def _rows_of_a_product(
                 if (
                     writer is not None
                     and loop is not None
+                    and other.is_before_in_block(launch)
                     and writer.role_of(writer.body.block.args[use.index])
                     in WRITABLE_ROLES
                     and any(contraction(o) is not None for o in loop.body.block.ops)
@@ -424,16 +447,14 @@ def _reduced_in_reader(reads_of: dict[BlockArgument, list[LoadOp]]) -> bool:
 
 
 def _flat_place(access: LoadOp | StoreOp) -> AffineExpr:
-    """The `place` of an access in its rank-1 kernel argument: through a view (a
-    row-major `ta.reshape` of it), the view's index linearized row-major."""
+    """The `place` of an access as a row-major position in its kernel argument: the
+    index into the buffer it accesses (the argument, or a `ta.reshape` view of it, both
+    row-major) linearized row-major."""
     where = place(access)
     view = access.buffer.type
     assert isinstance(view, MemRefType)
-    if len(where) == 1 and not isinstance(access.buffer.owner, ReshapeOp):
+    if len(where) == 1:
         return where[0]
-    root = root_buffer(access.buffer).type
-    if not isinstance(root, MemRefType) or len(root.get_shape()) != 1:
-        raise _NotFused("a result is read or written through a view of a view")
     strides = row_major_strides(list(view.get_shape()))
     flat = AffineExpr.constant(0)
     for e, stride in zip(where, strides, strict=True):
@@ -513,7 +534,8 @@ def fuse(
     module: ModuleOp, pair: _Pair, kernel: KernelOp, reader_op: KernelOp
 ) -> tuple[KernelOp, LaunchOp]:
     """One kernel for `pair` and its launch, where the reader's was; the two kernels,
-    their launches and the intermediates not kept are erased."""
+    their launches and the intermediates not kept are erased (the reader's only, when
+    the fused kernel computes the results again: `pair.recompute`)."""
     reader = pair.reader_kernel
     loop, reader_loop = the_loop(kernel), the_loop(reader)
     assert loop is not None and reader_loop is not None
@@ -711,14 +733,8 @@ def _in_reader_views(
     `4x128x256` view by one and a `512x256` view by the other)."""
     reader_views: dict[SSAValue, SSAValue] = {}
     for o in body.ops:
-        root = root_buffer(o.buffer) if isinstance(o, LoadOp) else None
-        if (
-            root is not None
-            and o not in producer_loads
-            and not o.symbols  # type: ignore[union-attr]
-            and len(root.type.get_shape()) == 1  # type: ignore[attr-defined]
-        ):
-            reader_views.setdefault(root, o.buffer)  # type: ignore[union-attr]
+        if isinstance(o, LoadOp) and o not in producer_loads and not o.symbols:
+            reader_views.setdefault(root_buffer(o.buffer), o.buffer)
     for load in producer_loads:
         view = reader_views.get(root_buffer(load.buffer))
         if view is None or view is load.buffer or load.symbols:

@@ -38,8 +38,8 @@ when the loops have the same extents and share an input):
   indirect-store-to-row-dma looks for them). Loads with one may fuse: two lookups of
   the same rows (a layer norm's statistics of a token embedding) become one load under
   `cse`, and indirect-load-to-scalar-prefetch rewrites it in the fused kernel.
-A pair where some loop has no load that varies along every loop dim (through its index
-or its data-dependent index) stays apart: its body is an outer product of broadcasts
+A pair without matrix products where some loop has no load that varies along every
+loop dim (through its index or its data-dependent index) stays apart: its body is an outer product of broadcasts
 (iotas of an overflow check, over a 2048 x 2048 loop) whose values outgrow every block,
 which the tiler's VMEM count leaves out; two such checks fused asked 32 MiB of VMEM.
 Broadcast loads beside a load of each point (a causal mask's iota positions beside the
@@ -47,9 +47,11 @@ scores) are no larger than that load's blocks, so a softmax's row max and row su
 Loops whose innermost dim has extent 1 are left apart too: each value of such a body
 takes a VMEM lane tile per element, which the tiler's VMEM count leaves out, and two
 (128, 128, 1) int32 bodies fused asked 17.7 MiB of v5e's 16 (one alone fits).
-Matrix products are left apart: the tiler sizes a product's blocks against the chip's
-VMEM for that product alone, and two 2048² products sharing one kernel's VMEM modelled
-436 MB of HBM traffic against 268 MB apart.
+A matrix product fuses only with another whose factor is computed from the same loads
+(`x @ w1` beside `x @ w2`: a llama layer's k and v projections, its gate and up); the
+tiler then sizes the pair's blocks by one roofline over both products. Other pairs
+with a product stay apart: the tiler sizes a product's blocks against the chip's VMEM
+for that product alone.
 In the fused loop the stores come last, and common subexpressions are computed once
 (xDSL's `cse`): the shared loads, and what both bodies compute from them (a variance
 kernel sums the mean again).
@@ -142,23 +144,32 @@ def _factor_reads(launch: LaunchOp, loop: LoopOp) -> set[frozenset[object]]:
     """What each factor of the loop's matrix products is computed from: the loads it
     reaches in the loop body (a norm in the product's prologue reads the rows, the
     statistics and the weight), each by host buffer and `access_key`. Two products
-    with a factor of equal reads read the same blocks for it."""
+    with a factor of equal reads read the same blocks for it. A factor with a load of
+    a data-dependent index (a gather: no place to compare) is left out."""
     reads: set[frozenset[object]] = set()
     for mul in _matrix_products(loop):
         for factor in mul.operands:
             loads: set[object] = set()
+            seen: set[SSAValue] = set()
             pending = [factor]
             while pending:
-                owner = pending.pop().owner
+                value = pending.pop()
+                if value in seen:
+                    continue
+                seen.add(value)
+                owner = value.owner
                 if isinstance(owner, LoadOp):
                     key = access_key(owner)
+                    if key is None:
+                        break
                     root = ta.root_buffer(owner.buffer)
                     assert isinstance(root, BlockArgument)
                     loads.add((host_root(launch.args[root.index]), key))
                 elif isinstance(owner, Operation) and owner.parent_op() is loop:
                     pending.extend(owner.operands)
-            if loads:
-                reads.add(frozenset(loads))
+            else:
+                if loads:
+                    reads.add(frozenset(loads))
     return reads
 
 

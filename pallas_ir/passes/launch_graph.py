@@ -151,6 +151,7 @@ def remapped(
         value = values.get(access.value, access.value)
         copy = StoreOp(value, buffer, map_, dims, at, access.combine)
     copy.location = access.location
+    copy.attributes.update(access.attributes)  # a gather's strategy, chosen earlier
     return copy
 
 

@@ -173,3 +173,137 @@ func.func @forward(%x: memref<4096xf32>, %y: memref<4096xf32>, %wq: memref<32768
 // CHECK-LABEL:   ta.kernel @q(
 // CHECK:           ta.launch @stats(%x, %ss)
 // CHECK-NEXT:      ta.launch @q(%y, %ss, %wq, %q)
+
+// -----
+
+// A launch between the two readers writes the statistics' input (x negated in place):
+// the first reader fuses, computing them again from x as it was, and the statistics
+// kernel stays where it was, for the second reader, which it cannot move down to.
+ta.kernel @copy(%x0: memref<4096xf32> {role = "in"}, %x: memref<4096xf32> {role = "out"}) {
+  ta.loop [4096] (%i) {
+    %v = ta.load %x0[affine_map<(d0) -> (d0)>](%i) : memref<4096xf32>
+    ta.store %v, %x[affine_map<(d0) -> (d0)>](%i) : memref<4096xf32>
+  }
+}
+ta.kernel @stats(%x: memref<4096xf32> {role = "in"}, %ss: memref<16xf32> {role = "out"}) {
+  // expected-remark@+1 {{fuse-epilogues: not fused: @neg writes an input of @stats in between}}
+  ta.loop [16] reduce [256] (%r, %k) {
+    %v = ta.load %x[affine_map<(d0, d1) -> (d0 * 256 + d1)>](%r, %k) : memref<4096xf32>
+    %v2 = arith.mulf %v, %v : f32
+    %s = ta.reduce <sum> %v2 : f32
+    ta.store %s, %ss[affine_map<(d0) -> (d0)>](%r) : memref<16xf32>
+  }
+}
+// expected-remark@+1 {{fuse-epilogues: fused @stats and its reader @q into @stats_q, which computes the result again; @stats stays for the later readers}}
+ta.kernel @q(%x: memref<4096xf32> {role = "in"}, %ss: memref<16xf32> {role = "in"}, %w: memref<32768xf32> {role = "in"}, %o: memref<2048xf32> {role = "out"}) {
+  ta.loop [16, 128] reduce [256] (%r, %c, %k) {
+    %v = ta.load %x[affine_map<(d0, d1, d2) -> (d0 * 256 + d2)>](%r, %c, %k) : memref<4096xf32>
+    %s = ta.load %ss[affine_map<(d0, d1, d2) -> (d0)>](%r, %c, %k) : memref<16xf32>
+    %rs = math.rsqrt %s : f32
+    %xh = arith.mulf %v, %rs : f32
+    %wk = ta.load %w[affine_map<(d0, d1, d2) -> (d2 * 128 + d1)>](%r, %c, %k) : memref<32768xf32>
+    %p = arith.mulf %xh, %wk : f32
+    %y = ta.reduce <sum> %p : f32
+    ta.store %y, %o[affine_map<(d0, d1) -> (d0 * 128 + d1)>](%r, %c) : memref<2048xf32>
+  }
+}
+ta.kernel @neg(%x: memref<4096xf32> {role = "inout"}) {
+  ta.loop [4096] (%i) {
+    %v = ta.load %x[affine_map<(d0) -> (d0)>](%i) : memref<4096xf32>
+    %n = arith.negf %v : f32
+    ta.store %n, %x[affine_map<(d0) -> (d0)>](%i) : memref<4096xf32>
+  }
+}
+ta.kernel @k(%x: memref<4096xf32> {role = "in"}, %ss: memref<16xf32> {role = "in"}, %w: memref<32768xf32> {role = "in"}, %o: memref<2048xf32> {role = "out"}) {
+  ta.loop [16, 128] reduce [256] (%r, %c, %k) {
+    %v = ta.load %x[affine_map<(d0, d1, d2) -> (d0 * 256 + d2)>](%r, %c, %k) : memref<4096xf32>
+    %s = ta.load %ss[affine_map<(d0, d1, d2) -> (d0)>](%r, %c, %k) : memref<16xf32>
+    %rs = math.rsqrt %s : f32
+    %xh = arith.mulf %v, %rs : f32
+    %wk = ta.load %w[affine_map<(d0, d1, d2) -> (d2 * 128 + d1)>](%r, %c, %k) : memref<32768xf32>
+    %p = arith.mulf %xh, %wk : f32
+    %y = ta.reduce <sum> %p : f32
+    ta.store %y, %o[affine_map<(d0, d1) -> (d0 * 128 + d1)>](%r, %c) : memref<2048xf32>
+  }
+}
+func.func @forward(%x0: memref<4096xf32>, %wq: memref<32768xf32>, %wk: memref<32768xf32>) -> (memref<2048xf32>, memref<2048xf32>) {
+  %x = ta.alloc : memref<4096xf32>
+  %ss = ta.alloc : memref<16xf32>
+  %q = ta.alloc : memref<2048xf32>
+  %k = ta.alloc : memref<2048xf32>
+  ta.launch @copy(%x0, %x) : memref<4096xf32>, memref<4096xf32>
+  ta.launch @stats(%x, %ss) : memref<4096xf32>, memref<16xf32>
+  ta.launch @q(%x, %ss, %wq, %q) : memref<4096xf32>, memref<16xf32>, memref<32768xf32>, memref<2048xf32>
+  ta.launch @neg(%x) : memref<4096xf32>
+  ta.launch @k(%x, %ss, %wk, %k) : memref<4096xf32>, memref<16xf32>, memref<32768xf32>, memref<2048xf32>
+  func.return %q, %k : memref<2048xf32>, memref<2048xf32>
+}
+
+// CHECK-LABEL:   ta.kernel @stats(
+// CHECK-LABEL:   ta.kernel @stats_q(
+// CHECK-LABEL:   ta.kernel @k(
+// CHECK:           ta.launch @copy(%x0, %x)
+// CHECK-NEXT:      ta.launch @stats(%x, %ss)
+// CHECK-NEXT:      ta.launch @stats_q(%x, %wq, %q)
+// CHECK-NEXT:      ta.launch @neg(%x)
+// CHECK-NEXT:      ta.launch @k(%x, %ss, %wk, %k)
+
+// -----
+
+// The first reader writes (not reads) an input of the statistics kernel, y: computing
+// the statistics again in it would read y once more, so the pair stays apart (its
+// outputs are not reads).
+ta.kernel @stats(%x: memref<4096xf32> {role = "in"}, %y: memref<4096xf32> {role = "in"}, %ss: memref<16xf32> {role = "out"}) {
+  // expected-remark@+1 {{fuse-epilogues: not fused: @q loops over more points than the reducing loop, the result is read again after it, and it does not read every input of @stats (to compute the result again at no more traffic)}}
+  ta.loop [16] reduce [256] (%r, %k) {
+    %v = ta.load %x[affine_map<(d0, d1) -> (d0 * 256 + d1)>](%r, %k) : memref<4096xf32>
+    %u = ta.load %y[affine_map<(d0, d1) -> (d0 * 256 + d1)>](%r, %k) : memref<4096xf32>
+    %h = arith.addf %v, %u : f32
+    %v2 = arith.mulf %h, %h : f32
+    %s = ta.reduce <sum> %v2 : f32
+    ta.store %s, %ss[affine_map<(d0) -> (d0)>](%r) : memref<16xf32>
+  }
+}
+ta.kernel @q(%x: memref<4096xf32> {role = "in"}, %ss: memref<16xf32> {role = "in"}, %w: memref<65536xf32> {role = "in"}, %o: memref<4096xf32> {role = "out"}) {
+  ta.loop [16, 256] reduce [256] (%r, %c, %k) {
+    %v = ta.load %x[affine_map<(d0, d1, d2) -> (d0 * 256 + d2)>](%r, %c, %k) : memref<4096xf32>
+    %s = ta.load %ss[affine_map<(d0, d1, d2) -> (d0)>](%r, %c, %k) : memref<16xf32>
+    %one = arith.constant 1.0 : f32
+    %s1 = arith.addf %s, %one : f32
+    %rs = math.rsqrt %s1 : f32
+    %xh = arith.mulf %v, %rs : f32
+    %wk = ta.load %w[affine_map<(d0, d1, d2) -> (d2 * 256 + d1)>](%r, %c, %k) : memref<65536xf32>
+    %p = arith.mulf %xh, %wk : f32
+    %t = ta.reduce <sum> %p : f32
+    ta.store %t, %o[affine_map<(d0, d1) -> (d0 * 256 + d1)>](%r, %c) : memref<4096xf32>
+  }
+}
+ta.kernel @scale(%ss: memref<16xf32> {role = "in"}, %o: memref<16xf32> {role = "out"}) {
+  ta.loop [16] (%r) {
+    %s = ta.load %ss[affine_map<(d0) -> (d0)>](%r) : memref<16xf32>
+    %y = arith.mulf %s, %s : f32
+    ta.store %y, %o[affine_map<(d0) -> (d0)>](%r) : memref<16xf32>
+  }
+}
+ta.kernel @init(%x: memref<4096xf32> {role = "in"}, %y: memref<4096xf32> {role = "out"}) {
+  ta.loop [4096] (%i) {
+    %v = ta.load %x[affine_map<(d0) -> (d0)>](%i) : memref<4096xf32>
+    %t = arith.mulf %v, %v : f32
+    ta.store %t, %y[affine_map<(d0) -> (d0)>](%i) : memref<4096xf32>
+  }
+}
+func.func @forward(%x: memref<4096xf32>, %w: memref<65536xf32>) -> (memref<4096xf32>, memref<16xf32>) {
+  %y = ta.alloc : memref<4096xf32>
+  %ss = ta.alloc : memref<16xf32>
+  %o = ta.alloc : memref<16xf32>
+  ta.launch @init(%x, %y) : memref<4096xf32>, memref<4096xf32>
+  ta.launch @stats(%x, %y, %ss) : memref<4096xf32>, memref<4096xf32>, memref<16xf32>
+  ta.launch @q(%x, %ss, %w, %y) : memref<4096xf32>, memref<16xf32>, memref<65536xf32>, memref<4096xf32>
+  ta.launch @scale(%ss, %o) : memref<16xf32>, memref<16xf32>
+  func.return %y, %o : memref<4096xf32>, memref<16xf32>
+}
+
+// CHECK-LABEL:   ta.kernel @stats(
+// CHECK-LABEL:   ta.kernel @q(
+// CHECK:           ta.launch @stats(%x, %y, %ss)
+// CHECK-NEXT:      ta.launch @q(%x, %ss, %w, %y)

@@ -283,3 +283,44 @@ func.func @forward(%t: memref<128x128xi32>) -> (memref<1xi32>, memref<1xi32>) {
 
 // STATS: fuse-siblings
 // STATS: 2 siblings fused
+
+// -----
+
+// Two matrix products whose left factors gather rows of one table by different index
+// buffers: a data-dependent index has no place to compare, so the factors are not
+// known to be the same blocks, and the pair stays apart.
+ta.kernel @p1(%idx: memref<256xi32> {role = "in"}, %e: memref<1024x256xf32> {role = "in"}, %w: memref<256x256xf32> {role = "in"}, %o: memref<256x256xf32> {role = "out"}) {
+  ta.loop [256, 256] reduce [256] (%r, %c, %k) {
+    %i = ta.load %idx[affine_map<(d0, d1, d2) -> (d0)>](%r, %c, %k) : memref<256xi32>
+    %ii = arith.index_cast %i : i32 to index
+    %a = ta.load %e[affine_map<(d0, d1, d2)[s0] -> (s0, d2)>](%r, %c, %k)[%ii] : memref<1024x256xf32>
+    %b = ta.load %w[affine_map<(d0, d1, d2) -> (d2, d1)>](%r, %c, %k) : memref<256x256xf32>
+    %p = arith.mulf %a, %b : f32
+    %s = ta.reduce <sum> %p : f32
+    ta.store %s, %o[affine_map<(d0, d1) -> (d0, d1)>](%r, %c) : memref<256x256xf32>
+  }
+}
+ta.kernel @p2(%idx: memref<256xi32> {role = "in"}, %e: memref<1024x256xf32> {role = "in"}, %w: memref<256x256xf32> {role = "in"}, %o: memref<256x256xf32> {role = "out"}) {
+  // expected-remark@+1 {{fuse-siblings: not fused with @p1: a matrix product fuses only with another that reads one of its factors at the same places (x @ w1 beside x @ w2); otherwise the tiler sizes its blocks for it alone}}
+  ta.loop [256, 256] reduce [256] (%r, %c, %k) {
+    %i = ta.load %idx[affine_map<(d0, d1, d2) -> (d0)>](%r, %c, %k) : memref<256xi32>
+    %ii = arith.index_cast %i : i32 to index
+    %a = ta.load %e[affine_map<(d0, d1, d2)[s0] -> (s0, d2)>](%r, %c, %k)[%ii] : memref<1024x256xf32>
+    %b = ta.load %w[affine_map<(d0, d1, d2) -> (d2, d1)>](%r, %c, %k) : memref<256x256xf32>
+    %p = arith.mulf %a, %b : f32
+    %s = ta.reduce <sum> %p : f32
+    ta.store %s, %o[affine_map<(d0, d1) -> (d0, d1)>](%r, %c) : memref<256x256xf32>
+  }
+}
+func.func @forward(%i1: memref<256xi32>, %i2: memref<256xi32>, %e: memref<1024x256xf32>, %w1: memref<256x256xf32>, %w2: memref<256x256xf32>) -> (memref<256x256xf32>, memref<256x256xf32>) {
+  %o1 = ta.alloc : memref<256x256xf32>
+  %o2 = ta.alloc : memref<256x256xf32>
+  ta.launch @p1(%i1, %e, %w1, %o1) : memref<256xi32>, memref<1024x256xf32>, memref<256x256xf32>, memref<256x256xf32>
+  ta.launch @p2(%i2, %e, %w2, %o2) : memref<256xi32>, memref<1024x256xf32>, memref<256x256xf32>, memref<256x256xf32>
+  func.return %o1, %o2 : memref<256x256xf32>, memref<256x256xf32>
+}
+
+// CHECK-LABEL: ta.kernel @p1(
+// CHECK-LABEL: ta.kernel @p2(
+// CHECK:         ta.launch @p1(%i1, %e, %w1, %o1)
+// CHECK-NEXT:    ta.launch @p2(%i2, %e, %w2, %o2)
