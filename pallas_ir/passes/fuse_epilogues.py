@@ -420,10 +420,10 @@ def _rows_of_a_product(
                 if (
                     writer is not None
                     and loop is not None
-                    and other.is_before_in_block(launch)
                     and writer.role_of(writer.body.block.args[use.index])
                     in WRITABLE_ROLES
                     and any(contraction(o) is not None for o in loop.body.block.ops)
+                    and other.is_before_in_block(launch)
                 ):
                     return True
     return False
