@@ -67,7 +67,7 @@ at the reducing loop says which; `docs/passes.md` lists the remarks):
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from math import prod
@@ -174,6 +174,9 @@ class FuseEpiloguesPass(CheckedOptionsPass):
         # kernel reads.
         worklist = [o for o in forward.body.block.ops if isinstance(o, LaunchOp)]
         worklist.reverse()
+        # Host ops in program order, kept through the fusions (a fused launch takes
+        # its reader's place), so that ordering them costs no walk of the block.
+        order = {o: k for k, o in enumerate(forward.body.block.ops)}
         while worklist:
             launch = worklist.pop()
             if launch.parent is None:
@@ -183,7 +186,7 @@ class FuseEpiloguesPass(CheckedOptionsPass):
             if kernel is None or loop is None or not loop.reduce_extents:
                 continue
             try:
-                pair = self.pair(forward, launch, kernel, loop, kernels, launched)
+                pair = self.pair(forward, launch, kernel, loop, kernels, launched, order)
             except _NotFused as why:
                 emit_remark(loop, f"{self.name}: not fused: {why}")
                 continue
@@ -191,6 +194,7 @@ class FuseEpiloguesPass(CheckedOptionsPass):
                 continue
             reader = kernels[pair.reader.callee.string_value()]
             fused, fused_launch = fuse(op, pair, kernel, reader)
+            order[fused_launch] = order[pair.reader]
             kernels[fused.sym_name.data] = fused
             launched[fused.sym_name.data] = 1
             worklist.append(fused_launch)
@@ -220,9 +224,10 @@ class FuseEpiloguesPass(CheckedOptionsPass):
         loop: LoopOp,
         kernels: dict[str, KernelOp],
         launched: dict[str, int],
+        order: dict[Operation, int],
     ) -> _Pair | None:
         """The reader to fuse `launch` with, None when it has no single reader (nothing
-        to say), or `_NotFused` with why not."""
+        to say), or `_NotFused` with why not. `order`: the host ops' positions."""
         stored = {root_buffer(s.buffer) for s in loop.walk() if isinstance(s, StoreOp)}
         allocs: dict[BlockArgument, AllocOp] = {}
         users: list[Operation] = []
@@ -243,11 +248,10 @@ class FuseEpiloguesPass(CheckedOptionsPass):
             users += [u for u in its_users if u is not launch]
         if not users:
             return None  # nothing reads what it stores
-        ops = list(forward.body.block.ops)
         if any(u.parent_block() is not forward.body.block for u in users):
             raise _NotFused("the result is read inside another op")
-        users.sort(key=ops.index)
-        if ops.index(users[0]) < ops.index(launch):
+        users.sort(key=order.__getitem__)
+        if order[users[0]] < order[launch]:
             return None  # read before it is written: another value in that buffer
         reader_launch = users[0]
         if not isinstance(reader_launch, LaunchOp):
@@ -354,7 +358,7 @@ class FuseEpiloguesPass(CheckedOptionsPass):
             for a in kernel.body.block.args
             if a not in stored
         }
-        for between in ops[ops.index(launch) + 1 : ops.index(reader_launch)]:
+        for between in _ops_between(launch, reader_launch):
             if isinstance(between, ReshapeOp | AllocOp):
                 continue
             if not isinstance(between, LaunchOp):
@@ -398,6 +402,14 @@ class FuseEpiloguesPass(CheckedOptionsPass):
         return _Pair(
             launch, reader_launch, read, reader, frozenset(kept), points, recompute
         )
+
+
+def _ops_between(first: Operation, last: Operation) -> Iterator[Operation]:
+    """The ops of a block after `first` and before `last`."""
+    op = first.next_op
+    while op is not None and op is not last:
+        yield op
+        op = op.next_op
 
 
 def _rows_of_a_product(
