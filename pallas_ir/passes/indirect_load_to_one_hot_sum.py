@@ -84,7 +84,7 @@ from pallas_ir.dialects.tensor_access import (
     root_buffer,
 )
 from pallas_ir.passes.indirect_access import Rejected
-from pallas_ir.passes.launch_graph import access_key, host_root, the_loop
+from pallas_ir.passes.launch_graph import access_key, host_root, remapped, the_loop
 from pallas_ir.passes.options import CheckedOptionsPass
 from pallas_ir.passes.report import value_name
 
@@ -259,13 +259,12 @@ def _one_hot_kernel(
     for p, v in enumerate(loop.body.block.args):
         if p in pick.dims:
             mapping[v] = variables[pick.dims.index(p)]
+    bounds = [(0, n - 1) for n in new_loop.extents]
     ops: list[Operation] = []
     for o in pick.slice:
         if isinstance(o, LoadOp):
             at = [as_new[d.index] for d in o.dims]  # type: ignore[attr-defined]
-            results = [r.replace_dims_and_symbols(at, []) for r in o.map.data.results]
-            copy: Operation = _load(mapping[o.buffer], results, variables)
-            copy.results[0].name_hint = o.result.name_hint
+            copy: Operation = remapped(o, at, variables, bounds, mapping)
         else:
             copy = o.clone(value_mapper=mapping)
         copy.location = o.location

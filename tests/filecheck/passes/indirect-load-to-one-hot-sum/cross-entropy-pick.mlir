@@ -55,7 +55,7 @@ func.func @forward(%x: memref<16x128xf32>, %y: memref<16xi32>) -> memref<1xf32> 
 
 // CHECK-LABEL: ta.kernel @loss_pick(%x: memref<2048xf32> {role = "in"}, %y: memref<16xi32> {role = "in"}, %picked: memref<16xf32> {role = "out"})
 // CHECK-NEXT:    ta.loop [16] reduce [128] (%r, %column) {
-// CHECK-NEXT:      %label = ta.load %y[affine_map<(d0) -> (d0)>](%r) : memref<16xi32>
+// CHECK-NEXT:      %label = ta.load %y[affine_map<(d0, d1) -> (d0)>](%r, %column) : memref<16xi32>
 // CHECK-NEXT:      %xy = ta.load %x[affine_map<(d0, d1) -> (((d0 * 128) + d1))>](%r, %column) : memref<2048xf32>
 // CHECK-NEXT:      %0 = arith.index_cast %column : index to i32
 // CHECK-NEXT:      %1 = arith.cmpi eq, %0, %label : i32
