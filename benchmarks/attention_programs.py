@@ -37,6 +37,14 @@ def decode_attention(q, k, v):
     return F.scaled_dot_product_attention(q, k, v)
 
 
+def decode_step(k_cache, v_cache, k, v, pos, q):
+    # a decode step: the new key and value written into the caches in place (donated,
+    # a row DMA each), then one new query against them
+    k_cache.index_copy_(2, pos, k)
+    v_cache.index_copy_(2, pos, v)
+    return F.scaled_dot_product_attention(q, k_cache, v_cache)
+
+
 def rotary_attention(q, k, v, cos, sin):
     # llama's: q (B, T, 8 * 32), k and v (B, T, 2 * 32) as the projections write them;
     # rotary embeddings on q and k, grouped-query heads, causal

@@ -458,6 +458,7 @@ def frontend_programs():
         attention,
         causal_attention,
         decode_attention,
+        decode_step,
         gqa_attention,
         padded_attention,
     )
@@ -498,6 +499,10 @@ def frontend_programs():
         "attention_gqa_t512": (gqa_attention, _qkv(512, kv_heads=2)),
         "attention_gqa_t2048": (gqa_attention, _qkv(2048, kv_heads=2)),
         "attention_decode_s2048": (decode_attention, [*_qkv(1)[:1], *_qkv(2048)[1:]]),
+        "decode_step_s2048": (
+            decode_step,
+            [*_qkv(2048)[1:], *_qkv(1)[1:], torch.tensor([37]), _qkv(1)[0]],
+        ),
         "transformer_block": (
             TransformerBlock(256, 4).eval(),
             [torch.randn(4, 128, 256)],

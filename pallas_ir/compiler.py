@@ -222,9 +222,11 @@ class CompiledFunction:
         self.runtime_checks = runtime_checks
         self.interpret = (not _on_tpu()) if interpret is None else interpret
         with collecting(self.compile_profile), phase("exec"):
-            forward = functools.partial(
-                exec_source(self.source)["forward"], interpret=self.interpret
-            )
+            emitted = exec_source(self.source)
+            forward = functools.partial(emitted["forward"], interpret=self.interpret)
+        # Inputs the kernels update in place (a KV-cache write): their arrays are made
+        # for each call (`host_arguments`), so the program may overwrite them.
+        self.donated: tuple[int, ...] = emitted.get("DONATE_ARGNUMS", ())
         conversions = [_word_input(p) for p in self._plans]
         wide = [
             i
@@ -238,7 +240,7 @@ class CompiledFunction:
             return out, [_outside_int32(args[i]) for i in wide]
 
         # Traced and compiled by XLA at the first call (`_executable`).
-        self._forward = jax.jit(program)
+        self._forward = jax.jit(program, donate_argnums=self.donated)
         self._compiled: Callable | None = None
         self._differentiable: dict[tuple[bool, ...], Callable] = {}
 
@@ -331,7 +333,7 @@ class CompiledFunction:
                         with phase("cache"):
                             self._cache.write(self._cache_key, name, blob)
                 if exported is not None:
-                    program = jax.jit(exported.call)
+                    program = jax.jit(exported.call, donate_argnums=self.donated)
             with phase("jax trace"):
                 traced = program.trace(*args)
             with phase("jax lower"):

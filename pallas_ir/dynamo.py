@@ -191,6 +191,9 @@ def pallas_ir_backend(
         inference_compiler=compiler,
         partition_fn=min_cut_rematerialization_partition,
         decompositions=frontend_decompositions(),
+        # An inference graph writes its mutated inputs itself (`copy_` at its end),
+        # so a KV-cache write is made in place in the kernels, not copied back after.
+        keep_inference_input_mutations=True,
     )
     try:
         with MathAttention():  # AOTAutograd traces the joint graph here

@@ -285,8 +285,11 @@ def lower_for_tpu(
         with ctx:
             ns = exec_source(source)
             args = _structs([_as_spec(s) for s in specs])
+            donated = ns.get("DONATE_ARGNUMS", ())
             lowered = (
-                jax.jit(ns["forward"]).trace(*args).lower(lowering_platforms=("tpu",))
+                jax.jit(ns["forward"], donate_argnums=donated)
+                .trace(*args)
+                .lower(lowering_platforms=("tpu",))
             )
             text = lowered.as_text()
         if "pl.pallas_call(" in source and "tpu_custom_call" not in text:
@@ -728,7 +731,10 @@ def _child_main() -> int:
                 with x64, jax.set_mesh(mesh):
                     ns = exec_source(item["source"])
                     args = _structs(specs, sharding)
-                    lowered = jax.jit(ns["forward"]).lower(*args)
+                    # as the compiled object runs it: the inputs its kernels
+                    # overwrite donated
+                    donated = ns.get("DONATE_ARGNUMS", ())
+                    lowered = jax.jit(ns["forward"], donate_argnums=donated).lower(*args)
                     # A module whose kernels all run on XLA has no Pallas call to find.
                     pallas = "pl.pallas_call(" in item["source"]
                     if pallas and "tpu_custom_call" not in lowered.as_text():

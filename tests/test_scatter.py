@@ -304,6 +304,96 @@ def test_a_write_of_whole_rows_is_a_pallas_row_scatter(name: str, compiled) -> N
     assert len(writes) == 1, writes
 
 
+def _decode_step(k_cache, v_cache, k, v, pos, q):
+    """One decode step: the new key and value written into the caches in place, then
+    attention of the new query over them."""
+    k_cache.index_copy_(2, pos, k)
+    v_cache[:, :, pos] = v
+    return torch.nn.functional.scaled_dot_product_attention(q, k_cache, v_cache)
+
+
+def _decode_inputs(position: int) -> list[torch.Tensor]:
+    return [
+        _randn(2, 4, 256, 128),
+        _randn(2, 4, 256, 128) * 2,
+        _randn(2, 4, 1, 128) + position,
+        _randn(2, 4, 1, 128) - position,
+        torch.tensor([position]),
+        _randn(2, 4, 1, 128) / 3,
+    ]
+
+
+def test_a_kv_cache_write_is_made_in_place() -> None:
+    """An input the function updates at a few rows, and that nothing else reads, is
+    written in place: a row scatter into the input's own array, which the host donates,
+    however few the rows (a decode step's one position). No kernel copies a cache, the
+    attention that reads them is one kernel, and a bad index raises before either
+    cache changes."""
+    k = pallas_ir.compile(_decode_step, _decode_inputs(5))
+    assert k.donated == (0, 1)
+    assert "DONATE_ARGNUMS = (0, 1)" in k.source
+    for position in (5, 255, 0):
+        ours, eager = _decode_inputs(position), _decode_inputs(position)
+        got, want = k(*ours), _decode_step(*eager)
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+        assert torch.equal(ours[0], eager[0]) and torch.equal(ours[1], eager[1])
+    report = k.cost_report()
+    cache = 2 * 4 * 256 * 128 * 4
+    assert not report.xla_calls
+    (attention,) = [c for c in report.calls if "attention" in c.kernel]
+    assert sum(o.bytes for o in attention.operands) < 2.1 * cache  # both caches once
+    # every other kernel moves rows, or less: none copies a cache
+    assert all(
+        sum(o.bytes for o in c.operands) < cache / 64
+        for c in report.calls
+        if c is not attention
+    )
+    bad = _decode_inputs(7)
+    bad[4] = torch.tensor([256])
+    before = [t.clone() for t in bad[:2]]
+    with pytest.raises(IndexError, match="index_put"):
+        k(*bad)
+    assert torch.equal(bad[0], before[0]) and torch.equal(bad[1], before[1])
+    (aot,) = aot_compile_many([(k.source, arg_specs(k.module))], chip="v5e")
+    assert aot.ok, aot.message
+
+
+def test_a_kv_cache_write_under_torch_compile_matches_eager() -> None:
+    """Under `torch.compile`, AOTAutograd keeps the inference graph's writes to its
+    inputs (`keep_inference_input_mutations`), so the same in-place write runs in the
+    kernels; the caches change as eager's do, step after step."""
+    import warnings
+
+    torch._dynamo.reset()
+    step = torch.compile(_decode_step, backend="pallas_ir")
+    ours, eager = _decode_inputs(3)[:2], _decode_inputs(3)[:2]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no op runs in eager torch
+        for position in (3, 4):
+            rest = _decode_inputs(position)[2:]
+            got = step(*ours, *rest)
+            want = _decode_step(*eager, *rest)
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+            assert torch.equal(ours[0], eager[0]) and torch.equal(ours[1], eager[1])
+
+
+def test_an_input_also_read_before_its_write_is_copied() -> None:
+    """Where the function reads the input before it writes it, the write goes to a
+    copy of the input (as before), which is then copied back: nothing is donated."""
+
+    def step(cache, new, pos):
+        total = cache.sum()
+        cache.index_copy_(0, pos, new)
+        return total
+
+    inputs = lambda: [_randn(64, 128), _randn(16, 128), _rows(64, 16) % 64]
+    k = pallas_ir.compile(step, inputs())
+    assert k.donated == ()
+    ours, eager = inputs(), inputs()
+    torch.testing.assert_close(k(*ours), step(*eager), rtol=1e-5, atol=1e-4)
+    assert torch.equal(ours[0], eager[0])
+
+
 @pytest.mark.parametrize(
     ("name", "update"),
     [

@@ -805,6 +805,10 @@ class Program:
     specialised_offsets: set[object] = field(default_factory=set[object])
     """The inputs whose storage offset the program depends on (an as_strided with an
     offset in the caller's storage reads them): a call must pass the same."""
+    in_place: dict[object, Buffer] = field(default_factory=dict[object, Buffer])
+    """Scatter nodes that write into the buffer of the input they update (the input
+    is read by nothing else and takes their result back), and that buffer: the
+    write needs no copy of its base, and the host donates the input."""
 
     def check(
         self,

@@ -356,6 +356,64 @@ def _copy(t: torch.Tensor) -> torch.Tensor:
     return torch.as_strided(flat, t.shape, t.stride())
 
 
+_SCATTERS = {
+    aten.index_put.default,
+    aten._unsafe_index_put.default,
+    aten.scatter.src,
+    aten.scatter.value,
+    aten.scatter_add.default,
+}
+"""The writes (`frontend/lowerings/scatter.py`) that can update an input in place."""
+
+_HELD_AS_IS = {torch.float32, torch.bfloat16, torch.int32}
+"""The dtypes an input is passed in as it is (no int64 words, no widened bool)."""
+
+
+def _written_in_place(
+    graph: torch.fx.GraphModule,
+    placeholders: Sequence[torch.fx.Node],
+    buffers: Sequence[Buffer],
+    example_inputs: Sequence[torch.Tensor],
+) -> dict[torch.fx.Node, Buffer]:
+    """The scatters that may write into the buffer of the input they update, and that
+    buffer: functionalization writes their result back into the input (`copy_`),
+    nothing else reads the input, and the host passes it contiguous, in its dtype.
+    The kernels then overwrite the input's array, which the host donates."""
+    found: dict[torch.fx.Node, Buffer] = {}
+    for node in graph.graph.nodes:
+        if node.op != "call_function" or node.target is not aten.copy_.default:
+            continue
+        x, new = node.args[0], node.args[1]
+        if x not in placeholders or not isinstance(new, torch.fx.Node):
+            continue
+        readers = {node}
+        if new.target is aten.copy.default and new.args[0] is x:
+            # AOTAutograd's graph, functionalized again: copy_(x, copy(x, scatter))
+            readers.add(new)
+            new = new.args[1]
+            if not isinstance(new, torch.fx.Node) or not _alike(new, x):
+                continue
+        if new.target not in _SCATTERS or new.args[0] is not x:
+            continue
+        i = list(placeholders).index(x)
+        t = example_inputs[i]
+        if set(x.users) != {new, *readers} or t.dtype not in _HELD_AS_IS:
+            continue
+        if t.is_contiguous() and t.numel() > 0:
+            found[new] = buffers[i]
+    return found
+
+
+def _alike(a: torch.fx.Node, b: torch.fx.Node) -> bool:
+    """Whether the two nodes' values have one shape and dtype."""
+    va, vb = a.meta.get("val"), b.meta.get("val")
+    return (
+        isinstance(va, torch.Tensor)
+        and isinstance(vb, torch.Tensor)
+        and (va.shape, va.dtype) == (vb.shape, vb.dtype)
+    )
+
+
 def _view_of_input(
     node: torch.fx.Node,
     inputs: Sequence[torch.fx.Node],
@@ -444,6 +502,8 @@ def torch_to_ta(
         env[node] = storage_value(buf, data.shape, data.stride())
         prog.storage_offsets[node] = data.storage_offset()
 
+    prog.in_place = _written_in_place(graph, placeholders, buffers, example_inputs)
+
     def arg(a):
         return env[a] if isinstance(a, torch.fx.Node) else a
 
@@ -499,13 +559,14 @@ def torch_to_ta(
         held = v.stored
         if (
             held is not None
-            and held in buffers[len(inputs) :]
+            and (held in buffers[len(inputs) :] or held in in_place)
             and held not in outputs
             and (held.host_shape, held.element, held.boolean)
             == (out.host_shape, out.element, out.boolean)
         ):
             # The value is an intermediate buffer whole (an index_put's copy of its
-            # base, written in place): returned as it is, not copied once more.
+            # base, written in place), or an input's updated in place: returned as
+            # it is, not copied once more.
             outputs.append(held)
         else:
             buffers.append(out)
@@ -515,6 +576,7 @@ def torch_to_ta(
         return stored[-1]
 
     written = {value: i for i, value in writes}
+    in_place = list(prog.in_place.values())
     results: list[Result] = []
     for r in returned:
         if r is None or isinstance(r, int | float | bool):  # a backward's no-grad

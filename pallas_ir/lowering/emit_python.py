@@ -33,6 +33,7 @@ from xdsl.utils.target import Target
 
 from pallas_ir.dialects import pallas, xla
 from pallas_ir.dialects.common import ARITH_CASTS, DotPrecision, ReductionKind
+from pallas_ir.dialects.pallas import DONATED_ARGUMENT
 from pallas_ir.dtypes import holds_float64
 from pallas_ir.lowering import emit_xla
 from pallas_ir.lowering.jnp_spelling import (
@@ -586,7 +587,25 @@ def emit_python(module: ModuleOp) -> str:
         lines = "\n".join(body).splitlines()
         body = ["    with jax.enable_x64(True):", *("    " + line for line in lines)]
     parts.append(f"\n\ndef forward({signature}):\n" + "\n".join(body) + "\n")
+    donated = donated_arguments(forward)
+    if donated:
+        parts.append(
+            f"\n\nDONATE_ARGNUMS = {tuple(donated)!r}\n"
+            '"""The arguments whose arrays forward\'s kernels overwrite: jit it with\n'
+            'donate_argnums=DONATE_ARGNUMS, or XLA copies each one first."""\n'
+        )
     return "".join(parts)
+
+
+def donated_arguments(forward: func.FuncOp) -> list[int]:
+    """The positions of @forward's arguments marked `pallas.donated`."""
+    if forward.arg_attrs is None:
+        return []
+    return [
+        k
+        for k, attrs in enumerate(forward.arg_attrs.data)
+        if DONATED_ARGUMENT in attrs.data
+    ]
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from typing import ClassVar
 from xdsl.context import Context
 from xdsl.dialects.builtin import AffineMapAttr, MemRefType, ModuleOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
-from xdsl.ir.affine import AffineMap, AffineSymExpr
+from xdsl.ir.affine import AffineExpr, AffineMap, AffineSymExpr
 
 from pallas_ir.affine_analysis import flat_offset, linearize
 from pallas_ir.dialects.common import ArgRole, ReductionKind
@@ -65,6 +65,10 @@ class _RowScatter:
     map: AffineMap
     """The store's map on that view: the row a bare symbol, the rest loop dims."""
     reshape: bool
+    index_load: LoadOp
+    index_map: AffineMap
+    """The index load's map: its own, or, where one index serves every point, the
+    same place read along a loop dim of extent 1 (the row dim)."""
 
 
 def _only_index_use(value: SSAValue, store: StoreOp) -> Operation | None:
@@ -146,7 +150,29 @@ def _analyse(kernel: KernelOp, store: StoreOp, smem_budget: int) -> _RowScatter:
         )
     index_view = source.load.buffer.type
     assert isinstance(index_view, MemRefType)
-    index_lin = flat_offset(source.load.map.data.results, index_view.get_shape())
+    rows = {store.dims[p] for p in used}
+    index_map = source.load.map.data
+    index_lin = flat_offset(index_map.results, index_view.get_shape())
+    if index_lin is not None and not index_lin.symbols and not index_lin.dims:
+        # One index for every point (a write at one position: a decode step's KV-cache
+        # write). Read along a loop dim of extent 1 that no other index of the store
+        # takes, it is the same value, and that dim is the row dim.
+        unit = next(
+            (
+                p
+                for p, d in enumerate(source.load.dims)
+                if loop_extent(d) == 1 and d not in rows
+            ),
+            None,
+        )
+        if unit is not None:
+            *lead, last = index_map.results
+            index_map = AffineMap(
+                index_map.num_dims,
+                index_map.num_symbols,
+                (*lead, last + AffineExpr.dimension(unit)),
+            )
+            index_lin = flat_offset(index_map.results, index_view.get_shape())
     if (
         index_lin is None
         or index_lin.symbols
@@ -158,7 +184,6 @@ def _analyse(kernel: KernelOp, store: StoreOp, smem_budget: int) -> _RowScatter:
             f"{source.load.map.data}: consecutive along one loop dim is needed",
             "index not read along one loop dim",
         )
-    rows = {store.dims[p] for p in used}
     if any(store.dims[p] in rows for p in index_lin.dims):
         raise Rejected(
             "the index is read at every point of a row: each index picks one element, "
@@ -195,6 +220,8 @@ def _analyse(kernel: KernelOp, store: StoreOp, smem_budget: int) -> _RowScatter:
         shape,
         AffineMap(old.num_dims, old.num_symbols, tuple(results)),
         reshape,
+        source.load,
+        index_map,
     )
 
 
@@ -240,6 +267,7 @@ class IndirectStoreToRowDmaPass(CheckedOptionsPass):
                     view = view_before_loop(kernel, store, found.shape)
                     store.operands = [store.value, view, *store.dims, *store.symbols]
                 store.properties["map"] = AffineMapAttr(found.map)
+                found.index_load.properties["map"] = AffineMapAttr(found.index_map)
                 report.applied(
                     store,
                     buffer,

@@ -26,6 +26,7 @@ from pallas_ir.dialects.enums import (
     PallasReductionKindAttr,
 )
 from pallas_ir.dialects.pallas.attributes import (
+    DONATED_ARGUMENT,
     SQUEEZED,
     BlockIndexing,
     BlockIndexingAttr,
@@ -70,6 +71,7 @@ from pallas_ir.dialects.pallas.ops import (
 )
 
 __all__ = [
+    "DONATED_ARGUMENT",
     "SQUEEZED",
     "BlockIndexing",
     "BlockIndexingAttr",

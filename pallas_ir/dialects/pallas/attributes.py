@@ -135,6 +135,11 @@ class RefType(ParametrizedAttribute, TypeAttribute):
 SQUEEZED = -1
 """How a squeezed block dim (`None` / `pl.squeezed` in Pallas) is stored."""
 
+DONATED_ARGUMENT = "pallas.donated"
+"""The unit attribute on an argument of `func.func @forward` whose array a kernel
+overwrites (an `inout` input, aliased to a result): the caller donates it
+(`jax.jit(..., donate_argnums=...)`), or XLA copies it first."""
+
 
 @irdl_attr_definition
 class BlockSpecAttr(ParametrizedAttribute):

@@ -11,6 +11,11 @@ result (a KV-cache write at one position, nll_loss's backward). So is a write at
 static range (`slice_scatter`) and an `index_put` by a boolean mask with one value per
 masked row.
 
+A write into an input the function updates (`x.index_copy_(...)`, a KV-cache write)
+where nothing else reads the input is made in place, into the input's own buffer (the
+host donates it), at its points however few: no copy, and no element-wise pass over the
+whole input.
+
 A larger data-dependent write is two kernels on one buffer: the first copies the base
 into it, the second loops over the written points, loads each index (a map symbol) and
 stores, or accumulates with `ta.store ... accumulate <sum>`, the source element at the
@@ -81,12 +86,24 @@ def written(
     `points` storing (or adding) the value `emit(k, idx)` gives at the flat position
     it gives."""
     shape, element = base.shape, c.element
-    out = Buffer.holding(c.prog.fresh("t"), shape, element)
-    c.buffers.append(out)
-    c.prog.kernel(base, out)
+    out = in_place(c)
+    if out is None:
+        out = Buffer.holding(c.prog.fresh("t"), shape, element)
+        c.buffers.append(out)
+        c.prog.kernel(base, out)
     kind = None if not accumulate else "max" if element == "i1" else "sum"
     c.prog.scatter(points, out, emit, kind)
     return storage_value(out, shape, row_major_strides(shape))
+
+
+def in_place(c: Lowering) -> Buffer | None:
+    """The buffer of the input this write updates in place (`Program.in_place`),
+    where it holds the values the write computes; None where the write goes to a
+    copy of its base."""
+    into = c.prog.in_place.get(c.node)
+    if into is None or (into.host_shape, into.value_element) != (c.shape, c.element):
+        return None
+    return into
 
 
 def materialised(c: Lowering, value: Value) -> Value:
@@ -142,7 +159,9 @@ def index_put(c: Lowering, args) -> Value:
         v = values.emit(k, broadcast_index(values, points, point))
         return k.cast(v, values.element, element)
 
-    if math.prod(bcast) <= ELEMENTWISE_POINTS:
+    # In place, a write of a few points stays a write of those points: element-wise,
+    # it would store every element of the input again.
+    if math.prod(bcast) <= ELEMENTWISE_POINTS and in_place(c) is None:
 
         def emit(k: Kernel, idx: Index) -> SSAValue:
             v = k.cast(base.emit(k, idx), base.element, element)
@@ -270,7 +289,7 @@ def scatter(c: Lowering, args) -> Value:
         return k.constant(src, element)
 
     width = index.shape[dim]
-    if width <= ELEMENTWISE_POINTS:
+    if width <= ELEMENTWISE_POINTS and in_place(c) is None:
         # The index may be shorter than the base along the other dims: positions
         # past it keep the base (and read the index in bounds, wrapped).
         short = [d for d in range(rank) if d != dim and index.shape[d] < base.shape[d]]

@@ -9,10 +9,13 @@ from typing import ClassVar
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
     IntegerAttr,
     MemRefType,
     ModuleOp,
     TensorType,
+    UnitAttr,
     i32,
     i64,
 )
@@ -119,6 +122,16 @@ class TlToPallasPass(CheckedOptionsPass):
             Region(host.block),
         )
         new_forward.location = forward.location
+        donated = _overwritten_arguments(forward, kernels)
+        if donated:
+            new_forward.arg_attrs = ArrayAttr(
+                [
+                    DictionaryAttr(
+                        {pallas.DONATED_ARGUMENT: UnitAttr()} if k in donated else {}
+                    )
+                    for k in range(len(host.block.args))
+                ]
+            )
         for k in kernels.values():
             op.body.block.erase_op(k)
         op.body.block.insert_op_after(new_forward, forward)
@@ -639,6 +652,25 @@ class TlToPallasPass(CheckedOptionsPass):
         for sc, r in zip(scatters, call.outs[len(stores) :]):
             host.write(launch.args[sc.dest.index], r)  # type: ignore[attr-defined]
         return call
+
+
+def _overwritten_arguments(
+    forward: func.FuncOp, kernels: dict[str, tl.KernelOp | ta.KernelOp]
+) -> set[int]:
+    """The arguments of @forward a launch takes `inout`: the kernel reads and writes
+    the argument's own array (aliased, or an XLA update), so the caller donates it."""
+    args = forward.body.block.args
+    found: set[int] = set()
+    for launch in forward.body.block.ops:
+        if not isinstance(launch, ta.LaunchOp):
+            continue
+        kernel = kernels[launch.callee.string_value()]
+        for a, operand in zip(kernel.body.block.args, launch.args, strict=True):
+            while isinstance(operand.owner, ta.ReshapeOp):
+                operand = operand.owner.source
+            if kernel.role_of(a) == ArgRole.INOUT and operand in args:
+                found.add(args.index(operand))
+    return found
 
 
 def _hoist_program_ids(body: Block) -> None:

@@ -158,7 +158,7 @@ func.func @forward(%out: memref<64x2xf32>) -> memref<64x2xf32> {
 
 // CHECK-LABEL: ta.kernel @read_back(%out: memref<64x2xf32> {role = "inout"}) attributes {target = #ta<target xla>}
 
-// PALLAS:       func.func @forward(%out: tensor<64x2xf32>) -> tensor<64x2xf32> {
+// PALLAS:       func.func @forward(%out: tensor<64x2xf32> {pallas.donated}) -> tensor<64x2xf32> {
 // PALLAS-NEXT:    %out_1 = pallas.xla_call @read_back(%out)
 
 // -----

@@ -21,7 +21,7 @@ func.func @forward(%pos: memref<12xi32>, %k: memref<2x4x12x128xf32>, %cache: mem
   func.return %cache : memref<2x4x64x128xf32>
 }
 
-// CHECK-LABEL: func.func @forward(%pos: tensor<12xi32>, %k: tensor<2x4x12x128xf32>, %cache: tensor<2x4x64x128xf32>) -> tensor<2x4x64x128xf32> {
+// CHECK-LABEL: func.func @forward(%pos: tensor<12xi32>, %k: tensor<2x4x12x128xf32>, %cache: tensor<2x4x64x128xf32> {pallas.donated}) -> tensor<2x4x64x128xf32> {
 // CHECK-NEXT:    %cache_1 = pallas.call @update(%pos, %k, %cache) grid [2, 4, 2] prefetch 1
 // CHECK-NEXT:      in [#pallas.block_spec<[1, 1, 8, 128], (d0, d1, d2) -> (d0, d1, d2, 0)>, #pallas.block_spec<any>]
 // CHECK-NEXT:      out [#pallas.block_spec<any>]

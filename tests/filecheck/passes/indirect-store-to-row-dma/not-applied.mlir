@@ -86,3 +86,21 @@ ta.kernel @scatter_max(%idx: memref<6xi32> {role = "in"}, %src: memref<6x256xf32
 
 // CHECK-LABEL: ta.kernel @scatter_max(
 // CHECK-SAME:      %idx: memref<6xi32> {role = "in"}
+
+// -----
+
+// A decode step's write at one position (row-scatters.mlir's @decode_write) with no
+// loop dim of extent 1 to read the one index along: every point of a
+// (b, h) pair's row writes at the one position, and the loop's rows are not the index's.
+ta.kernel @one_index_no_unit_dim(%pos: memref<1xi32> {role = "in"}, %new: memref<1024xf32> {role = "in"}, %cache: memref<65536xf32> {role = "inout"}) {
+  ta.loop [2, 4, 128] (%b, %h, %d) {
+    %iv = ta.load %pos[affine_map<(d0, d1, d2) -> (0)>](%b, %h, %d) : memref<1xi32>
+    %s = arith.index_cast %iv : i32 to index
+    %v = ta.load %new[affine_map<(d0, d1, d2) -> (d0 * 512 + d1 * 128 + d2)>](%b, %h, %d) : memref<1024xf32>
+    // expected-remark@+1 {{indirect-store-to-row-dma: not applied to %cache: the index is read from %pos at (d0, d1, d2) -> (0): consecutive along one loop dim is needed}}
+    ta.store %v, %cache[affine_map<(d0, d1, d2)[s0] -> (d0 * 32768 + d1 * 8192 + s0 * 128 + d2)>](%b, %h, %d)[%s] : memref<65536xf32>
+  }
+}
+
+// CHECK-LABEL: ta.kernel @one_index_no_unit_dim(
+// CHECK-SAME:      %pos: memref<1xi32> {role = "in"}

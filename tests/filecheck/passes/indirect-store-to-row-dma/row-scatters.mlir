@@ -45,3 +45,25 @@ ta.kernel @index_add(%idx: memref<6xi32> {role = "in"}, %src: memref<6x256xf32> 
 // CHECK-LABEL: ta.kernel @index_add(
 // CHECK-SAME:      %idx: memref<6xi32> {role = "prefetch"}
 // CHECK:           ta.store %v, %x[affine_map<(d0, d1)[s0] -> (s0, d1)>](%i, %j)[%s] accumulate <sum> : memref<40x256xf32>
+
+// -----
+
+// A decode step's write at one position: cache[:, :, pos] = new for pos: i32[1], the
+// loop's position dim of extent 1, and the frontend reading the one index at (0). It is
+// read along that dim instead (the same element, as the dim is always 0), which makes
+// the dim the row dim of the scatter.
+ta.kernel @decode_write(%pos: memref<1xi32> {role = "in"}, %new: memref<1024xf32> {role = "in"}, %cache: memref<65536xf32> {role = "inout"}) {
+  ta.loop [2, 4, 1, 128] (%b, %h, %p, %d) {
+    %iv = ta.load %pos[affine_map<(d0, d1, d2, d3) -> (0)>](%b, %h, %p, %d) : memref<1xi32>
+    %s = arith.index_cast %iv : i32 to index
+    %v = ta.load %new[affine_map<(d0, d1, d2, d3) -> (d0 * 512 + d1 * 128 + d3)>](%b, %h, %p, %d) : memref<1024xf32>
+    // expected-remark@+1 {{indirect-store-to-row-dma: applied to %cache: rows of 2x4x64x128 by row DMA, indices %pos prefetched}}
+    ta.store %v, %cache[affine_map<(d0, d1, d2, d3)[s0] -> (d0 * 32768 + d1 * 8192 + s0 * 128 + d3)>](%b, %h, %p, %d)[%s] : memref<65536xf32>
+  }
+}
+
+// CHECK-LABEL: ta.kernel @decode_write(
+// CHECK-SAME:      %pos: memref<1xi32> {role = "prefetch"}
+// CHECK:         %{{.*}} = ta.load %pos[affine_map<(d0, d1, d2, d3) -> (d2)>](%b, %h, %p, %d) : memref<1xi32>
+// CHECK:         ta.store %v, %{{.*}}[affine_map<(d0, d1, d2, d3)[s0] -> (d0, d1, s0, d3)>](%b, %h, %p, %d)[%s] : memref<2x4x64x128xf32>
+
