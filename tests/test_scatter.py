@@ -340,6 +340,9 @@ def test_a_kv_cache_write_is_made_in_place() -> None:
     report = k.cost_report()
     cache = 2 * 4 * 256 * 128 * 4
     assert not report.xla_calls
+    # one range check of pos (the second write's would fail only where the first's
+    # does), a row scatter into each cache, the attention
+    assert len(report.calls) == 4
     (attention,) = [c for c in report.calls if "attention" in c.kernel]
     assert sum(o.bytes for o in attention.operands) < 2.1 * cache  # both caches once
     # every other kernel moves rows, or less: none copies a cache
@@ -348,12 +351,13 @@ def test_a_kv_cache_write_is_made_in_place() -> None:
         for c in report.calls
         if c is not attention
     )
-    bad = _decode_inputs(7)
-    bad[4] = torch.tensor([256])
-    before = [t.clone() for t in bad[:2]]
-    with pytest.raises(IndexError, match="index_put"):
-        k(*bad)
-    assert torch.equal(bad[0], before[0]) and torch.equal(bad[1], before[1])
+    for position in (256, 2**33):  # past the end; outside int32
+        bad = _decode_inputs(7)
+        bad[4] = torch.tensor([position])
+        before = [t.clone() for t in bad[:2]]
+        with pytest.raises(IndexError, match=f"index {position} is out of bounds"):
+            k(*bad)
+        assert torch.equal(bad[0], before[0]) and torch.equal(bad[1], before[1])
     (aot,) = aot_compile_many([(k.source, arg_specs(k.module))], chip="v5e")
     assert aot.ok, aot.message
 

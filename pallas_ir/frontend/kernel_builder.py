@@ -805,6 +805,12 @@ class Program:
     specialised_offsets: set[object] = field(default_factory=set[object])
     """The inputs whose storage offset the program depends on (an as_strided with an
     offset in the caller's storage reads them): a call must pass the same."""
+    once: dict[tuple, tuple[object, object]] = field(
+        default_factory=dict[tuple, tuple[object, object]]
+    )
+    """What two ops on one index tensor would each compute (its range check, its
+    wrapped copy), made for the first, by (what, id of the index Value, ...) → (the
+    index Value, kept alive so that its id stays its own; what was made)."""
     in_place: dict[object, Buffer] = field(default_factory=dict[object, Buffer])
     """Scatter nodes that write into the buffer of the input they update (the input
     is read by nothing else and takes their result back), and that buffer: the

@@ -41,6 +41,15 @@ def check_in_range(c: Lowering, index: Value, n: int, wrap: bool, dim: int) -> N
     Without the check a gather would read another row (interpret mode clamps) or, on a
     TPU, DMA from outside the table."""
     low = -n if wrap else 0
+    # A second op on the same index over the same range (two caches written at one
+    # position) needs no check of its own: where it would fail, the first (earlier,
+    # as eager raises) fails.
+    key = ("range check", id(index), low, n)
+    if key in c.prog.once:
+        earlier = c.prog.once[key][1]
+        if earlier is not None:  # this op's use of the index is checked all the same
+            c.prog.bounded_indices.append(BoundedIndex(c.node, index, earlier))  # type: ignore[arg-type]
+        return
 
     def outside(k: Kernel, idx) -> SSAValue:
         v = k.cast(index.emit(k, idx), index.element, "i32")
@@ -61,6 +70,7 @@ def check_in_range(c: Lowering, index: Value, n: int, wrap: bool, dim: int) -> N
         f"index {{value}} is out of bounds for dimension {dim} with size {n}",
         c.where,
     )
+    c.prog.once[key] = (index, failure)
     if failure is not None:  # (what an int64 index outside int32 raises too)
         c.prog.bounded_indices.append(BoundedIndex(c.node, index, failure))
 

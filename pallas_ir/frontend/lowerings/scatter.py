@@ -185,17 +185,7 @@ def index_put(c: Lowering, args) -> Value:
     # The wrapped indices, computed once into buffers of their own: the write then
     # reads each as it is, which makes it a row scatter (indirect-store-to-row-dma)
     # where it writes whole rows.
-    wrapped = {
-        d: materialised(
-            c,
-            Value(
-                indices[d].shape,
-                lambda k, at, d=d: index_value(k, indices[d], at, base.shape[d], True),
-                "i32",
-            ),
-        )
-        for d in indexed
-    }
+    wrapped = {d: _wrapped(c, indices[d], base.shape[d]) for d in indexed}
 
     def emit_write(k: Kernel, point: Index) -> tuple[SSAValue, AffineExpr]:
         where = point[lead : lead + n_bcast]
@@ -211,6 +201,20 @@ def index_put(c: Lowering, args) -> Value:
         return source(k, point), linear(terms)
 
     return written(c, base, points, emit_write, accumulate)
+
+
+def _wrapped(c: Lowering, index: Value, n: int) -> Value:
+    """`index` with negative entries wrapped into [0, n), in a buffer of its own, made
+    once for all the writes that index a dim of size n by it."""
+    key = ("wrapped", id(index), n)
+    if key not in c.prog.once:
+        value = Value(
+            index.shape, lambda k, at: index_value(k, index, at, n, True), "i32"
+        )
+        c.prog.once[key] = (index, materialised(c, value))
+    made = c.prog.once[key][1]
+    assert isinstance(made, Value)
+    return made
 
 
 def _everywhere(c: Lowering, base: Value, values: Value, accumulate: bool) -> Value:
