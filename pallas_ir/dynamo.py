@@ -6,9 +6,10 @@ with the frontend's decompositions and the min-cut rematerialization partitioner
 Inductor uses) functionalizes it, lifts parameters and buffers to inputs, and splits it
 into a forward and a backward graph (or one inference graph when nothing requires grad).
 Each graph is a `CompiledGraph`: compiled at its first call, specialised on the call's
-concrete shapes, and again for each new set of shapes. AOTAutograd's runtime copies the
-new values of mutated inputs back after the call and regenerates outputs that alias
-inputs.
+concrete shapes, and again for each new set of shapes. An inference graph writes the
+inputs it mutates itself (`keep_inference_input_mutations`: a KV-cache write is made
+in place); for a training graph AOTAutograd's runtime copies the new values of mutated
+inputs back after the call. It regenerates outputs that alias inputs.
 
 A graph with ops the frontend cannot compile is split: the ops it can compile are
 grouped into partitions (as large as the graph's dependencies allow), each compiled to
@@ -32,7 +33,11 @@ from torch.fx.passes.operator_support import OperatorSupportBase
 
 from pallas_ir.compiler import CompiledGraph, specialised
 from pallas_ir.frontend import UnsupportedError, check_node, trace_to_aten
-from pallas_ir.frontend.torch_to_ta import MathAttention, frontend_decompositions
+from pallas_ir.frontend.torch_to_ta import (
+    MathAttention,
+    copied,
+    frontend_decompositions,
+)
 
 EAGER_NOTICE = "pallas_ir: these ops run in eager PyTorch, the rest as Pallas kernels: "
 """How the one warning of a graph with eager ops begins; the ops follow, `; `-separated."""
@@ -46,6 +51,13 @@ class _Compilable(OperatorSupportBase):
 
     def is_node_supported(self, submodules, node: torch.fx.Node) -> bool:
         if node.op != "call_function":  # inputs and outputs stay in the outer graph
+            return False
+        if (
+            node.target is torch.ops.aten.copy_.default
+            and node.args[0].op == "placeholder"
+        ):  # type: ignore[union-attr]
+            # The graph's write into its input stays in the outer graph too, as
+            # AOTAutograd's epilogue would run it: no op of the user's runs eagerly.
             return False
         error = check_node(node)
         if error is not None:
@@ -78,7 +90,8 @@ def partition(
     partition, `compiled(partition)`, by default a `CompiledGraph` that raises when
     the pipeline rejects it) and the rest eagerly, and a line for each op that runs
     eagerly."""
-    aten = trace_to_aten(gm, inputs)
+    # The trace runs the graph: on copies, as an inference graph writes its inputs.
+    aten = trace_to_aten(gm, [copied(t) for t in inputs])
     support = _Compilable()
     partitioner = CapabilityBasedPartitioner(
         aten, support, allows_single_node_partition=True

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 from functorch.compile import aot_function, make_boxed_func
 from torch._decomp import core_aten_decompositions
 
@@ -379,6 +380,46 @@ def test_a_kv_cache_write_under_torch_compile_matches_eager() -> None:
             want = _decode_step(*eager, *rest)
             torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
             assert torch.equal(ours[0], eager[0]) and torch.equal(ours[1], eager[1])
+
+
+def test_a_write_whose_values_are_its_base_is_not_in_place() -> None:
+    """An input that is both the base and the values of its write (`c[i] = c`) is read
+    by the write twice: it goes to a copy, as any input read besides its write."""
+
+    def permute_rows(c, i):
+        c.copy_(c.index_put((i,), c))
+        return c.sum(1)
+
+    inputs = lambda: [_randn(64, 128), torch.randperm(64, generator=_gen(1))]
+    k = pallas_ir.compile(permute_rows, inputs())
+    assert k.donated == ()
+    ours, eager = inputs(), inputs()
+    torch.testing.assert_close(k(*ours), permute_rows(*eager), rtol=1e-5, atol=1e-4)
+    assert torch.equal(ours[0], eager[0])
+
+
+def test_an_input_write_in_a_split_graph_is_made_once() -> None:
+    """A torch.compile graph with an op that runs eagerly is split, after a trace of
+    the graph that runs it: on copies of the inputs, so the write into the input (kept
+    in the inference graph) is made once a call, as eager makes it."""
+
+    def step(x, idx, src, h):
+        x.index_add_(0, idx, src)
+        up = F.interpolate(h[None, None], (3, 32), mode="bicubic", antialias=True)
+        return up.sum() + x.sum()
+
+    torch._dynamo.reset()
+    compiled = torch.compile(step, backend="pallas_ir")
+    ours, eager = torch.zeros(16, 128), torch.zeros(16, 128)
+    idx, src, h = torch.tensor([1, 1, 5]), torch.ones(3, 128), _randn(4, 32)
+    with torch.no_grad():
+        with pytest.warns(UserWarning, match="_upsample_bicubic2d_aa"):
+            got = compiled(ours, idx, src, h)
+        for call in range(2):
+            if call:
+                got = compiled(ours, idx, src, h)
+            torch.testing.assert_close(got, step(eager, idx, src, h))
+            assert torch.equal(ours, eager)
 
 
 def test_an_input_also_read_before_its_write_is_copied() -> None:

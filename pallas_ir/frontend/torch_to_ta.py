@@ -345,9 +345,11 @@ _TORCH_OF = {"i32": torch.int32, "f32": torch.float32, "f64": torch.float64}
 """The torch dtype of a check's results."""
 
 
-def _copy(t: torch.Tensor) -> torch.Tensor:
+def copied(t):
     """A copy of `t` with its shape and strides (overlapping ones too: the storage
-    span it views is copied)."""
+    span it views is copied); anything but a tensor as it is."""
+    if not isinstance(t, torch.Tensor):
+        return t
     t = t.detach()
     if t.numel() == 0 or any(s < 0 for s in t.stride()):
         return t.clone()
@@ -397,7 +399,10 @@ def _written_in_place(
             continue
         i = list(placeholders).index(x)
         t = example_inputs[i]
-        if set(x.users) != {new, *readers} or t.dtype not in _HELD_AS_IS:
+        # x is read by the write alone, and only as its base (not as its values too)
+        if set(x.users) != {new, *readers} or _operands(new).count(x) != 1:
+            continue
+        if t.dtype not in _HELD_AS_IS:
             continue
         if t.is_contiguous() and t.numel() > 0:
             found[new] = buffers[i]
@@ -467,7 +472,7 @@ def torch_to_ta(
     # The trace runs the function: on copies, so inputs it writes in place (a batch
     # norm's running statistics) change only when the compiled program is called.
     with phase("torch trace"):
-        graph = trace_to_aten(fn, [_copy(t) for t in example_inputs])
+        graph = trace_to_aten(fn, [copied(t) for t in example_inputs])
     prog = Program(checking=runtime_checks)
     env = prog.values
     inputs: list[InputPlan] = []
