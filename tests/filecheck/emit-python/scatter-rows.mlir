@@ -5,8 +5,9 @@
 // Row DMA writes as Python: `make_async_copy` from a row of the VMEM scratch to the
 // row of the `any` output at the leading indices and the read position, `.start()`
 // then `.wait()`; the output spec is `pl.BlockSpec(memory_space=pl.ANY)`, aliased to
-// the cache input.
-func.func @forward(%pos: tensor<3xi32>, %new: tensor<2x2x2x128xf32>, %cache: tensor<2x64x128xf32>) -> tensor<2x64x128xf32> {
+// the cache input. The cache argument is `{pallas.donated}`: the module names it in
+// DONATE_ARGNUMS, after forward, for the caller's `jax.jit(donate_argnums=...)`.
+func.func @forward(%pos: tensor<3xi32>, %new: tensor<2x2x2x128xf32>, %cache: tensor<2x64x128xf32> {pallas.donated}) -> tensor<2x64x128xf32> {
   %out = pallas.call @kv(%pos, %new, %cache) grid [2, 2] prefetch 1
       in [#pallas.block_spec<[squeezed, squeezed, 2, 128], (d0, d1) -> (d0, d1, 0, 0)>, #pallas.block_spec<any>]
       out [#pallas.block_spec<any>]
@@ -55,3 +56,6 @@ func.func @forward(%pos: tensor<3xi32>, %new: tensor<2x2x2x128xf32>, %cache: ten
 // CHECK-NEXT:      ),
 // CHECK-NEXT:      input_output_aliases={2: 0},
 // CHECK-NEXT:      compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel", "arbitrary")),
+
+// CHECK-LABEL: def forward(pos, new, cache, interpret=False):
+// CHECK:       DONATE_ARGNUMS = (2,)
