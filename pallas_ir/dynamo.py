@@ -52,10 +52,12 @@ class _Compilable(OperatorSupportBase):
     def is_node_supported(self, submodules, node: torch.fx.Node) -> bool:
         if node.op != "call_function":  # inputs and outputs stay in the outer graph
             return False
+        into = node.args[0] if node.args else None
         if (
             node.target is torch.ops.aten.copy_.default
-            and node.args[0].op == "placeholder"
-        ):  # type: ignore[union-attr]
+            and isinstance(into, torch.fx.Node)
+            and into.op == "placeholder"
+        ):
             # The graph's write into its input stays in the outer graph too, as
             # AOTAutograd's epilogue would run it: no op of the user's runs eagerly.
             return False

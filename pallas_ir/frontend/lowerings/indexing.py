@@ -13,6 +13,7 @@ from xdsl.ir.affine import AffineExpr
 
 from pallas_ir.frontend.kernel_builder import (
     BoundedIndex,
+    Failure,
     Kernel,
     Value,
     broadcast_index,
@@ -47,8 +48,8 @@ def check_in_range(c: Lowering, index: Value, n: int, wrap: bool, dim: int) -> N
     key = ("range check", id(index), low, n)
     if key in c.prog.once:
         earlier = c.prog.once[key][1]
-        if earlier is not None:  # this op's use of the index is checked all the same
-            c.prog.bounded_indices.append(BoundedIndex(c.node, index, earlier))  # type: ignore[arg-type]
+        if isinstance(earlier, Failure):  # this op's use of the index is checked too
+            c.prog.bounded_indices.append(BoundedIndex(c.node, index, earlier))
         return
 
     def outside(k: Kernel, idx) -> SSAValue:
