@@ -61,6 +61,28 @@ from pallas_ir.tpu_check import exec_source
 from pallas_ir.tpu_rules import CHIPS
 
 
+def _share_elements(a: torch.Tensor, b: object) -> bool:
+    """Whether tensor `b` views an element of `a`'s storage that `a` views too."""
+    if not isinstance(b, torch.Tensor) or a.numel() == 0 or b.numel() == 0:
+        return False
+    if a.untyped_storage().data_ptr() != b.untyped_storage().data_ptr():
+        return False
+
+    def span(t: torch.Tensor) -> tuple[int, int]:  # bytes of the storage it views
+        last = sum((n - 1) * s for n, s in zip(t.shape, t.stride(), strict=True))
+        start = t.storage_offset() * t.element_size()
+        return start, start + (last + 1) * t.element_size()
+
+    (a0, a1), (b0, b1) = span(a), span(b)
+    if a1 <= b0 or b1 <= a0:
+        return False
+    if a.dtype != b.dtype:  # views of one storage as two dtypes: overlapping bytes
+        return True
+    marks = torch.zeros(max(a1, b1) // a.element_size(), dtype=torch.bool)
+    torch.as_strided(marks, a.shape, a.stride(), a.storage_offset()).fill_(True)
+    return bool(torch.as_strided(marks, b.shape, b.stride(), b.storage_offset()).any())
+
+
 def _to_torch(a: jax.Array) -> torch.Tensor:
     """A result of the jitted program as a CPU tensor: shared through DLPack where it
     lies in host memory, copied to the host from a TPU (whose arrays DLPack cannot
@@ -404,6 +426,16 @@ class CompiledFunction:
                     f"compiled for strides {plan.stride}, called with {t.stride()} "
                     "(a different memory layout: compile again for it)",
                 )
+
+        for i, _ in self._copy_back:
+            for j, other in enumerate(tensors):
+                if j != i and _share_elements(tensors[i], other):  # type: ignore[arg-type]
+                    raise UnsupportedError(
+                        self._what(i),
+                        f"shares memory with {self._what(j)}, and the function writes "
+                        f"it in place: the program would read {self._what(j)} as it "
+                        "was before the write (pass a clone of one of them)",
+                    )
 
     def _host(self, t: torch.Tensor, plan: InputPlan) -> jax.Array:
         """The array @forward's program takes for `t` (no copy where numpy can view)."""

@@ -422,6 +422,28 @@ def test_an_input_write_in_a_split_graph_is_made_once() -> None:
             assert torch.equal(ours, eager)
 
 
+def test_an_input_written_in_place_that_another_input_views_is_refused() -> None:
+    """Two inputs that view one storage, one of them written: eager's read of the other
+    sees the write, the program would not, so the call raises UnsupportedError naming
+    both. Views of disjoint parts of one storage (two caches cut from one buffer) are
+    fine."""
+
+    def step(a, b, i, v):
+        a.index_copy_(0, i, v)
+        return b.sum(1)
+
+    buffer, i, v = torch.zeros(2, 64, 128), torch.tensor([3]), torch.ones(1, 128)
+    k = pallas_ir.compile(step, [buffer[0], buffer[1], i, v])
+    torch.testing.assert_close(k(buffer[0], buffer[1], i, v), torch.zeros(64))
+    assert torch.equal(buffer[0, 3], torch.ones(128))
+    shared = torch.zeros(64, 128)
+    with pytest.raises(
+        pallas_ir.UnsupportedError, match="input 0: shares memory with input 1"
+    ):
+        k(shared, shared, i, v)
+    assert not shared.any()
+
+
 def test_an_input_also_read_before_its_write_is_copied() -> None:
     """Where the function reads the input before it writes it, the write goes to a
     copy of the input (as before), which is then copied back: nothing is donated."""
