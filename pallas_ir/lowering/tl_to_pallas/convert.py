@@ -122,7 +122,7 @@ class TlToPallasPass(CheckedOptionsPass):
             Region(host.block),
         )
         new_forward.location = forward.location
-        donated = _overwritten_arguments(forward, kernels)
+        donated = _overwritten_arguments(forward, kernels, host)
         if donated:
             new_forward.arg_attrs = ArrayAttr(
                 [
@@ -655,10 +655,11 @@ class TlToPallasPass(CheckedOptionsPass):
 
 
 def _overwritten_arguments(
-    forward: func.FuncOp, kernels: dict[str, tl.KernelOp | ta.KernelOp]
+    forward: func.FuncOp, kernels: dict[str, tl.KernelOp | ta.KernelOp], host: Host
 ) -> set[int]:
-    """The arguments of @forward a launch takes `inout`: the kernel reads and writes
-    the argument's own array (aliased, or an XLA update), so the caller donates it."""
+    """The arguments of @forward a launch takes `inout` (through views: `host.root`):
+    the kernel reads and writes the argument's own array (aliased, or an XLA update),
+    so the caller donates it."""
     args = forward.body.block.args
     found: set[int] = set()
     for launch in forward.body.block.ops:
@@ -666,10 +667,9 @@ def _overwritten_arguments(
             continue
         kernel = kernels[launch.callee.string_value()]
         for a, operand in zip(kernel.body.block.args, launch.args, strict=True):
-            while isinstance(operand.owner, ta.ReshapeOp):
-                operand = operand.owner.source
-            if kernel.role_of(a) == ArgRole.INOUT and operand in args:
-                found.add(args.index(operand))
+            root = host.root[operand]
+            if kernel.role_of(a) == ArgRole.INOUT and root in args:
+                found.add(args.index(root))
     return found
 
 
