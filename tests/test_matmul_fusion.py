@@ -39,6 +39,11 @@ def _read_twice(x, w):
     return torch.relu(h), torch.sigmoid(h) * 2
 
 
+def _heads_out_projection(y, w):
+    b, h, t, d = y.shape
+    return y.transpose(1, 2).reshape(b, t, h * d) @ w.t()
+
+
 # the product and both readers in one kernel (fuse-epilogues: fused with the first
 # reader, the kernel still stores the product, and fuses with the second)
 PRODUCT_READ_TWICE_LAUNCHES = 1
@@ -135,6 +140,32 @@ PROGRAMS = {
         lambda: [torch.randn(1, 2, 256, 64) for _ in range(3)],
         1,
     ),
+    # an attention layer's output projection: the heads merged back, `(b, h, t, d)`
+    # read as `(b, t, h * d)`, times the weight. canonicalize-permutation splits the k
+    # into (h, d); both factors walk both, so they are one merged k of a `tl.dot`
+    "heads_out_projection": (
+        _heads_out_projection,
+        lambda: [torch.randn(2, 8, 128, 32), torch.randn(256, 256) / 16],
+        1,
+    ),
+    "bf16_heads_out_projection": (
+        _heads_out_projection,
+        lambda: [_bf16(2, 4, 64, 128), _bf16(384, 512)],
+        1,
+    ),
+    # a product per head: rows (h, t) of the head-split view are one m of the dot. Its
+    # form multiplied out and summed (before) came out wrong under XLA:CPU in interpret
+    # mode, by up to 38 (t = 64) or 31 (t = 12), where the kernel is right
+    "per_head_projection": (
+        lambda x, w: x.view(2, 64, 4, 32).transpose(1, 2) @ w,
+        lambda: [torch.randn(2, 64, 128), torch.randn(32, 48)],
+        1,
+    ),
+    "per_head_projection_odd_rows": (
+        lambda x, w: x.view(2, 12, 4, 32).transpose(1, 2) @ w,
+        lambda: [torch.randn(2, 12, 128), torch.randn(32, 48)],
+        1,
+    ),
     # the product is read by two kernels: both fused into its kernel, nothing stored
     "product_read_twice": (
         _read_twice,
@@ -181,7 +212,9 @@ def test_the_product_is_not_stored(compiled) -> None:
     assert report.modelled == report.minimum == 2 * (256 * 512 + 512 * 384 + 256 * 384)
 
 
-@pytest.mark.parametrize("name", ["linear_bias_gelu_long_k", "bf16_linear_tanh_gelu"])
+@pytest.mark.parametrize(
+    "name", ["linear_bias_gelu_long_k", "bf16_linear_tanh_gelu", "heads_out_projection"]
+)
 def test_fused_ta_means_eager(name: str, compiled) -> None:
     k, fn, inputs = compiled[name]
     assert "fuse-epilogues" in k.ir
@@ -195,6 +228,32 @@ def test_fused_ta_means_eager(name: str, compiled) -> None:
         np.testing.assert_allclose(
             np.asarray(g, np.float32), w, rtol=1e-2, atol=1e-2 * abs(w).max()
         )
+
+
+@pytest.mark.parametrize("name", ["per_head_projection", "per_head_projection_odd_rows"])
+def test_rows_of_several_dims_are_one_dot(name: str, compiled) -> None:
+    """A product whose rows span two loop dims (heads and tokens) is one dot of the
+    merged rows, not the factors multiplied out on the VPU."""
+    source = compiled[name][0].source
+    kernel = source[source.index("_kernel(") : source.index("def forward")]
+    assert "jnp.dot(" in kernel
+    assert "jnp.sum(" not in kernel
+
+
+@pytest.mark.parametrize("name", ["heads_out_projection", "bf16_heads_out_projection"])
+def test_an_output_projection_is_one_dot_on_the_weight_as_held(
+    name: str, compiled
+) -> None:
+    """Summed over heads and head dims, the product is one dot on the MXU per step (its
+    two reduction dims merged into one k), not the factors multiplied out and summed on
+    the VPU (`jnp.sum` of a (t, n, h, d) product: 1 ms of a llama layer's 1.5 on a
+    v5e). The weight, which the kernel views as (n, h, d), is read as the host holds
+    it, (n, h * d), and split in registers: no relayout copy before the call."""
+    k = compiled[name][0]
+    kernel = k.source[k.source.index("_kernel(") : k.source.index("def forward")]
+    assert "jnp.dot(" in kernel
+    assert "jnp.sum(" not in kernel
+    assert k.cost_report().wrapper_copy_bytes == 0
 
 
 def test_a_split_contraction_runs_its_epilogue_on_the_last_step(compiled) -> None:

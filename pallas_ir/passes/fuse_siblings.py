@@ -63,6 +63,7 @@ import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.transforms.common_subexpression_elimination import cse
@@ -129,13 +130,17 @@ def _matrix_products(loop: LoopOp) -> list[Operation]:
     `ta.matmul_dims`, over the dims of extent over 1): what the tiler makes a `tl.dot`.
     A row times a weight vector, summed (a norm's backward), is not one."""
     wide = {d for d, n in enumerate(loop.extents) if n > 1}
-    reduce_dims = range(len(loop.parallel_extents), len(loop.extents))
+    reduce_dims = [
+        d for d in range(len(loop.parallel_extents), len(loop.extents)) if d in wide
+    ]
     found = []
     for o in loop.body.block.ops:
         mul = ta.contraction(o)
         if mul is not None:
             x, y = (ta.varying_dims(v, loop) & wide for v in mul.operands)
-            if ta.matmul_dims(x, y, reduce_dims) is not None:
+            integer = isinstance(mul, arith.MuliOp)
+            dims = ta.matmul_dims(x, y, reduce_dims, integer, merged_rows=not integer)
+            if dims is not None:
                 found.append(mul)
     return found
 

@@ -64,10 +64,10 @@ class Access:
     of host storage)."""
     gathers: tuple[tuple[int, ta.LoadOp], ...] = ()
     """(buffer dim, the load of the index buffer) for each dim a prefetched index picks."""
-    merged_into: SSAValue | None = None
-    """For a store through a view that splits its argument's last dim in two: the
-    argument, which the kernel stores with the tile's last two dims merged (see
-    `merge_lane_split_stores`)."""
+    merged_into: SSAValue | Storage | None = None
+    """For an access through a view that splits its argument's last dim in two: the
+    argument, which the kernel reads and splits, or stores with the tile's last two
+    dims merged (see `merge_lane_split_views`)."""
 
     @property
     def is_store(self) -> bool:

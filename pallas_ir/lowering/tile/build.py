@@ -180,6 +180,23 @@ class Emitter:
         op = access.op
         assert isinstance(op, ta.LoadOp)
         tile = TensorType(op.result.type, self.tile_shape(access))
+        if access.merged_into is not None:
+            # The argument's a * b, split into the view's whole (a, b) in registers.
+            *lead, a, b = self.tile_shape(access)
+            m = self.offsets(access).data
+            offsets = AffineMap(
+                m.num_dims, m.num_symbols, (*m.results[:-2], m.results[-1])
+            )
+            v = self.add(
+                tl.LoadOp(
+                    self.buffers[access.merged_into],
+                    AffineMapAttr(offsets),
+                    self.grid_ivs(),
+                    [],
+                    TensorType(op.result.type, [*lead, a * b]),
+                )
+            )
+            return self.to_loop_space(self.reshape(v, [*lead, a, b]), access, tile)
         symbols = [self.scalar_index(index) for _, index in access.gathers]
         v = self.add(
             tl.LoadOp(
@@ -380,25 +397,34 @@ class Emitter:
             {l for l in ta.varying_dims(v, self.loop) if full[l] > 1}
             for v in mul.operands
         )
-        return self.dot_dims_of(xs, ys) is not None
+        return self.dot_dims_of(xs, ys, mul) is not None
 
     def dot_dims(self, mul: Operation) -> tuple[int | None, int, int, int] | None:
         """(batch, m, n, k) when `mul` multiplies an (m, k) tile by a (k, n) tile in loop
         space, both also along at most one batch dim (None without), and is summed over
-        the single reduction dim k: a matrix product, batched or not."""
+        the reduction dims (several are one merged k; `k` the last): a matrix product,
+        batched or not."""
         shapes = [self.shape_of(v) for v in mul.operands]
         if any(sh is None for sh in shapes):
             return None
         sx, sy = shapes  # type: ignore[misc]
         xs = {l for l, n in enumerate(sx) if n > 1}
         ys = {l for l, n in enumerate(sy) if n > 1}
-        return self.dot_dims_of(xs, ys)
+        return self.dot_dims_of(xs, ys, mul)
 
     def dot_dims_of(
-        self, xs: set[int], ys: set[int]
+        self, xs: set[int], ys: set[int], mul: Operation
     ) -> tuple[int | None, int, int, int] | None:
-        """`dot_dims` for factors varying (with tiles over 1) along `xs` and `ys`."""
-        return ta.matmul_dims(xs, ys, range(len(self.loop.parallel_extents), self.rank))
+        """`dot_dims` for factors varying (with tiles over 1) along `xs` and `ys`, over
+        the reduction dims whose tiles are over 1 (a split dim of tile 1 is summed
+        over the grid). Float rows of several dims merge (Mosaic reshapes (h, t, d) to
+        (h * t, d) for any t: compiled for v5e and v6e at t = 3, 5, 7, 12, 64, 200, f32
+        and bf16)."""
+        full = self.full_shape()
+        reduce_dims = range(len(self.loop.parallel_extents), self.rank)
+        wide = [l for l in reduce_dims if full[l] > 1]
+        integer = isinstance(mul, arith.MuliOp)
+        return ta.matmul_dims(xs, ys, wide, integer, merged_rows=not integer)
 
     def dot(self, mul: Operation, reduce: ta.ReduceOp) -> SSAValue:
         """The reduction of a product as `tl.dot` (the MXU), in loop space."""
@@ -414,12 +440,34 @@ class Emitter:
             perm = [order.index(l) for l in dims]
             return v if perm == sorted(perm) else self.add(tl.TransposeOp(v, perm))
 
-        a, bt = arranged(x, [*batch, m, k]), arranged(y, [*batch, k, n])
+        ks = [l for l in range(len(self.loop.parallel_extents), self.rank) if full[l] > 1]
+        sx, sy = (self.shape_of(v) for v in mul.operands)
+        ms = sorted(
+            {l for l, e in enumerate(sx) if e > 1}
+            - {l for l, e in enumerate(sy) if e > 1}
+        )
+        if len(ks) == 1 and ms == [m]:
+            a, bt = arranged(x, [*batch, m, k]), arranged(y, [*batch, k, n])
+        else:
+            # Several reduction dims are one k, and several row dims one m, merged
+            # row-major in registers (Mosaic merges a tile's last dims, and leading
+            # dims into whole sublane tiles): (t, h, d) to (t, h * d), (h, t, d) to
+            # (h * t, d).
+            lead = [full[l] for l in batch]
+            rows, depth = (math.prod(full[l] for l in dims) for dims in (ms, ks))
+            a = self.reshape(arranged(x, [*batch, *ms, *ks]), [*lead, rows, depth])
+            bt = self.reshape(arranged(y, [*batch, n, *ks]), [*lead, full[n], depth])
+            bt = self.add(
+                tl.TransposeOp(bt, [*range(len(batch)), len(batch) + 1, len(batch)])
+            )
         # ta's product of f32 values is an f32 product; the MXU's default is one
         # bfloat16 pass (errors of 1e-1 measured on a v5e), so say so in the IR.
         f32 = isinstance(a.type.element_type, Float32Type)  # type: ignore[attr-defined]
         c = self.add(tl.DotOp(a, bt, DotPrecision.HIGHEST if f32 else None))
-        dims = [*batch, m, n]
+        if ms != [m]:
+            lead = [full[l] for l in batch]
+            c = self.reshape(c, [*lead, *(full[l] for l in ms), full[n]])
+        dims = [*batch, *ms, n]
         order = sorted(dims)
         if order != dims:
             c = self.add(tl.TransposeOp(c, [dims.index(l) for l in order]))
@@ -800,7 +848,12 @@ def emit_kernel(
     used |= {index.buffer for a in accesses.values() for _, index in a.gathers}
     views = [v for v in views if v.result in used]
     stored = sorted(
-        {a.buffer for a in accesses.values() if isinstance(a.buffer, Storage)},
+        {
+            b
+            for a in accesses.values()
+            for b in (a.buffer, a.merged_into)
+            if isinstance(b, Storage)
+        },
         key=lambda st: st.root,
     )
     roles = [kernel.role_of(a).value for a in args]

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from enum import Enum, auto
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     Float32Type,
     IndexType,
     IntegerType,
@@ -293,16 +294,20 @@ def choose_tiles(
 
 
 def contractions_in(loop: ta.LoopOp) -> list[Operation]:
-    """The products the loop's reductions of a product sum, over its one reduction dim:
-    a matrix product's candidates, one or several (sibling products of one input that
-    fuse-siblings made one loop). Other reductions, a norm's statistics in a product's
-    prologue, may sit beside them."""
-    if len(loop.reduce_extents) != 1:
+    """The products the loop's reductions of a product sum, over its reduction dims
+    (several are one merged k, `ta.matmul_dims`): a matrix product's candidates, one or
+    several (sibling products of one input that fuse-siblings made one loop). Other
+    reductions, a norm's statistics in a product's prologue, may sit beside them."""
+    if not loop.reduce_extents:
         return []
+    # an integer product over several wide dims is multiplied out (`ta.matmul_dims`)
+    several = sum(e > 1 for e in loop.reduce_extents) > 1
     return [
         mul
         for op in loop.body.block.ops
-        if isinstance(op, ta.ReduceOp) and (mul := ta.contraction(op)) is not None
+        if isinstance(op, ta.ReduceOp)
+        and (mul := ta.contraction(op)) is not None
+        and not (several and isinstance(mul, arith.MuliOp))
     ]
 
 
@@ -522,26 +527,40 @@ def plan_grid(loop: ta.LoopOp, tiles: list[int]) -> TilePlan:
     return TilePlan(tiles, grid or [1], len(split))
 
 
-def merge_lane_split_stores(
-    accesses: dict[Operation, Access], plan: TilePlan, extents: Sequence[int]
+def merge_lane_split_views(
+    accesses: dict[Operation, Access],
+    plan: TilePlan,
+    extents: Sequence[int],
+    storage: Mapping[int, MemRefType],
 ) -> None:
-    """A store through a view `(..., a, b)` of an argument `(..., a * b)` (a channels-last
-    permute written flat: canonicalize-permutation splits the lane dim) would make the
-    host relayout the view back into the argument after the kernel. When the tile holds
-    the view's last two dims whole and its rows are a legal block of the argument, the
-    kernel merges them in registers (a `tl.reshape` Mosaic does) and stores the
-    argument itself."""
+    """An access through a view `(..., a, b)` of an argument `(..., a * b)` (a
+    channels-last permute written flat, heads split from a projection's `h * d`:
+    canonicalize-permutation splits the lane dim) would make the host relayout the
+    argument into the view before the kernel (a load) or the view back into the
+    argument after it (a store), a full HBM read and write each call. When the tile
+    holds the view's last two dims whole and its rows are a legal block of the
+    argument, the kernel splits or merges them in registers (a `tl.reshape` Mosaic
+    does) and reads or writes the argument itself."""
     for op, a in list(accesses.items()):
         view = a.buffer
-        if not a.is_store or not isinstance(view, SSAValue):
+        if not isinstance(view, SSAValue) or a.gathers or any(st > 1 for st in a.steps):
             continue
+        if not a.is_store and not (
+            a.bits == 32 or isinstance(a.op.result.type, BFloat16Type)
+        ):
+            continue  # Mosaic splits lanes of 32-bit and bfloat16 tiles (measured)
         reshape = view.owner
         if not isinstance(reshape, ta.ReshapeOp) or not isinstance(
             reshape.source, BlockArgument
         ):
             continue
         arg = reshape.source
-        shape, whole = a.shape, arg.type.get_shape()  # type: ignore[attr-defined]
+        merged_into: SSAValue | Storage = arg
+        whole = arg.type.get_shape()  # type: ignore[attr-defined]
+        if len(whole) == 1 and arg.index in storage:  # a flat argument: the host's N-D
+            merged_into = Storage(arg.index, storage[arg.index])
+            whole = storage[arg.index].get_shape()
+        shape = a.shape
         if (
             len(shape) != len(whole) + 1
             or len(shape) < 3
@@ -563,7 +582,7 @@ def merge_lane_split_stores(
             l is not None and not legal(merged, len(whole) - 2, rows, extents[l])
         ):
             continue
-        accesses[op] = replace(a, merged_into=arg)
+        accesses[op] = replace(a, merged_into=merged_into)
 
 
 NOT_IN_MOSAIC = {
@@ -880,7 +899,7 @@ def plan_kernel(
         )
     if isinstance(plan, Rejection):
         return plan
-    merge_lane_split_stores(accesses, plan, loop.extents)
+    merge_lane_split_views(accesses, plan, loop.extents, storage)
     # A row scatter writes its rows in order: the grid walks the dims its indices are
     # read along, and those after them (whole rows), sequentially.
     scatters = [min(scatter_lookup(a)[1]) for a in dma.values() if a.is_store]
