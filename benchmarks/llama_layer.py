@@ -46,7 +46,7 @@ def emit(out: Path, dims: list[int]) -> None:
         state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
         tensors = [t.detach() for t in state.values()]
 
-        def layer(x, *tensors, model=model, names=list(state)):
+        def layer(x, *tensors, model=model, names=tuple(state)):
             return torch.func.functional_call(model, dict(zip(names, tensors)), (x,))
 
         with torch.no_grad():
@@ -140,43 +140,52 @@ def _kernel_time(call, args, kwargs) -> float | None:
     return _best(lambda: run(*args), calls=3, runs=3) / 50
 
 
-def time_layers(folder: Path) -> list[dict]:
+def time_layer(path: Path) -> dict:
+    """The record of one emitted layer (see the module docstring)."""
     import jax
     import jax.numpy as jnp
     import numpy as np
 
+    data = np.load(path.with_suffix(".npz"))
+    args = [jnp.asarray(data[f"arr_{i}"]) for i in range(len(data.files) - 1)]
+    want = data["want"]
+    ns: dict = {}
+    # the module pallas-ir emitted (the TPU machine has no pallas-ir to exec it with)
+    exec(compile(path.read_text(), str(path), "exec"), ns)  # noqa: S102
+    forward = jax.jit(lambda *a: ns["forward"](*a, interpret=False))
+    error = float(np.max(np.abs(np.asarray(forward(*args)) - want)))
+    with jax.default_matmul_precision("highest"):
+        reference = jax.jit(jax_layer)
+        jax_error = float(np.max(np.abs(np.asarray(reference(*args)) - want)))
+        jax_us = _best(lambda: reference(*args), calls=20)
+    kernels: dict[str, float | None] = {}
+
+    def timed(name: str):
+        call = ns[name]
+
+        def run(*a, **kw):
+            kernels[name] = _kernel_time(call, a, kw)
+            return call(*a, **kw)
+
+        return run
+
+    for name in [n for n in ns if n.endswith("_call")]:
+        ns[name] = timed(name)
+    ns["forward"](*args, interpret=False)  # each kernel timed on its own inputs
+    return {
+        "layer": path.stem,
+        "pallas_ir_us": _best(lambda: forward(*args), calls=20),
+        "jax_us": jax_us,
+        "max_error": error,
+        "jax_max_error": jax_error,
+        "kernels_us": {k: None if v is None else round(v, 1) for k, v in kernels.items()},
+    }
+
+
+def time_layers(folder: Path) -> list[dict]:
     records = []
     for path in sorted(folder.glob("llama_d*.py")):
-        data = np.load(path.with_suffix(".npz"))
-        args = [jnp.asarray(data[f"arr_{i}"]) for i in range(len(data.files) - 1)]
-        want = data["want"]
-        ns: dict = {}
-        # the module pallas-ir emitted (the TPU machine has no pallas-ir to exec it with)
-        exec(compile(path.read_text(), str(path), "exec"), ns)  # noqa: S102
-        forward = jax.jit(lambda *a, ns=ns: ns["forward"](*a, interpret=False))
-        error = float(np.max(np.abs(np.asarray(forward(*args)) - want)))
-        with jax.default_matmul_precision("highest"):
-            reference = jax.jit(jax_layer)
-            jax_error = float(np.max(np.abs(np.asarray(reference(*args)) - want)))
-            jax_us = _best(lambda: reference(*args), calls=20)
-        kernels: dict[str, float | None] = {}
-        for name in [n for n in ns if n.endswith("_call")]:
-            call = ns[name]
-
-            def timed(*a, call=call, name=name, **kw):
-                kernels[name] = _kernel_time(call, a, kw)
-                return call(*a, **kw)
-
-            ns[name] = timed
-        ns["forward"](*args, interpret=False)  # each kernel timed on its own inputs
-        record = {
-            "layer": path.stem,
-            "pallas_ir_us": _best(lambda: forward(*args), calls=20),
-            "jax_us": jax_us,
-            "max_error": error,
-            "jax_max_error": jax_error,
-            "kernels_us": {k: None if v is None else round(v, 1) for k, v in kernels.items()},
-        }
+        record = time_layer(path)
         print(json.dumps(record), flush=True)
         records.append(record)
     return records

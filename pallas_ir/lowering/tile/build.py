@@ -450,9 +450,8 @@ class Emitter:
             a, bt = arranged(x, [*batch, m, k]), arranged(y, [*batch, k, n])
         else:
             # Several reduction dims are one k, and several row dims one m, merged
-            # row-major in registers (Mosaic merges a tile's last dims, and leading
-            # dims into whole sublane tiles): (t, h, d) to (t, h * d), (h, t, d) to
-            # (h * t, d).
+            # row-major in registers (`tl.reshape`s Mosaic does): (t, h, d) to
+            # (t, h * d), (h, t, d) to (h * t, d).
             lead = [full[l] for l in batch]
             rows, depth = (math.prod(full[l] for l in dims) for dims in (ms, ks))
             a = self.reshape(arranged(x, [*batch, *ms, *ks]), [*lead, rows, depth])
