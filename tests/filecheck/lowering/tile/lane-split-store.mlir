@@ -4,7 +4,8 @@
 // out = x.permute(0, 3, 1, 2).reshape(2, 8, 16) for x: f32[2, 4, 4, 8] (as
 // canonicalize-permutation leaves it: the store sees out through its (2, 8, 4, 4)
 // view). The tile holds each 4 x 4 image whole, so the kernel merges it into out's 16
-// lanes (tl.reshape) and stores out itself: the view, a host relayout, is gone.
+// lanes (tl.reshape) and stores out itself: the view, a host relayout, is gone. (Both
+// images are one tile: blocks this small take the leading dim whole.)
 ta.kernel @channels_last(%x: memref<2x4x4x8xf32> {role = "in"}, %out: memref<2x8x16xf32> {role = "out"}) {
   %view = ta.reshape %out : memref<2x8x16xf32> to memref<2x8x4x4xf32>
   ta.loop [2, 8, 4, 4] (%n, %c, %h, %w) {
@@ -19,9 +20,9 @@ func.func @forward(%x: memref<2x4x4x8xf32>) -> memref<2x8x16xf32> {
 }
 
 // CHECK-LABEL: tl.kernel @channels_last(%x: memref<2x4x4x8xf32> {role = "in"}, %out: memref<2x8x16xf32> {role = "out"}) {
-// CHECK:         %[[T:.*]] = tl.transpose %{{.*}} [0, 3, 1, 2] : tensor<1x4x4x8xf32> -> tensor<1x8x4x4xf32>
-// CHECK-NEXT:    %[[M:.*]] = tl.reshape %[[T]] : tensor<1x8x4x4xf32> to tensor<1x8x16xf32>
-// CHECK-NEXT:    tl.store %[[M]], %out[affine_map<(d0, d1, d2, d3) -> (d0, 0, 0)>](%i, %j, %k, %l) : tensor<1x8x16xf32>, memref<2x8x16xf32>
+// CHECK:         %[[T:.*]] = tl.transpose %{{.*}} [0, 3, 1, 2] : tensor<2x4x4x8xf32> -> tensor<2x8x4x4xf32>
+// CHECK-NEXT:    %[[M:.*]] = tl.reshape %[[T]] : tensor<2x8x4x4xf32> to tensor<2x8x16xf32>
+// CHECK-NEXT:    tl.store %[[M]], %out[affine_map<(d0, d1, d2, d3) -> (0, 0, 0)>](%i, %j, %k, %l) : tensor<2x8x16xf32>, memref<2x8x16xf32>
 // CHECK:       func.func @forward
 // CHECK-NOT:     ta.reshape
 // CHECK:         ta.launch @channels_last(%x, %out)
