@@ -132,7 +132,8 @@ def _kernel_time(call, args, kwargs) -> float | None:
             moved[j] = moved[j] + carry.astype(moved[j].dtype)
             out = call(*moved, **kwargs)
             out = out[0] if isinstance(out, tuple | list) else out
-            return carry + 0.0 * out.reshape(-1)[0].astype(jnp.float32)
+            # 0, but depending on the output (0 * out would be NaN for an inf)
+            return carry + jnp.isnan(out.reshape(-1)[0]).astype(jnp.float32) * 0
 
         return jax.lax.fori_loop(0, 50, body, jnp.float32(0))
 

@@ -1162,29 +1162,27 @@ def matmul_dims(
     ys: AbstractSet[int],
     reduce_dims: Sequence[int],
     integer: bool = False,
-    merged_rows: bool = False,
 ) -> tuple[int | None, int, int, int] | None:
     """(batch, m, n, k) when factors varying along the loop dims `xs` and `ys` multiply
     an (m, k) by a (k, n) tile, both also along at most one batch dim (None without),
     summed over the reduction dims: a matrix product, which the tiler makes a
     `tl.dot`. Both factors vary along every reduction dim; several are one k, merged
     row-major (an attention output read as (b, h, t, d) times a weight read as (n, h,
-    d), summed over h and d), and `k` names the last. An `integer` product takes one
-    (Mosaic's dot takes floats, so an integer matrix product runs on XLA; one over
-    several dims the VPU multiplies out and sums, as before they merged). With
-    `merged_rows` (the tiler's float products), m may be several dims only the left
-    factor varies along, merged row-major, and `m` names the last (a head-split
-    `x.view(b, t, h, d).transpose(1, 2) @ w`: rows (h, t)). A factor that
-    varies along no dim of its own (a row times a weight vector, summed) is no matrix
-    product."""
+    d), summed over h and d), and `k` names the last. Likewise m may be several dims
+    only the left factor varies along, merged row-major, and `m` names the last (a
+    head-split `x.view(b, t, h, d).transpose(1, 2) @ w`: rows (h, t)). An `integer`
+    product takes one reduction dim and one row dim (Mosaic's dot takes floats, so an
+    integer matrix product runs on XLA; one over several dims the VPU multiplies out
+    and sums, as before they merged). A factor that varies along no dim of its own (a
+    row times a weight vector, summed) is no matrix product."""
     if not reduce_dims or any(l not in xs or l not in ys for l in reduce_dims):
-        return None
-    if integer and len(reduce_dims) > 1:
         return None
     k = reduce_dims[-1]
     batch = (xs & ys) - set(reduce_dims)
     ms, ns = xs - ys, ys - xs
-    if not ms or (len(ms) > 1 and not merged_rows) or len(ns) != 1 or len(batch) > 1:
+    if integer and (len(reduce_dims) > 1 or len(ms) > 1):
+        return None
+    if not ms or len(ns) != 1 or len(batch) > 1:
         return None
     (n,) = ns
     return (next(iter(batch), None), max(ms), n, k)

@@ -139,8 +139,7 @@ def _matrix_products(loop: LoopOp) -> list[Operation]:
         if mul is not None:
             x, y = (ta.varying_dims(v, loop) & wide for v in mul.operands)
             integer = isinstance(mul, arith.MuliOp)
-            dims = ta.matmul_dims(x, y, reduce_dims, integer, merged_rows=not integer)
-            if dims is not None:
+            if ta.matmul_dims(x, y, reduce_dims, integer) is not None:
                 found.append(mul)
     return found
 

@@ -183,14 +183,10 @@ class Emitter:
         if access.merged_into is not None:
             # The argument's a * b, split into the view's whole (a, b) in registers.
             *lead, a, b = self.tile_shape(access)
-            m = self.offsets(access).data
-            offsets = AffineMap(
-                m.num_dims, m.num_symbols, (*m.results[:-2], m.results[-1])
-            )
             v = self.add(
                 tl.LoadOp(
                     self.buffers[access.merged_into],
-                    AffineMapAttr(offsets),
+                    self.merged_offsets(access),
                     self.grid_ivs(),
                     [],
                     TensorType(op.result.type, [*lead, a * b]),
@@ -350,6 +346,14 @@ class Emitter:
             v = self.add(tl.TransposeOp(v, perm))
         return self.reshape(v, self.tile_shape(access))
 
+    def merged_offsets(self, access: Access) -> AffineMapAttr:
+        """The offsets of an access through a lane-split view (`merged_into`) in the
+        argument it splits: the view's last two dims are one, whole in the tile, so
+        its offset along them is the last one's."""
+        m = self.offsets(access).data
+        results = (*m.results[:-2], m.results[-1])
+        return AffineMapAttr(AffineMap(m.num_dims, m.num_symbols, results))
+
     def store(self, access: Access, v: SSAValue) -> None:
         op = access.op
         assert isinstance(op, ta.StoreOp)
@@ -362,10 +366,7 @@ class Emitter:
             *lead, a, b = self.tile_shape(access)
             v = self.reshape(v, [*lead, a * b])
             buffer = self.buffers[access.merged_into]
-            m = offsets.data
-            offsets = AffineMapAttr(
-                AffineMap(m.num_dims, m.num_symbols, (*m.results[:-2], m.results[-1]))
-            )
+            offsets = self.merged_offsets(access)
         # A reduction split over sequential grid dims stores partial results that
         # the store combines (the value is a ta.reduce result: splittable checked).
         accumulate = None
@@ -423,8 +424,7 @@ class Emitter:
         full = self.full_shape()
         reduce_dims = range(len(self.loop.parallel_extents), self.rank)
         wide = [l for l in reduce_dims if full[l] > 1]
-        integer = isinstance(mul, arith.MuliOp)
-        return ta.matmul_dims(xs, ys, wide, integer, merged_rows=not integer)
+        return ta.matmul_dims(xs, ys, wide, isinstance(mul, arith.MuliOp))
 
     def dot(self, mul: Operation, reduce: ta.ReduceOp) -> SSAValue:
         """The reduction of a product as `tl.dot` (the MXU), in loop space."""
@@ -446,13 +446,13 @@ class Emitter:
             {l for l, e in enumerate(sx) if e > 1}
             - {l for l, e in enumerate(sy) if e > 1}
         )
+        lead = [full[l] for l in batch]
         if len(ks) == 1 and ms == [m]:
             a, bt = arranged(x, [*batch, m, k]), arranged(y, [*batch, k, n])
         else:
             # Several reduction dims are one k, and several row dims one m, merged
             # row-major in registers (`tl.reshape`s Mosaic does): (t, h, d) to
             # (t, h * d), (h, t, d) to (h * t, d).
-            lead = [full[l] for l in batch]
             rows, depth = (math.prod(full[l] for l in dims) for dims in (ms, ks))
             a = self.reshape(arranged(x, [*batch, *ms, *ks]), [*lead, rows, depth])
             bt = self.reshape(arranged(y, [*batch, n, *ks]), [*lead, full[n], depth])
@@ -464,7 +464,6 @@ class Emitter:
         f32 = isinstance(a.type.element_type, Float32Type)  # type: ignore[attr-defined]
         c = self.add(tl.DotOp(a, bt, DotPrecision.HIGHEST if f32 else None))
         if ms != [m]:
-            lead = [full[l] for l in batch]
             c = self.reshape(c, [*lead, *(full[l] for l in ms), full[n]])
         dims = [*batch, *ms, n]
         order = sorted(dims)
