@@ -117,6 +117,35 @@ PROGRAMS = {
         lambda: [torch.randn(64, 512), torch.randint(0, 512, (64,))],
         2,
     ),
+    # reductions along a block's leading dims are summed in place, not transposed onto
+    # the lanes (`Emitter.value_order`): transposed, the first asked 16.96 MB of VMEM
+    # on a v5e (limit 16) and the TPU compiler refused it
+    "leading_dim_sum_of_a_broadcast": (
+        lambda x, y: (x.expand(8, 128, 128).relu() + y).abs().sum(0, keepdim=True),
+        lambda: [torch.randn(128, 128), torch.randn(8, 128, 128)],
+        1,
+    ),
+    "column_sums_split_over_steps": (  # a bias gradient
+        lambda g: g.sum(0),
+        lambda: [torch.randn(4096, 256) / 64],  # sums near 1: f32 rounding under 1e-5
+        1,
+    ),
+    "column_sums_bfloat16": (
+        lambda g: g.sum(0),
+        lambda: [torch.randn(512, 256).bfloat16()],
+        1,
+    ),
+    "middle_dim_mean_and_max": (
+        lambda x: x.mean(1) + x.amax(1),
+        lambda: [torch.randn(4, 64, 256)],
+        1,
+    ),
+    "column_standardized": (
+        lambda x: (x - x.mean(0)) / (x.std(0) + 1e-5),
+        lambda: [torch.randn(96, 256)],
+        2,
+    ),
+    "argmax_dim0": (lambda x: x.argmax(0), lambda: [torch.randn(64, 256)], 1),
     # rows longer than FUSED_REDUCTION_MAX: the reductions are kernels of their own
     "softmax_long_rows": (
         lambda x: torch.softmax(x, -1),
