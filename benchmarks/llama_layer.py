@@ -116,8 +116,11 @@ def _best(fn, calls: int, runs: int = 5) -> float:
 
 
 def _kernel_time(call, args, kwargs) -> float | None:
-    """Microseconds of one call of a kernel, 50 chained in a `fori_loop` (each call's
-    first float argument depends on the last result, so none is hoisted)."""
+    """Microseconds of one call of a kernel, 50 chained in a `fori_loop`: the first
+    float argument is the loop's carry, and each call's result nudges one element of
+    it in place (`.at[0].add`), so no call is hoisted and none pays an extra pass over
+    its input (adding a scalar to the whole argument did: 16 MB more of HBM traffic a
+    call for a (4096, 1024) f32 input)."""
     import jax
     import jax.numpy as jnp
 
@@ -127,15 +130,16 @@ def _kernel_time(call, args, kwargs) -> float | None:
     j = floating[0]
 
     def chained(*args):
-        def body(n, carry):
+        def body(n, carried):
             moved = list(args)
-            moved[j] = moved[j] + carry.astype(moved[j].dtype)
+            moved[j] = carried
             out = call(*moved, **kwargs)
             out = out[0] if isinstance(out, tuple | list) else out
-            # 0, but depending on the output (0 * out would be NaN for an inf)
-            return carry + jnp.isnan(out.reshape(-1)[0]).astype(jnp.float32) * 0
+            # finite and tiny, but depending on the output
+            nudge = jnp.nan_to_num(out.reshape(-1)[0].astype(jnp.float32)) * 1e-30
+            return carried.at[(0,) * carried.ndim].add(nudge.astype(carried.dtype))
 
-        return jax.lax.fori_loop(0, 50, body, jnp.float32(0))
+        return jax.lax.fori_loop(0, 50, body, args[j])
 
     run = jax.jit(chained)
     return _best(lambda: run(*args), calls=3, runs=3) / 50
