@@ -487,7 +487,11 @@ def mismatches(p: GradProgram, got: Run, seed: int = 0) -> list[str]:
     """Where `got` (the program run by a compiler on `make_inputs(p, seed)`) differs
     from eager: each output and gradient within rtol 1e-4 and an atol of 1e-4 times the
     tensor's largest magnitude (at least 1), of eager's float32 result or, where that
-    misses, of eager's float64 one (eager's own float32 rounding is no finding)."""
+    misses, of eager's float64 one (eager's own float32 rounding is no finding). Around
+    eager's float32 result, each element also allows eager's own float32 error there
+    (its distance from float64): an ill-conditioned program (an RMS norm of rows that
+    are multiples of one vector, whose inputs' gradients are 0 in float64 and 131 in
+    float32) is not a finding when the compiled result is as near eager's."""
     fn = build(p)
     want32 = forward_backward(fn, make_inputs(p, seed))
     want64 = forward_backward(fn, make_inputs(p, seed, torch.float64))
@@ -513,7 +517,8 @@ def mismatches(p: GradProgram, got: Run, seed: int = 0) -> list[str]:
                 f"{w32.dtype}{list(w32.shape)}"
             )
             continue
-        error = _excess(g, w32)
+        own = (w32.double() - w64).abs().nan_to_num(0).to(w32.dtype)
+        error = _excess(g, w32, own)
         if error > 0 and _excess(g.double(), w64) > 0:
             diff = (g.double() - w64).abs().nan_to_num(math.inf)
             at = tuple(int(i) for i in torch.unravel_index(diff.argmax(), diff.shape))
@@ -525,10 +530,13 @@ def mismatches(p: GradProgram, got: Run, seed: int = 0) -> list[str]:
     return found
 
 
-def _excess(got: torch.Tensor, want: torch.Tensor) -> float:
-    """How far `got` is outside the tolerance around `want` (0 if within)."""
+def _excess(
+    got: torch.Tensor, want: torch.Tensor, slack: torch.Tensor | float = 0.0
+) -> float:
+    """How far `got` is outside the tolerance around `want`, widened by `slack` at
+    each element (0 if within)."""
     scale = max(1.0, want.abs().max().item()) if want.numel() else 1.0
-    allowed = 1e-4 * scale + 1e-4 * want.abs()
+    allowed = 1e-4 * scale + 1e-4 * want.abs() + slack
     diff = (got - want).abs()
     if not torch.equal(got.isnan(), want.isnan()):
         return math.inf
