@@ -36,6 +36,7 @@ import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
+from xdsl.ir.affine import AffineMap
 
 from pallas_ir.dialects import pallas, xla
 from pallas_ir.dialects import tiled_loop as tl
@@ -127,11 +128,13 @@ def _axes(at: xla.FlatIndexOp) -> list[int]:
     return [d.owner.axis.value.data for d in at.dims]  # type: ignore[attr-defined]
 
 
-def _static_positions(at: xla.FlatIndexOp, extents: Sequence[int]) -> np.ndarray | None:
-    """The distinct row-major positions a static access touches over its domain (None
-    when it has too many points to enumerate)."""
-    axes = _axes(at)
-    used = sorted({axes[p] for p in at.map.data.used_dims()})
+def _static_positions(
+    map: AffineMap, axes: Sequence[int], shape: Sequence[int], extents: Sequence[int]
+) -> np.ndarray | None:
+    """The distinct row-major positions a static access (its map, the domain axis of
+    each map dim, its view's shape) touches over its domain (None when it has too many
+    points to enumerate)."""
+    used = sorted({axes[p] for p in map.used_dims()})
     points = math.prod(extents[d] for d in used)
     if points > _MAX_ENUMERATED_POINTS:
         return None
@@ -141,12 +144,10 @@ def _static_positions(at: xla.FlatIndexOp, extents: Sequence[int]) -> np.ndarray
     on = {d: g.reshape(-1) for d, g in zip(used, grids)}
     dims = [on.get(a, np.int64(0)) for a in axes]
     index = tuple(
-        np.broadcast_to(eval_affine(e, dims, []), (points,)) for e in at.map.data.results
+        np.broadcast_to(eval_affine(e, dims, []), (points,)) for e in map.results
     )
     return np.unique(
-        np.ravel_multi_index(index, at.shape.get_values())
-        if index
-        else np.zeros(1, np.int64)
+        np.ravel_multi_index(index, shape) if index else np.zeros(1, np.int64)
     )
 
 
@@ -161,7 +162,7 @@ def _lane_group_elements(positions: np.ndarray, shape: Sequence[int]) -> int:
 
 def _buffer_origin(value: SSAValue) -> SSAValue:
     """The `xla.buffer` or `xla.zeros` a buffer value is, stores done."""
-    while isinstance(value.owner, xla.ScatterOp):
+    while isinstance(value.owner, xla.ScatterOp | xla.UpdateWindowOp):
         value = value.owner.buffer
     return value
 
@@ -184,30 +185,38 @@ def xla_cost(call: pallas.XlaCallOp) -> XlaCost:
                     moved[is_load] += size
                     needed += size
             continue
-        if not isinstance(op, xla.TakeOp | xla.ScatterOp):
+        if isinstance(op, xla.WindowOp | xla.UpdateWindowOp):
+            domain = op.result if isinstance(op, xla.WindowOp) else op.value
+            extents = domain.type.get_shape()  # type: ignore[attr-defined]
+            m, view = op.map.data, op.shape.get_values()
+            axes, symbols = list(range(m.num_dims)), False
+        elif isinstance(op, xla.TakeOp | xla.ScatterOp):
+            at = op.index.owner
+            assert isinstance(at, xla.FlatIndexOp)  # ta-to-xla makes every access so
+            extents = at.result.type.get_shape()  # type: ignore[attr-defined]
+            m, view = at.map.data, at.shape.get_values()
+            axes, symbols = _axes(at), bool(at.symbols)
+        else:
             continue
-        at = op.index.owner
-        assert isinstance(at, xla.FlatIndexOp)  # ta-to-xla makes every access so
-        extents = at.result.type.get_shape()  # type: ignore[attr-defined]
         t = op.buffer.type
         assert isinstance(t, TensorType)
         size = numpy_dtype(t.element_type).itemsize
-        is_load = isinstance(op, xla.TakeOp)
-        if at.symbols:  # a gather or a scatter: one element per point
+        is_load = isinstance(op, xla.TakeOp | xla.WindowOp)
+        if symbols:  # a gather or a scatter: one element per point
             points = math.prod(extents)
             if isinstance(op, xla.ScatterOp) and op.combine is not None:
                 moved[True] += points * size  # it reads what it combines with
                 needed += points * size
         elif (
-            kind == "kernel" and (positions := _static_positions(at, extents)) is not None
+            kind == "kernel"
+            and (positions := _static_positions(m, axes, view, extents)) is not None
         ):
             # Views in a kernel are contiguous reshapes: the same row-major
             # positions as the buffer they view.
             touched.setdefault((_buffer_origin(op.buffer), is_load), []).append(positions)
             continue
         else:
-            axes = _axes(at)
-            used = {axes[p] for p in at.map.data.used_dims()}
+            used = {axes[p] for p in m.used_dims()}
             points = min(math.prod(extents[d] for d in used), t.element_count())
         moved[is_load] += points * size
         needed += points * size

@@ -11,8 +11,10 @@ only), and a `ta.reduce` is an `xla.reduce` over the reduction axes.
 Buffers are tensors too, of the kernel's buffer shapes: `xla.buffer` takes an argument
 in, `xla.zeros` starts an `out` buffer, `xla.take` gathers from a buffer and
 `xla.scatter` gives the buffer with the stores done (or accumulated), both at the
-row-major (flat) positions `xla.flat_index` computes. `xla.return` gives the written
-buffers back.
+row-major (flat) positions `xla.flat_index` computes; an access whose index is a
+projected permutation plus offsets is `xla.window` or `xla.update_window` instead (a
+slice and a transpose: XLA's gather and scatter over computed positions are 10 to 20
+times slower on a TPU). `xla.return` gives the written buffers back.
 
 ```mlir
 xla.func @flip(%x: tensor<64x64xf32>) -> tensor<64x64xf32>
@@ -72,7 +74,14 @@ from xdsl.ir import (
     SpacedOpaqueSyntaxAttribute,
     SSAValue,
 )
-from xdsl.ir.affine import AffineMap
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineMap,
+)
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -551,6 +560,206 @@ class ScatterOp(IRDLOperation):
             )
 
 
+def _linear(e: AffineExpr) -> bool:
+    """Whether `e` is a sum of constant multiples of dims and a constant (no mod or
+    division: `d0 mod 64` agrees with `d0` at 0 and 1, not along 128)."""
+    if isinstance(e, AffineBinaryOpExpr):
+        if e.kind == AffineBinaryOpKind.Add:
+            return _linear(e.lhs) and _linear(e.rhs)
+        if e.kind == AffineBinaryOpKind.Mul:
+            constant = isinstance(e.lhs, AffineConstantExpr) or isinstance(
+                e.rhs, AffineConstantExpr
+            )
+            return constant and _linear(e.lhs) and _linear(e.rhs)
+        return False
+    return isinstance(e, AffineDimExpr | AffineConstantExpr)
+
+
+def window_offsets(map: AffineMap) -> list[tuple[int | None, int]] | None:
+    """Per view dim of a window map, (the domain axis that walks it, or None, and its
+    constant offset), or None when the map is not a window's: each result `d + c` or
+    `c` (c >= 0), each dim at most once (a projected permutation plus offsets)."""
+    found: list[tuple[int | None, int]] = []
+    seen: set[int] = set()
+    for e in map.results:
+        if not _linear(e):
+            return None
+        const = AffineMap(map.num_dims, 0, (e,)).eval([0] * map.num_dims, [])[0]
+        walked = [d for d in range(map.num_dims) if e.used_dims() == {d}]
+        if not e.used_dims():
+            found.append((None, const))
+        elif len(walked) == 1 and walked[0] not in seen:
+            d = walked[0]
+            unit = [1 if k == d else 0 for k in range(map.num_dims)]
+            if AffineMap(map.num_dims, 0, (e,)).eval(unit, [])[0] - const != 1:
+                return None
+            seen.add(d)
+            found.append((d, const))
+        else:
+            return None
+        if const < 0:
+            return None
+    return found
+
+
+class _WindowOpBase(IRDLOperation):
+    map = prop_def(AffineMapAttr)
+    shape = prop_def(DenseArrayBase[I64])
+
+    def offsets(self) -> list[tuple[int | None, int]]:
+        found = window_offsets(self.map.data)
+        assert found is not None  # verified
+        return found
+
+    def verify_window(self, domain: TensorType) -> None:
+        m = self.map.data
+        view = self.shape.get_values()
+        if m.num_symbols or m.num_dims != domain.get_num_dims():
+            raise VerifyException(
+                f"{self.name}: the map takes the {domain.get_num_dims()} domain axes as "
+                f"dims and no symbols, not {m}"
+            )
+        if len(m.results) != len(view):
+            raise VerifyException(
+                f"{self.name}: the map gives {len(m.results)} indices for a view of "
+                f"rank {len(view)}"
+            )
+        found = window_offsets(m)
+        if found is None:
+            raise VerifyException(
+                f"{self.name}: each index is an axis plus a constant, or a constant, "
+                f"each axis at most once: not {m}"
+            )
+        extents = domain.get_shape()
+        for (axis, c), n in zip(found, view, strict=True):
+            if c + (1 if axis is None else extents[axis]) > n:
+                raise VerifyException(
+                    f"{self.name}: the window leaves the view {list(view)} along a dim "
+                    f"of {n} (from {c})"
+                )
+
+
+@irdl_op_definition
+class WindowOp(_WindowOpBase):
+    """The elements of a buffer (held flat) viewed as `shape` at a window: each view
+    dim walked by one domain axis from a constant, or held at a constant (the map, its
+    dims the domain's axes). The value of a load whose index is a projected permutation
+    plus offsets: what `xla.flat_index` and `xla.take` would give, as a slice and a
+    transpose, not a gather.
+
+    ```mlir
+    %v = xla.window %xb affine_map<(d0, d1) -> (d1 + 2, 0, d0)> in [66, 4, 32]
+        : tensor<8448xf32> -> tensor<32x64xf32>
+    ```
+    """
+
+    name = "xla.window"
+
+    buffer = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$buffer $map `in` $shape attr-dict `:` type($buffer) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        buffer: SSAValue,
+        map: AffineMap,
+        shape: Sequence[int],
+        domain: Sequence[int],
+    ):
+        t = TensorType(_tensor(buffer).element_type, list(domain))
+        super().__init__(
+            operands=[buffer],
+            result_types=[t],
+            properties={
+                "map": AffineMapAttr(map),
+                "shape": DenseArrayBase.from_list(i64, shape),
+            },
+        )
+
+    def verify_(self) -> None:
+        b, r = _tensor(self.buffer), _tensor(self.result)
+        if r.element_type != b.element_type:
+            raise VerifyException(f"xla.window gives {b.element_type} elements, not {r}")
+        self.verify_window(r)
+
+
+@irdl_op_definition
+class UpdateWindowOp(_WindowOpBase):
+    """The buffer with `value` (over the domain) stored at a window (as `xla.window`),
+    or, with `accumulate <sum|prod|max|min>`, combined with the elements there. Every
+    domain axis the window does not walk has extent 1, or (no `accumulate`) the value
+    is the same along it: each point stores to its own element. The store of a
+    projected permutation plus offsets, as a slice update, not a scatter.
+
+    ```mlir
+    %out_1 = xla.update_window %v, %out affine_map<(d0, d1) -> (d1, d0)> in [64, 32]
+        : tensor<32x64xf32>, tensor<2048xf32>
+    ```
+    """
+
+    name = "xla.update_window"
+
+    B: ClassVar = VarConstraint("B", base(TensorType))
+    value = operand_def(TensorType)
+    buffer = operand_def(B)
+    accumulate = opt_prop_def(XlaReductionKindAttr)
+    result = result_def(B)
+
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$value `,` $buffer $map `in` $shape (`accumulate` ` ` `<` $accumulate^ `>`)? "
+        "attr-dict `:` type($value) `,` type($buffer)"
+    )
+
+    def __init__(
+        self,
+        value: SSAValue,
+        buffer: SSAValue,
+        map: AffineMap,
+        shape: Sequence[int],
+        accumulate: ReductionKind | None = None,
+    ):
+        super().__init__(
+            operands=[value, buffer],
+            result_types=[buffer.type],
+            properties={
+                "map": AffineMapAttr(map),
+                "shape": DenseArrayBase.from_list(i64, shape),
+                "accumulate": None
+                if accumulate is None
+                else XlaReductionKindAttr(ReductionKind(accumulate)),
+            },
+        )
+
+    @property
+    def combine(self) -> ReductionKind | None:
+        return None if self.accumulate is None else self.accumulate.data
+
+    def verify_(self) -> None:
+        v, b = _tensor(self.value), _tensor(self.buffer)
+        if v.element_type != b.element_type:
+            raise VerifyException(
+                f"xla.update_window stores {b.element_type} values, got {v}"
+            )
+        if self.combine is not None and self.combine.returns_index:
+            raise VerifyException(
+                f"xla.update_window cannot accumulate with <{self.combine.value}>"
+            )
+        self.verify_window(v)
+        walked = {axis for axis, _ in self.offsets() if axis is not None}
+        extents = v.get_shape()
+        if self.combine is not None and any(
+            n > 1 for k, n in enumerate(extents) if k not in walked
+        ):
+            raise VerifyException(
+                "xla.update_window: an accumulating window walks every domain axis over 1"
+            )
+
+
 @irdl_op_definition
 class ReduceOp(IRDLOperation):
     """A reduction over `axes` of the domain, the same at every point of them (a
@@ -734,6 +943,8 @@ Xla = Dialect(
         FlatIndexOp,
         TakeOp,
         ScatterOp,
+        WindowOp,
+        UpdateWindowOp,
         ReduceOp,
         ConvertOp,
         CompareOp,

@@ -5,7 +5,9 @@ that broadcasts to its tensor (an iota as an `arange` along its axis, a constant
 scalar, a reduction with its axes kept at size 1), so ops that need every point
 (`xla.scatter`, `xla.reduce`) broadcast their operands to the domain; a buffer is held
 flat, so `xla.buffer` ravels its argument and `xla.zeros` is flat. An `xla.flat_index`
-is an expression, printed inside the `xla.take` or `xla.scatter` that uses it.
+is an expression, printed inside the `xla.take` or `xla.scatter` that uses it. An
+`xla.window` is a subscript of the buffer's view (slices, constant indices), then a
+transpose into axis order; an `xla.update_window` the reverse, as `.at[...]`.
 """
 
 from __future__ import annotations
@@ -146,6 +148,57 @@ class XlaFunctionPrinter:
         if later:  # the buffer before the stores is read again: a new name
             self.assign(op.result, text)
         else:  # the stores update the buffer
+            self.namer.names[op.result] = buffer
+            self.lines.append(f"{buffer} = {text}")
+
+    @staticmethod
+    def window_subscript(op: xla.WindowOp | xla.UpdateWindowOp, extents) -> str:
+        """The view's subscript: a slice along each walked dim, an index elsewhere."""
+        parts = [
+            str(c) if axis is None else f"{c}:{c + extents[axis]}"
+            for axis, c in op.offsets()
+        ]
+        return ", ".join(parts) if parts else "()"
+
+    @print_op.register
+    def _(self, op: xla.WindowOp) -> None:
+        extents = _shape(op.result)
+        view = py.tuple_text(op.shape.get_values())
+        text = f"{self.name(op.buffer)}.reshape({view})[{self.window_subscript(op, extents)}]"
+        walked = [axis for axis, _ in op.offsets() if axis is not None]
+        order = sorted(range(len(walked)), key=lambda k: walked[k])  # to axis order
+        if order != list(range(len(walked))):
+            text = f"jnp.transpose({text}, {py.tuple_text(order)})"
+        along = [n if k in walked else 1 for k, n in enumerate(extents)]
+        self.assign(op.result, f"{text}.reshape({py.tuple_text(along)})")
+
+    @print_op.register
+    def _(self, op: xla.UpdateWindowOp) -> None:
+        buffer = self.name(op.buffer)
+        extents = _shape(op.value)
+        walked = [axis for axis, _ in op.offsets() if axis is not None]
+        value = f"jnp.broadcast_to({self.name(op.value)}, {py.tuple_text(extents)})"
+        if len(walked) < len(extents):  # the same along the others: one point of them
+            picked = ", ".join(":" if k in walked else "0" for k in range(len(extents)))
+            value = f"{value}[{picked}]"
+        in_axis_order = sorted(walked)
+        order = [in_axis_order.index(axis) for axis in walked]  # to the view's order
+        if order != list(range(len(walked))):
+            value = f"jnp.transpose({value}, {py.tuple_text(order)})"
+        view = py.tuple_text(op.shape.get_values())
+        method = _SCATTER_METHODS[op.combine]
+        text = (
+            f"{buffer}.reshape({view}).at[{self.window_subscript(op, extents)}]"
+            f".{method}({value}).reshape(-1)"
+        )
+        later = [
+            u.operation
+            for u in op.buffer.uses
+            if u.operation is not op and op.is_before_in_block(u.operation)
+        ]
+        if later:  # the buffer before the stores is read again: a new name
+            self.assign(op.result, text)
+        else:
             self.namer.names[op.result] = buffer
             self.lines.append(f"{buffer} = {text}")
 

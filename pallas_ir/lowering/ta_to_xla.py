@@ -8,7 +8,10 @@ ta reference does in numpy, op by op:
   kernel's buffer (`xla.buffer`), an `out` one starts as `xla.zeros`; a `ta.reshape`
   view is its root buffer (accesses reach flat positions through the view's shape);
 - each `ta.loop`: one `xla.iota` per loop variable over the loop's domain (parallel
-  dims, then reduction dims); a load is `xla.flat_index` (its map, its buffer's shape)
+  dims, then reduction dims); a load is `xla.window` where its index is a projected
+  permutation of the loop's dims plus offsets inside its view (a store
+  `xla.update_window`, when each point stores to its own element), else
+  `xla.flat_index` (its map, its buffer's shape)
   then `xla.take`, a store `xla.flat_index` then `xla.scatter` (accumulating as the
   store does), whose result is the buffer from then on; `ta.reduce` is `xla.reduce`
   over the reduction axes; `arith`/`math`/`special` ops compute on tensors of the
@@ -34,6 +37,7 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir.affine import AffineDimExpr, AffineMap
 
 from pallas_ir.diagnostics import PassError
 from pallas_ir.dialects import tensor_access as ta
@@ -47,6 +51,7 @@ from pallas_ir.dialects.common import (
     ReductionKind,
     arith_predicate,
 )
+from pallas_ir.dialects.xla import window_offsets
 from pallas_ir.lowering.special_functions import XLA_EXPANSIONS, TileMath
 
 
@@ -157,6 +162,56 @@ class _Converter:
             result.name_hint = self.buffers[root].name_hint
             self.buffers[root] = result
 
+    def window(
+        self,
+        op: ta.LoadOp | ta.StoreOp,
+        values: dict[SSAValue, SSAValue],
+        domain: TensorType,
+    ) -> bool:
+        """An access whose index is a projected permutation of the loop's dims plus
+        offsets, inside its view, as `xla.window` or `xla.update_window` (a slice, not
+        a gather or scatter); False, with nothing added, for any other access, or a
+        store of a value that varies along a loop dim it does not index (or that
+        accumulates across one)."""
+        loop = op.parent_op()
+        view = op.buffer.type
+        assert isinstance(loop, ta.LoopOp) and isinstance(view, MemRefType)
+        ivs = loop.body.block.args
+        if op.symbols or any(d not in ivs for d in op.dims):
+            return False
+        axes = [AffineDimExpr(ivs.index(d)) for d in op.dims]  # type: ignore[arg-type]
+        m = op.map.data
+        domain_map = AffineMap(
+            len(ivs), 0, tuple(e.replace_dims_and_symbols(axes, []) for e in m.results)
+        )
+        offsets = window_offsets(domain_map)
+        extents = domain.get_shape()
+        if offsets is None or any(
+            c + (1 if axis is None else extents[axis]) > n
+            for (axis, c), n in zip(offsets, view.get_shape(), strict=True)
+        ):
+            return False
+        root = ta.root_buffer(op.buffer)
+        if isinstance(op, ta.LoadOp):
+            window = self.add(
+                xla.WindowOp(self.buffers[root], domain_map, view.get_shape(), extents),
+                op,
+            )
+            window.results[0].name_hint = op.result.name_hint
+            values[op.result] = window.results[0]
+            return True
+        walked = {axis for axis, _ in offsets if axis is not None}
+        varies = _varying_axes(op.value, loop, {})
+        unwalked = [k for k, n in enumerate(extents) if k not in walked and n > 1]
+        if unwalked and (op.combine is not None or varies & set(unwalked)):
+            return False
+        update = xla.UpdateWindowOp(
+            values[op.value], self.buffers[root], domain_map, view.get_shape(), op.combine
+        )
+        update.result.name_hint = self.buffers[root].name_hint
+        self.buffers[root] = self.add(update, op).results[0]
+        return True
+
     def access(
         self,
         op: ta.LoadOp | ta.StoreOp,
@@ -165,6 +220,8 @@ class _Converter:
     ) -> None:
         view = op.buffer.type
         assert isinstance(view, MemRefType)
+        if self.window(op, values, index_type):
+            return
         at = xla.FlatIndexOp(
             op.map.data,
             view.get_shape(),
@@ -241,6 +298,24 @@ class XlaFunctions:
             self.functions.append(xla_function(kernel, name, arg_types, result_types))
             self._by_signature[key] = name
         return self._by_signature[key]
+
+
+def _varying_axes(value: SSAValue, loop: ta.LoopOp, seen: dict) -> set[int]:
+    """The loop dims a value of the body varies along as `xla` holds it: as
+    `ta.varying_dims`, but a reduction's result is the same along the reduced dims."""
+    if value not in seen:
+        if isinstance(value.owner, ta.ReduceOp):
+            reduced = range(len(loop.parallel_extents), len(loop.extents))
+            seen[value] = _varying_axes(value.owner.value, loop, seen) - set(reduced)
+        elif isinstance(value.owner, ta.LoadOp):
+            seen[value] = set(ta.varying_dims(value, loop))
+        elif isinstance(value.owner, Operation):
+            seen[value] = set().union(
+                *(_varying_axes(o, loop, seen) for o in value.owner.operands)
+            )
+        else:
+            seen[value] = set(ta.varying_dims(value, loop))
+    return seen[value]
 
 
 def _predicate(op: arith.CmpfOp | arith.CmpiOp) -> ComparePredicate:

@@ -17,6 +17,7 @@ import numpy as np
 from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
+from pallas_ir.affine_analysis import row_major_strides
 from pallas_ir.dialects import xla
 from pallas_ir.dialects.common import ReductionKind
 from pallas_ir.reference.ops import (
@@ -89,6 +90,26 @@ def _scatter(
     return out
 
 
+def _window_positions(
+    op: xla.WindowOp | xla.UpdateWindowOp, extents: Sequence[int]
+) -> np.ndarray:
+    """The row-major positions a window reaches at each point of the domain (as
+    `xla.flat_index` computes them), broadcastable to the domain."""
+    rank = len(extents)
+    dims = [
+        np.arange(n, dtype=np.int64).reshape([n if k == d else 1 for k in range(rank)])
+        for d, n in enumerate(extents)
+    ]
+    view = op.shape.get_values()
+    index = [
+        np.asarray(eval_affine(e, dims, []), dtype=np.int64) for e in op.map.data.results
+    ]
+    at = np.zeros([1] * rank, np.int64)
+    for i, stride in zip(index, row_major_strides(view), strict=True):
+        at = at + i * stride
+    return at
+
+
 def _run(op: Operation, args: list[Any]) -> Any:
     if isinstance(op, xla.BufferOp):
         t = _tensor(op.result)
@@ -112,6 +133,12 @@ def _run(op: Operation, args: list[Any]) -> Any:
         return np.asarray(args[0]).reshape(-1)[args[1]]
     if isinstance(op, xla.ScatterOp):
         return _scatter(args[1], args[2], args[0], op.combine)
+    if isinstance(op, xla.WindowOp):
+        at = _window_positions(op, _tensor(op.result).get_shape())
+        return np.asarray(args[0]).reshape(-1)[at]
+    if isinstance(op, xla.UpdateWindowOp):
+        at = _window_positions(op, _tensor(op.value).get_shape())
+        return _scatter(args[1], at, args[0], op.combine)
     if isinstance(op, xla.ReduceOp):
         return _reduce(op, args[0])
     if (tile := evaluate_tile(op, args)) is not None:
@@ -146,7 +173,7 @@ def run_function(function: xla.FuncOp, args: Sequence[np.ndarray]) -> list[np.nd
 
 def _argument_of(value: SSAValue) -> BlockArgument | None:
     """The function argument a buffer value holds (through the stores to it)."""
-    while isinstance(value.owner, xla.ScatterOp):
+    while isinstance(value.owner, xla.ScatterOp | xla.UpdateWindowOp):
         value = value.owner.buffer
     if isinstance(value.owner, xla.BufferOp):
         source = value.owner.source
@@ -162,11 +189,12 @@ def index_limits(function: xla.FuncOp) -> dict[int, int]:
         if not isinstance(op, xla.FlatIndexOp):
             continue
         for k, v in enumerate(op.symbols):
-            while not isinstance(v.owner, xla.TakeOp) and isinstance(v.owner, Operation):
+            loads = xla.TakeOp | xla.WindowOp
+            while not isinstance(v.owner, loads) and isinstance(v.owner, Operation):
                 if len(v.owner.operands) != 1:
                     break
                 v = v.owner.operands[0]
-            if isinstance(v.owner, xla.TakeOp):
+            if isinstance(v.owner, loads):
                 arg = _argument_of(v.owner.buffer)
                 if arg is not None:
                     uses.setdefault(arg.index, []).append((op, k))
@@ -189,7 +217,7 @@ def divisor_args(function: xla.FuncOp) -> set[int]:
     """The function arguments whose values are integer divisors (drawn nonzero)."""
 
     def loaded_from(op: Operation) -> SSAValue | None:
-        return op.buffer if isinstance(op, xla.TakeOp) else None
+        return op.buffer if isinstance(op, xla.TakeOp | xla.WindowOp) else None
 
     block = function.body.block
     return {a.index for a in divisor_arguments(function, loaded_from) if a.block is block}

@@ -173,3 +173,44 @@ func.func @g() {
   // expected-error@+1 {{'xla.return' expects parent op 'xla.func'}}
   xla.return
 }
+
+// -----
+
+// A window's index is an axis plus a constant, or a constant: a flip is a gather.
+xla.func @f(%x: tensor<64xf32>) {
+  %xb = xla.buffer %x : tensor<64xf32> to tensor<64xf32>
+  // expected-error@+1 {{xla.window: each index is an axis plus a constant, or a constant, each axis at most once: not (d0) -> (((d0 * -1) + 63))}}
+  %v = xla.window %xb affine_map<(d0) -> (63 - d0)> in [64] : tensor<64xf32> -> tensor<64xf32>
+  xla.return
+}
+
+// -----
+
+// A window stays inside its view.
+xla.func @f(%x: tensor<64xf32>) {
+  %xb = xla.buffer %x : tensor<64xf32> to tensor<64xf32>
+  // expected-error@+1 {{xla.window: the window leaves the view [64] along a dim of 64 (from 8)}}
+  %v = xla.window %xb affine_map<(d0) -> (d0 + 8)> in [64] : tensor<64xf32> -> tensor<64xf32>
+  xla.return
+}
+
+// -----
+
+// An accumulating window combines each point with its own element.
+xla.func @f(%x: tensor<64xf32>) {
+  %xb = xla.buffer %x : tensor<64xf32> to tensor<64xf32>
+  %v = xla.window %xb affine_map<(d0, d1) -> (d0)> in [64] : tensor<64xf32> -> tensor<64x2xf32>
+  // expected-error@+1 {{xla.update_window: an accumulating window walks every domain axis over 1}}
+  %w = xla.update_window %v, %xb affine_map<(d0, d1) -> (d0)> in [64] accumulate <sum> : tensor<64x2xf32>, tensor<64xf32>
+  xla.return
+}
+
+// -----
+
+// A window's index is linear: `d0 mod 64` agrees with `d0` at 0 and 1, not along 128.
+xla.func @f(%x: tensor<256xf32>) {
+  %xb = xla.buffer %x : tensor<256xf32> to tensor<256xf32>
+  // expected-error@+1 {{xla.window: each index is an axis plus a constant, or a constant, each axis at most once: not (d0) -> ((d0 mod 64))}}
+  %v = xla.window %xb affine_map<(d0) -> (d0 mod 64)> in [256] : tensor<256xf32> -> tensor<128xf32>
+  xla.return
+}

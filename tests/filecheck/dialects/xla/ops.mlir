@@ -120,3 +120,24 @@ xla.func @nothing(%x: tensor<8xi32>) -> () attributes {part = #xla<part scatter>
   %xb = xla.buffer %x : tensor<8xi32> to tensor<2x4xi32>
   xla.return
 }
+
+// -----
+
+// Windows: a transposed read of rows 2.. of a (66, 4, 32) view at column 0 (a slice
+// and a transpose of the buffer, no gather), stored into a (64, 32) view, then added
+// into rows 8.. of an accumulator (an accumulating window walks every axis over 1).
+// CHECK-LABEL: xla.func @windows(%x: tensor<66x4x32xf32>, %acc: tensor<72x32xf32>) -> (tensor<64x32xf32>, tensor<72x32xf32>) attributes {part = #xla<part kernel>} {
+// CHECK:         %v = xla.window %xb affine_map<(d0, d1) -> ((d1 + 2), 0, d0)> in [66, 4, 32] : tensor<8448xf32> -> tensor<32x64xf32>
+// CHECK-NEXT:    %out_1 = xla.update_window %v, %out affine_map<(d0, d1) -> (d1, d0)> in [64, 32] : tensor<32x64xf32>, tensor<2048xf32>
+// CHECK-NEXT:    %acc_2 = xla.update_window %v, %acc_1 affine_map<(d0, d1) -> ((d1 + 8), d0)> in [72, 32] accumulate <sum> : tensor<32x64xf32>, tensor<2304xf32>
+// CHECK-GENERIC: "xla.window"(%xb) <{map = affine_map<(d0, d1) -> ((d1 + 2), 0, d0)>, shape = array<i64: 66, 4, 32>}> : (tensor<8448xf32>) -> tensor<32x64xf32>
+// CHECK-GENERIC: "xla.update_window"(%v, %acc_1) <{map = affine_map<(d0, d1) -> ((d1 + 8), d0)>, shape = array<i64: 72, 32>, accumulate = #xla<reduction_kind sum>}> : (tensor<32x64xf32>, tensor<2304xf32>) -> tensor<2304xf32>
+xla.func @windows(%x: tensor<66x4x32xf32>, %acc: tensor<72x32xf32>) -> (tensor<64x32xf32>, tensor<72x32xf32>) {
+  %xb = xla.buffer %x : tensor<66x4x32xf32> to tensor<8448xf32>
+  %acc_1 = xla.buffer %acc : tensor<72x32xf32> to tensor<2304xf32>
+  %out = xla.zeros : tensor<2048xf32>
+  %v = xla.window %xb affine_map<(d0, d1) -> (d1 + 2, 0, d0)> in [66, 4, 32] : tensor<8448xf32> -> tensor<32x64xf32>
+  %out_1 = xla.update_window %v, %out affine_map<(d0, d1) -> (d1, d0)> in [64, 32] : tensor<32x64xf32>, tensor<2048xf32>
+  %acc_2 = xla.update_window %v, %acc_1 affine_map<(d0, d1) -> (d1 + 8, d0)> in [72, 32] accumulate <sum> : tensor<32x64xf32>, tensor<2304xf32>
+  xla.return %out_1, %acc_2 : tensor<2048xf32>, tensor<2304xf32>
+}

@@ -34,8 +34,7 @@ func.func @forward(%x: memref<64x128xf32>, %w: memref<128x128xf32>) -> memref<64
 // CHECK-NEXT:  %x1 = xla.iota 1 : tensor<64x128xindex>
 // CHECK-NEXT:  %0 = xla.flat_index affine_map<(d0, d1) -> (((d0 * -1) + 63), d1)>(%x0, %x1) [] in [64, 128] : tensor<64x128xindex>
 // CHECK-NEXT:  %a = xla.take %x_1[%0] : tensor<64x128xf32>, tensor<64x128xindex> -> tensor<64x128xf32>
-// CHECK-NEXT:  %1 = xla.flat_index affine_map<(d0, d1) -> (d0, d1)>(%x0, %x1) [] in [64, 128] : tensor<64x128xindex>
-// CHECK-NEXT:  %xla_1 = xla.scatter %a, %xla[%1] : tensor<64x128xf32>, tensor<64x128xf32>, tensor<64x128xindex>
+// CHECK-NEXT:  %xla_1 = xla.update_window %a, %xla affine_map<(d0, d1) -> (d0, d1)> in [64, 128] : tensor<64x128xf32>, tensor<64x128xf32>
 // CHECK-NEXT:  xla.return %xla_1 : tensor<64x128xf32>
 // CHECK-NEXT:  }
 // CHECK:       %xla = pallas.xla_call @flip_matmul_0(%x) : (tensor<64x128xf32>) -> tensor<64x128xf32>
@@ -47,5 +46,5 @@ func.func @forward(%x: memref<64x128xf32>, %w: memref<128x128xf32>) -> memref<64
 // PY-NEXT:      x0 = jnp.arange(64, dtype=jnp.int32).reshape((64, 1))
 // PY-NEXT:      x1 = jnp.arange(128, dtype=jnp.int32).reshape((1, 128))
 // PY-NEXT:      a = x[(x0 * -1 + 63) * 128 + x1]
-// PY-NEXT:      xla = xla.at[jnp.broadcast_to(x0 * 128 + x1, (64, 128)).reshape(-1)].set(jnp.broadcast_to(a, (64, 128)).reshape(-1))
+// PY-NEXT:      xla = xla.reshape((64, 128)).at[0:64, 0:128].set(jnp.broadcast_to(a, (64, 128))).reshape(-1)
 // PY-NEXT:      return jnp.reshape(xla, (64, 128))

@@ -38,15 +38,13 @@ func.func @forward(%idx: memref<64xi32>, %perm: memref<1000xi32>, %x: memref<100
 // CHECK-NEXT:  %perm_1 = xla.buffer %perm : tensor<1000xi32> to tensor<1000xi32>
 // CHECK-NEXT:  %rows = xla.zeros : tensor<64xi32>
 // CHECK-NEXT:  %x0 = xla.iota 0 : tensor<64xindex>
-// CHECK-NEXT:  %0 = xla.flat_index affine_map<(d0) -> (d0)>(%x0) [] in [64] : tensor<64xindex>
-// CHECK-NEXT:  %iv = xla.take %idx_1[%0] : tensor<64xi32>, tensor<64xindex> -> tensor<64xi32>
+// CHECK-NEXT:  %iv = xla.window %idx_1 affine_map<(d0) -> (d0)> in [64] : tensor<64xi32> -> tensor<64xi32>
 // CHECK-NEXT:  %s = xla.convert %iv : tensor<64xi32> to tensor<64xindex>
-// CHECK-NEXT:  %1 = xla.flat_index affine_map<(d0)[s0] -> (s0)>(%x0) [%s] in [1000] : tensor<64xindex>
-// CHECK-NEXT:  %pv = xla.take %perm_1[%1] : tensor<1000xi32>, tensor<64xindex> -> tensor<64xi32>
+// CHECK-NEXT:  %0 = xla.flat_index affine_map<(d0)[s0] -> (s0)>(%x0) [%s] in [1000] : tensor<64xindex>
+// CHECK-NEXT:  %pv = xla.take %perm_1[%0] : tensor<1000xi32>, tensor<64xindex> -> tensor<64xi32>
 // CHECK-NEXT:  %ps = xla.convert %pv : tensor<64xi32> to tensor<64xindex>
-// CHECK-NEXT:  %2 = xla.convert %ps : tensor<64xindex> to tensor<64xi32>
-// CHECK-NEXT:  %3 = xla.flat_index affine_map<(d0) -> (d0)>(%x0) [] in [64] : tensor<64xindex>
-// CHECK-NEXT:  %rows_1 = xla.scatter %2, %rows[%3] : tensor<64xi32>, tensor<64xi32>, tensor<64xindex>
+// CHECK-NEXT:  %1 = xla.convert %ps : tensor<64xindex> to tensor<64xi32>
+// CHECK-NEXT:  %rows_1 = xla.update_window %1, %rows affine_map<(d0) -> (d0)> in [64] : tensor<64xi32>, tensor<64xi32>
 // CHECK-NEXT:  xla.return %rows_1 : tensor<64xi32>
 // CHECK-NEXT:  }
 // CHECK:       %xla = pallas.xla_call @double_indirect_0(%idx, %perm) : (tensor<64xi32>, tensor<1000xi32>) -> tensor<64xi32>
@@ -57,12 +55,12 @@ func.func @forward(%idx: memref<64xi32>, %perm: memref<1000xi32>, %x: memref<100
 // PY-NEXT:      perm = jnp.ravel(jnp.asarray(perm))
 // PY-NEXT:      rows = jnp.zeros((64,), jnp.int32)
 // PY-NEXT:      x0 = jnp.arange(64, dtype=jnp.int32).reshape((64,))
-// PY-NEXT:      iv = idx[x0]
+// PY-NEXT:      iv = idx.reshape((64,))[0:64].reshape((64,))
 // PY-NEXT:      s = iv.astype(jnp.int32)
 // PY-NEXT:      pv = perm[s.astype(jnp.int32)]
 // PY-NEXT:      ps = pv.astype(jnp.int32)
 // PY-NEXT:      v = ps.astype(jnp.int32)
-// PY-NEXT:      rows = rows.at[jnp.broadcast_to(x0, (64,)).reshape(-1)].set(jnp.broadcast_to(v, (64,)).reshape(-1))
+// PY-NEXT:      rows = rows.reshape((64,)).at[0:64].set(jnp.broadcast_to(v, (64,))).reshape(-1)
 // PY-NEXT:      return jnp.reshape(rows, (64,))
 
 // -----
@@ -96,17 +94,15 @@ func.func @forward(%idx: memref<64xi64>, %emb: memref<1000x256xf32>) -> memref<6
 // CHECK-NEXT:  %idx_1 = xla.buffer %idx : tensor<64xi64> to tensor<64xi64>
 // CHECK-NEXT:  %rows = xla.zeros : tensor<64xi32>
 // CHECK-NEXT:  %x0 = xla.iota 0 : tensor<64xindex>
-// CHECK-NEXT:  %0 = xla.flat_index affine_map<(d0) -> (d0)>(%x0) [] in [64] : tensor<64xindex>
-// CHECK-NEXT:  %iv = xla.take %idx_1[%0] : tensor<64xi64>, tensor<64xindex> -> tensor<64xi64>
+// CHECK-NEXT:  %iv = xla.window %idx_1 affine_map<(d0) -> (d0)> in [64] : tensor<64xi64> -> tensor<64xi64>
 // CHECK-NEXT:  %c0 = xla.constant 0 : i64 : tensor<64xi64>
 // CHECK-NEXT:  %cv = xla.constant 1000 : i64 : tensor<64xi64>
 // CHECK-NEXT:  %neg = xla.compare <slt> %iv, %c0 : tensor<64xi64>
 // CHECK-NEXT:  %up = arith.addi %iv, %cv : tensor<64xi64>
 // CHECK-NEXT:  %w = xla.select %neg, %up, %iv : tensor<64xi1>, tensor<64xi64>
 // CHECK-NEXT:  %s = xla.convert %w : tensor<64xi64> to tensor<64xindex>
-// CHECK-NEXT:  %1 = xla.convert %s : tensor<64xindex> to tensor<64xi32>
-// CHECK-NEXT:  %2 = xla.flat_index affine_map<(d0) -> (d0)>(%x0) [] in [64] : tensor<64xindex>
-// CHECK-NEXT:  %rows_1 = xla.scatter %1, %rows[%2] : tensor<64xi32>, tensor<64xi32>, tensor<64xindex>
+// CHECK-NEXT:  %0 = xla.convert %s : tensor<64xindex> to tensor<64xi32>
+// CHECK-NEXT:  %rows_1 = xla.update_window %0, %rows affine_map<(d0) -> (d0)> in [64] : tensor<64xi32>, tensor<64xi32>
 // CHECK-NEXT:  xla.return %rows_1 : tensor<64xi32>
 // CHECK-NEXT:  }
 // CHECK:       %xla = pallas.xla_call @wrapped_0(%idx) : (tensor<64xi64>) -> tensor<64xi32>
@@ -116,7 +112,7 @@ func.func @forward(%idx: memref<64xi64>, %emb: memref<1000x256xf32>) -> memref<6
 // PY-NEXT:      idx = jnp.ravel(jnp.asarray(idx))
 // PY-NEXT:      rows = jnp.zeros((64,), jnp.int32)
 // PY-NEXT:      x0 = jnp.arange(64, dtype=jnp.int32).reshape((64,))
-// PY-NEXT:      iv = idx[x0]
+// PY-NEXT:      iv = idx.reshape((64,))[0:64].reshape((64,))
 // PY-NEXT:      c0 = jnp.int64(0)
 // PY-NEXT:      cv = jnp.int64(1000)
 // PY-NEXT:      neg = iv < c0
@@ -124,5 +120,5 @@ func.func @forward(%idx: memref<64xi64>, %emb: memref<1000x256xf32>) -> memref<6
 // PY-NEXT:      w = jnp.where(neg, up, iv)
 // PY-NEXT:      s = w.astype(jnp.int32)
 // PY-NEXT:      v = s.astype(jnp.int32)
-// PY-NEXT:      rows = rows.at[jnp.broadcast_to(x0, (64,)).reshape(-1)].set(jnp.broadcast_to(v, (64,)).reshape(-1))
+// PY-NEXT:      rows = rows.reshape((64,)).at[0:64].set(jnp.broadcast_to(v, (64,))).reshape(-1)
 // PY-NEXT:      return jnp.reshape(rows, (64,))

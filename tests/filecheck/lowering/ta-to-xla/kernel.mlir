@@ -8,10 +8,12 @@
 // A whole kernel on XLA (an access no Pallas idiom covers in an element-wise kernel, or
 // 64-bit data) becomes one `xla.func` of part `kernel`: each readable buffer is an
 // argument taken in as its buffer (an `inout` one is returned too), an `out` buffer
-// starts as zeros, the loop variables are iotas over the loop's domain, each load an
-// `xla.flat_index` then `xla.take`, each store an `xla.flat_index` then `xla.scatter`,
-// constants `xla.constant`s over the domain, and the printed function is the vectorized
-// jnp one (a domain value broadcasts to its tensor, a buffer is held flat).
+// starts as zeros, the loop variables are iotas over the loop's domain, a load whose
+// index is a projected permutation plus offsets an `xla.window` (a slice of the
+// buffer's view), a store of one an `xla.update_window`, any other load an
+// `xla.flat_index` then `xla.take` (a gather), constants `xla.constant`s over the
+// domain, and the printed function is the vectorized jnp one (a domain value
+// broadcasts to its tensor, a buffer is held flat).
 // Inputs from tests/filecheck/lowering/tile/xla-fallback.mlir.
 
 // The tiler's fallback: a kernel with an access no Pallas idiom covers runs whole on
@@ -47,8 +49,7 @@ func.func @forward(%x: memref<64x64xf32>) -> memref<64xf32> {
 // CHECK-NEXT:  %v = xla.take %x_1[%0] : tensor<64x64xf32>, tensor<64xindex> -> tensor<64xf32>
 // CHECK-NEXT:  %c = xla.constant 3.000000e+00 : f32 : tensor<64xf32>
 // CHECK-NEXT:  %m = arith.mulf %v, %c : tensor<64xf32>
-// CHECK-NEXT:  %1 = xla.flat_index affine_map<(d0) -> (d0)>(%i) [] in [64] : tensor<64xindex>
-// CHECK-NEXT:  %out_1 = xla.scatter %m, %out[%1] : tensor<64xf32>, tensor<64xf32>, tensor<64xindex>
+// CHECK-NEXT:  %out_1 = xla.update_window %m, %out affine_map<(d0) -> (d0)> in [64] : tensor<64xf32>, tensor<64xf32>
 // CHECK-NEXT:  xla.return %out_1 : tensor<64xf32>
 // CHECK-NEXT:  }
 // CHECK:       %out = pallas.xla_call @diag(%x) : (tensor<64x64xf32>) -> tensor<64xf32>
@@ -61,7 +62,7 @@ func.func @forward(%x: memref<64x64xf32>) -> memref<64xf32> {
 // PY-NEXT:      v = x[i * 64 + i]
 // PY-NEXT:      c = jnp.float32(3.0)
 // PY-NEXT:      m = v * c
-// PY-NEXT:      out = out.at[jnp.broadcast_to(i, (64,)).reshape(-1)].set(jnp.broadcast_to(m, (64,)).reshape(-1))
+// PY-NEXT:      out = out.reshape((64,)).at[0:64].set(jnp.broadcast_to(m, (64,))).reshape(-1)
 // PY-NEXT:      return jnp.reshape(out, (64,))
 
 // -----
@@ -84,12 +85,10 @@ func.func @forward(%idx: memref<64xi64>) -> memref<64xi64> {
 // CHECK-LABEL: xla.func @increment(%idx: tensor<64xi64>) -> tensor<64xi64> attributes {part = #xla<part kernel>} {
 // CHECK-NEXT:  %idx_1 = xla.buffer %idx : tensor<64xi64> to tensor<64xi64>
 // CHECK-NEXT:  %i = xla.iota 0 : tensor<64xindex>
-// CHECK-NEXT:  %0 = xla.flat_index affine_map<(d0) -> (d0)>(%i) [] in [64] : tensor<64xindex>
-// CHECK-NEXT:  %iv = xla.take %idx_1[%0] : tensor<64xi64>, tensor<64xindex> -> tensor<64xi64>
+// CHECK-NEXT:  %iv = xla.window %idx_1 affine_map<(d0) -> (d0)> in [64] : tensor<64xi64> -> tensor<64xi64>
 // CHECK-NEXT:  %one = xla.constant 1 : i64 : tensor<64xi64>
 // CHECK-NEXT:  %n = arith.addi %iv, %one : tensor<64xi64>
-// CHECK-NEXT:  %1 = xla.flat_index affine_map<(d0) -> (d0)>(%i) [] in [64] : tensor<64xindex>
-// CHECK-NEXT:  %idx_2 = xla.scatter %n, %idx_1[%1] : tensor<64xi64>, tensor<64xi64>, tensor<64xindex>
+// CHECK-NEXT:  %idx_2 = xla.update_window %n, %idx_1 affine_map<(d0) -> (d0)> in [64] : tensor<64xi64>, tensor<64xi64>
 // CHECK-NEXT:  xla.return %idx_2 : tensor<64xi64>
 // CHECK-NEXT:  }
 // CHECK:       %idx_1 = pallas.xla_call @increment(%idx) : (tensor<64xi64>) -> tensor<64xi64>
@@ -98,8 +97,8 @@ func.func @forward(%idx: memref<64xi64>) -> memref<64xi64> {
 // PY-LABEL: def increment_xla(idx):
 // PY-NEXT:      idx = jnp.ravel(jnp.asarray(idx))
 // PY-NEXT:      i = jnp.arange(64, dtype=jnp.int32).reshape((64,))
-// PY-NEXT:      iv = idx[i]
+// PY-NEXT:      iv = idx.reshape((64,))[0:64].reshape((64,))
 // PY-NEXT:      one = jnp.int64(1)
 // PY-NEXT:      n = iv + one
-// PY-NEXT:      idx = idx.at[jnp.broadcast_to(i, (64,)).reshape(-1)].set(jnp.broadcast_to(n, (64,)).reshape(-1))
+// PY-NEXT:      idx = idx.reshape((64,)).at[0:64].set(jnp.broadcast_to(n, (64,))).reshape(-1)
 // PY-NEXT:      return jnp.reshape(idx, (64,))

@@ -33,10 +33,8 @@ func.func @forward(%x: memref<64x128xf32>, %w: memref<128x128xf32>, %out: memref
 // CHECK-NEXT:  %xla_1 = xla.buffer %xla : tensor<64x128xf32> to tensor<64x128xf32>
 // CHECK-NEXT:  %x0 = xla.iota 0 : tensor<64x128xindex>
 // CHECK-NEXT:  %x1 = xla.iota 1 : tensor<64x128xindex>
-// CHECK-NEXT:  %0 = xla.flat_index affine_map<(d0, d1) -> (d0, d1)>(%x0, %x1) [] in [64, 128] : tensor<64x128xindex>
-// CHECK-NEXT:  %s = xla.take %xla_1[%0] : tensor<64x128xf32>, tensor<64x128xindex> -> tensor<64x128xf32>
-// CHECK-NEXT:  %1 = xla.flat_index affine_map<(d0, d1) -> (d0, d1, 0)>(%x0, %x1) [] in [64, 128, 2] : tensor<64x128xindex>
-// CHECK-NEXT:  %out_2 = xla.scatter %s, %out_1[%1] : tensor<64x128xf32>, tensor<64x128x2xf32>, tensor<64x128xindex>
+// CHECK-NEXT:  %s = xla.window %xla_1 affine_map<(d0, d1) -> (d0, d1)> in [64, 128] : tensor<64x128xf32> -> tensor<64x128xf32>
+// CHECK-NEXT:  %out_2 = xla.update_window %s, %out_1 affine_map<(d0, d1) -> (d0, d1, 0)> in [64, 128, 2] : tensor<64x128xf32>, tensor<64x128x2xf32>
 // CHECK-NEXT:  xla.return %out_2 : tensor<64x128x2xf32>
 // CHECK-NEXT:  }
 // CHECK:       %out_1 = pallas.xla_call @strided_store_1(%out, %xla) : (tensor<64x128x2xf32>, tensor<64x128xf32>) -> tensor<64x128x2xf32>
@@ -47,6 +45,6 @@ func.func @forward(%x: memref<64x128xf32>, %w: memref<128x128xf32>, %out: memref
 // PY-NEXT:      xla = jnp.ravel(jnp.asarray(xla))
 // PY-NEXT:      x0 = jnp.arange(64, dtype=jnp.int32).reshape((64, 1))
 // PY-NEXT:      x1 = jnp.arange(128, dtype=jnp.int32).reshape((1, 128))
-// PY-NEXT:      s = xla[x0 * 128 + x1]
-// PY-NEXT:      out = out.at[jnp.broadcast_to(x0 * 256 + x1 * 2 + 0, (64, 128)).reshape(-1)].set(jnp.broadcast_to(s, (64, 128)).reshape(-1))
+// PY-NEXT:      s = xla.reshape((64, 128))[0:64, 0:128].reshape((64, 128))
+// PY-NEXT:      out = out.reshape((64, 128, 2)).at[0:64, 0:128, 0].set(jnp.broadcast_to(s, (64, 128))).reshape(-1)
 // PY-NEXT:      return jnp.reshape(out, (64, 128, 2))
