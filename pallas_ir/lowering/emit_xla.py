@@ -131,6 +131,22 @@ class XlaFunctionPrinter:
     def _(self, op: xla.TakeOp) -> None:
         self.assign(op.result, f"{self.name(op.buffer)}[{self.name(op.index)}]")
 
+    def stored(
+        self, op: xla.ScatterOp | xla.UpdateWindowOp, buffer: str, text: str
+    ) -> None:
+        """The buffer after a store, `text`: the buffer's name again, or a new name
+        when the buffer before the store is read later."""
+        later = [
+            u.operation
+            for u in op.buffer.uses
+            if u.operation is not op and op.is_before_in_block(u.operation)
+        ]
+        if later:
+            self.assign(op.result, text)
+        else:
+            self.namer.names[op.result] = buffer
+            self.lines.append(f"{buffer} = {text}")
+
     @print_op.register
     def _(self, op: xla.ScatterOp) -> None:
         buffer = self.name(op.buffer)
@@ -140,16 +156,7 @@ class XlaFunctionPrinter:
             f"{buffer}.at[jnp.broadcast_to({self.name(op.index)}, {full}).reshape(-1)]"
             f".{method}(jnp.broadcast_to({self.name(op.value)}, {full}).reshape(-1))"
         )
-        later = [
-            u.operation
-            for u in op.buffer.uses
-            if u.operation is not op and op.is_before_in_block(u.operation)
-        ]
-        if later:  # the buffer before the stores is read again: a new name
-            self.assign(op.result, text)
-        else:  # the stores update the buffer
-            self.namer.names[op.result] = buffer
-            self.lines.append(f"{buffer} = {text}")
+        self.stored(op, buffer, text)
 
     @staticmethod
     def window_subscript(op: xla.WindowOp | xla.UpdateWindowOp, extents) -> str:
@@ -191,16 +198,7 @@ class XlaFunctionPrinter:
             f"{buffer}.reshape({view}).at[{self.window_subscript(op, extents)}]"
             f".{method}({value}).reshape(-1)"
         )
-        later = [
-            u.operation
-            for u in op.buffer.uses
-            if u.operation is not op and op.is_before_in_block(u.operation)
-        ]
-        if later:  # the buffer before the stores is read again: a new name
-            self.assign(op.result, text)
-        else:
-            self.namer.names[op.result] = buffer
-            self.lines.append(f"{buffer} = {text}")
+        self.stored(op, buffer, text)
 
     @print_op.register
     def _(self, op: xla.ReduceOp) -> None:
