@@ -146,6 +146,19 @@ PROGRAMS = {
         2,
     ),
     "argmax_dim0": (lambda x: x.argmax(0), lambda: [torch.randn(64, 256)], 1),
+    # matrix-vector products summed along the matrix's rows: a unit parallel dim the
+    # matrix does not walk would have been the tiles' lane dim (a first version of
+    # the order ran out of VMEM on a v5e here)
+    "vector_times_matrix": (  # the product as a bmm's (1, n, 1), then its copy
+        lambda x, v: torch.einsum("kn,k->n", x, v),
+        lambda: [torch.randn(256, 512), torch.randn(256)],
+        2,
+    ),
+    "batched_vector_times_matrix": (
+        lambda x, v: torch.einsum("bkn,bk->bn", x, v),
+        lambda: [torch.randn(4, 64, 256), torch.randn(4, 64)],
+        1,
+    ),
     # rows longer than FUSED_REDUCTION_MAX: the reductions are kernels of their own
     "softmax_long_rows": (
         lambda x: torch.softmax(x, -1),

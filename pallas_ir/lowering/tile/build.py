@@ -190,8 +190,8 @@ class Emitter:
         dims last, on the lanes: right for a row's statistics, but a reduction along a
         block's leading dim (a column sum, a bias gradient) would transpose every block
         and pad a short reduced dim to 128 lanes. So each reduced dim the largest read
-        walks goes before the first parallel dim that follows it in that read's block,
-        where it is summed in place (on a v5e, a (4096, 1024) f32 column sum: 25.6 us
+        walks goes before the first parallel dim that follows it in that read's block
+        (when the read's lane dim stays last), where it is summed in place (on a v5e, a (4096, 1024) f32 column sum: 25.6 us
         transposed, 15.7 in place; (8, 128, 128) summed over 8: 13.2 and 4.0). Kernels
         with a matrix product (`on_parallel_dims`), gathers, or an index of several
         reduced dims keep the loop's order."""
@@ -226,7 +226,13 @@ class Emitter:
             follows = [p for p in after if p < n_par]
             return (follows[0] if follows else n_par, 0, l)
 
-        return sorted(identity, key=place)
+        order = sorted(identity, key=place)
+        # The parallel dims keep their loop order (a tile of the parallel dims only is
+        # a reshape of a full one), and the read's lane dim stays the tiles' last: a
+        # unit parallel dim the read does not walk would land on the lanes (128x in
+        # VMEM: `einsum('kn,k->n')`'s loop [1, n, 1] reduce [k] ran out of it).
+        assert [l for l in order if l < n_par] == list(range(n_par))
+        return order if order[-1] == walked[-1] else identity
 
     def tensor(self, like: SSAValue, shape: Sequence[int]) -> TensorType:
         t = like.type
@@ -730,7 +736,9 @@ class Emitter:
         rank = max(map(len, shapes))
         # a tile of the parallel dims only, beside tiles of every loop dim
         shapes = [
-            self.from_parallel_shape(s) if len(s) < rank == self.rank else s
+            self.from_parallel_shape(s)
+            if len(s) < rank == self.rank
+            else [*s, *[1] * (rank - len(s))]
             for s in shapes
         ]
         reduced = self.reduced_positions()
