@@ -74,14 +74,7 @@ from xdsl.ir import (
     SpacedOpaqueSyntaxAttribute,
     SSAValue,
 )
-from xdsl.ir.affine import (
-    AffineBinaryOpExpr,
-    AffineBinaryOpKind,
-    AffineConstantExpr,
-    AffineDimExpr,
-    AffineExpr,
-    AffineMap,
-)
+from xdsl.ir.affine import AffineMap
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -110,7 +103,7 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from pallas_ir.affine_analysis import row_major_strides
+from pallas_ir.affine_analysis import linearize, row_major_strides
 from pallas_ir.dialects.common import (
     CompareOpBase,
     ConvertOpBase,
@@ -560,46 +553,25 @@ class ScatterOp(IRDLOperation):
             )
 
 
-def _linear(e: AffineExpr) -> bool:
-    """Whether `e` is a sum of constant multiples of dims and a constant (no mod or
-    division: `d0 mod 64` agrees with `d0` at 0 and 1, not along 128)."""
-    if isinstance(e, AffineBinaryOpExpr):
-        if e.kind == AffineBinaryOpKind.Add:
-            return _linear(e.lhs) and _linear(e.rhs)
-        if e.kind == AffineBinaryOpKind.Mul:
-            constant = isinstance(e.lhs, AffineConstantExpr) or isinstance(
-                e.rhs, AffineConstantExpr
-            )
-            return constant and _linear(e.lhs) and _linear(e.rhs)
-        return False
-    return isinstance(e, AffineDimExpr | AffineConstantExpr)
-
-
 def window_offsets(map: AffineMap) -> list[tuple[int | None, int]] | None:
     """Per view dim of a window map, (the domain axis that walks it, or None, and its
     constant offset), or None when the map is not a window's: each result `d + c` or
-    `c` (c >= 0), each dim at most once (a projected permutation plus offsets)."""
+    `c` (c >= 0, linear: `d0 mod 64` is no window), each dim at most once (a projected
+    permutation plus offsets)."""
     found: list[tuple[int | None, int]] = []
-    seen: set[int] = set()
     for e in map.results:
-        if not _linear(e):
+        form = linearize(e)
+        if form is None or form.symbols or form.constant < 0:
             return None
-        const = AffineMap(map.num_dims, 0, (e,)).eval([0] * map.num_dims, [])[0]
-        walked = [d for d in range(map.num_dims) if e.used_dims() == {d}]
-        if not e.used_dims():
-            found.append((None, const))
-        elif len(walked) == 1 and walked[0] not in seen:
-            d = walked[0]
-            unit = [1 if k == d else 0 for k in range(map.num_dims)]
-            if AffineMap(map.num_dims, 0, (e,)).eval(unit, [])[0] - const != 1:
-                return None
-            seen.add(d)
-            found.append((d, const))
+        dims = [d for d, c in form.dims.items() if c != 0]
+        if not dims:
+            found.append((None, form.constant))
+        elif len(dims) == 1 and form.dims[dims[0]] == 1:
+            found.append((dims[0], form.constant))
         else:
             return None
-        if const < 0:
-            return None
-    return found
+    walked = [d for d, _ in found if d is not None]
+    return found if len(walked) == len(set(walked)) else None
 
 
 class _WindowOpBase(IRDLOperation):
