@@ -25,8 +25,17 @@ MEANING = {
     "transpose": lambda x: x.T,
     "embedding": lambda idx, table: table[idx],
     "embedding_dma": lambda idx, table: table[idx],
+    "embedding_loop": lambda idx, table: table[idx],
+    "index_add_rows": lambda pos, x, table: index_add(table, pos, x),
     "leading_slice": lambda x: x[:, 1:4] * 2,
 }
+
+
+def index_add(table: np.ndarray, pos: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """`table.index_add(0, pos, x)`: repeated positions sum."""
+    out = table.copy()
+    np.add.at(out, pos, x)
+    return out
 
 
 def load(name: str):

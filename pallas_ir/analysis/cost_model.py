@@ -448,34 +448,57 @@ def _merged_windows(sel: np.ndarray, starts: np.ndarray, shape: Sequence[int]) -
     return int(sum(int(m.sum()) for m in cells.values()))
 
 
-def _grid_scalar(value: SSAValue, points: np.ndarray) -> np.ndarray | None:
+def _grid_scalar(
+    value: SSAValue,
+    points: np.ndarray,
+    indices: Mapping[SSAValue, np.ndarray] | None = None,
+) -> np.ndarray | None:
     """A kernel scalar computed from the grid position alone (`pallas.program_id`,
-    constants and `arith`), at every grid point; None when it depends on data."""
+    constants and `arith`), and from the indices of the `pallas.loop`s around it
+    (`indices`: each loop's index at every row of `points`), at every grid point;
+    None when it depends on data."""
+    if indices is not None and value in indices:
+        return indices[value]
     op = value.owner
     if isinstance(op, pallas.ProgramIdOp):
         return points[:, op.axis.value.data]
     if not isinstance(op, Operation) or op.dialect_name() != "arith":
         return None
-    args = [_grid_scalar(o, points) for o in op.operands]
+    args = [_grid_scalar(o, points, indices) for o in op.operands]
     if any(a is None for a in args):
         return None
     return evaluate(op, args)
 
 
 def _active_steps(op: Operation, points: np.ndarray) -> tuple[int, bool]:
-    """How many grid steps run `op` (inside `pallas.when`s, those where every
-    condition holds), and whether that count is exact (the conditions depend on the
-    grid position alone)."""
+    """How many times `op` runs over the grid: at every grid step, once per index of
+    each `pallas.loop` around it, where every condition of the `pallas.when`s around
+    it holds; and whether that count is exact (the conditions depend on the grid
+    position and the loops' indices alone)."""
+    scopes: list[Operation] = []
+    parent = op.parent_op()
+    while isinstance(parent, pallas.WhenOp | pallas.LoopOp):
+        scopes.append(parent)
+        parent = parent.parent_op()
+    # Expand the grid points by each loop's indices, outermost loop first.
+    indices: dict[SSAValue, np.ndarray] = {}
+    for scope in reversed(scopes):
+        if isinstance(scope, pallas.LoopOp):
+            lower, upper = scope.bounds
+            n = upper - lower
+            points = np.repeat(points, n, axis=0)
+            indices = {v: np.repeat(a, n) for v, a in indices.items()}
+            indices[scope.index] = np.tile(np.arange(lower, upper), len(points) // n)
     active = np.ones(len(points), dtype=bool)
     exact = True
-    parent = op.parent_op()
-    while isinstance(parent, pallas.WhenOp):
-        holds = _grid_scalar(parent.condition, points)
+    for scope in scopes:
+        if not isinstance(scope, pallas.WhenOp):
+            continue
+        holds = _grid_scalar(scope.condition, points, indices)
         if holds is None:
             exact = False
         else:
             active &= np.broadcast_to(np.asarray(holds, dtype=bool), active.shape)
-        parent = parent.parent_op()
     return int(active.sum()), exact
 
 
@@ -544,7 +567,8 @@ def _operand_traffic(
             # depends on data: a bound. Computed rows (a strided read) are distinct.
             packed = dmas[0].row_count
             row = math.prod(shape[1 + len(dmas[0].src_lead) :]) * item
-            moved = len(points) * len(dmas) * row * packed
+            copies = sum(_active_steps(d, points)[0] for d in dmas)
+            moved = copies * row * packed
             by_data = any(isinstance(d.src_row.owner, pallas.ReadOp) for d in dmas)
             # Of the rows, the kernel may keep only some lanes (a lane step compacts
             # them): the minimum is what its loads of the row buffer select. Of a slab
@@ -561,7 +585,7 @@ def _operand_traffic(
                 role,
                 moved,
                 int(moved * kept) if loads else moved,
-                len(points) * len(dmas),
+                copies,
                 bound=by_data,
             )
         # Other manual DMAs are not modelled: count the whole array once, as a bound.
@@ -583,8 +607,7 @@ def _operand_traffic(
         changed[1:] = np.any(blocks[1:] != blocks[:-1], axis=1)
         moved = int(_window_bytes(blocks[changed], full, shape, item, spec.element).sum())
         lookups = (
-            len(points)
-            * len(local)
+            sum(_active_steps(o, points)[0] for o in local)
             * math.prod(shape[1 + len(local[0].src_lead) :])
             * item
         )

@@ -187,6 +187,25 @@ class KernelEmitter:
             inner.emit(nested)
         self.lines += [f"    {line}" for line in inner.lines or ["pass"]]
 
+    @emit.register
+    def _(self, op: pallas.LoopOp) -> None:
+        lower, upper = op.bounds
+        self.lines.append(f"@pl.loop({lower}, {upper})")
+        name = self.namer.fresh("_loop")
+        self.lines.append(f"def {name}({self.namer.define(op.index)}):")
+        inner = KernelEmitter(self.namer)
+        for nested in op.body.block.ops:
+            inner.emit(nested)
+        self.lines += [f"    {line}" for line in inner.lines or ["pass"]]
+
+    def _local_row(self, static: IntegerAttr, at: SSAValue | None) -> str:
+        """A row of a VMEM buffer: static, or a loop's index plus a static part."""
+        if at is None:
+            return str(static.value.data)
+        if static.value.data == 0:
+            return self.namer[at]
+        return f"{self.namer[at]} + {static.value.data}"
+
     def _rows_at(
         self, ref: SSAValue, lead: Sequence[SSAValue], row: SSAValue, p: int
     ) -> str:
@@ -194,7 +213,7 @@ class KernelEmitter:
         n = self.namer
         return f"{n[ref]}.at[{''.join(f'{n[v]}, ' for v in lead)}pl.ds({n[row]}, {p})]"
 
-    def _row_at(self, ref: SSAValue, r: int, p: int) -> str:
+    def _row_at(self, ref: SSAValue, r: str, p: int) -> str:
         """Row (or, for `p > 1`, slab) `r` of a VMEM buffer: `rows.at[pl.ds(r, 1)]`."""
         return (
             f"{self.namer[ref]}.at[{r}]"
@@ -213,18 +232,20 @@ class KernelEmitter:
     def _(self, op: pallas.DmaStartOp | pallas.DmaWaitOp) -> None:
         p = op.row_count
         src = self._rows_at(op.src, op.src_lead, op.src_row, p)
-        self._copy(src, self._row_at(op.dst, op.dst_row.value.data, p), op, op.sem)
+        dst = self._row_at(op.dst, self._local_row(op.dst_row, op.dst_at), p)
+        self._copy(src, dst, op, op.sem)
 
     @emit.register
     def _(self, op: pallas.RowCopyOp) -> None:
         n = self.namer
         lead = "".join(f"{n[v]}, " for v in op.src_lead)
         row = f"{n[op.src]}[{lead}pl.ds({n[op.src_row]}, 1)]"
-        self.lines.append(f"{n[op.dst]}[pl.ds({op.dst_row.value.data}, 1)] = {row}")
+        at = self._local_row(op.dst_row, op.dst_at)
+        self.lines.append(f"{n[op.dst]}[pl.ds({at}, 1)] = {row}")
 
     @emit.register
     def _(self, op: pallas.DmaWriteStartOp | pallas.DmaWriteWaitOp) -> None:
-        src = self._row_at(op.src, op.src_row.value.data, 1)
+        src = self._row_at(op.src, self._local_row(op.src_row, op.src_at), 1)
         self._copy(src, self._rows_at(op.dst, op.dst_lead, op.dst_row, 1), op, op.sem)
 
     @emit.register

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
+    IntegerAttr,
     ModuleOp,
     TensorType,
 )
@@ -53,6 +54,11 @@ def _run_kernel(
     _run_ops(call.body.block.ops, env, grid_pos)
 
 
+def _local_row(static: IntegerAttr, at: SSAValue | None, env: dict[SSAValue, Any]) -> int:
+    """A row of a VMEM buffer: its static part plus a loop's index, if any."""
+    return static.value.data + (0 if at is None else int(env[at]))
+
+
 def _run_ops(
     ops: Iterable[Operation], env: dict[SSAValue, Any], grid_pos: tuple[int, ...]
 ):
@@ -62,37 +68,41 @@ def _run_ops(
             if bool(args[0]):
                 _run_ops(op.body.block.ops, env, grid_pos)
             continue
+        if isinstance(op, pallas.LoopOp):
+            for i in range(*op.bounds):
+                env[op.index] = np.int32(i)
+                _run_ops(op.body.block.ops, env, grid_pos)
+            continue
         if isinstance(op, pallas.StoreOp):
             args[1][pallas.python_index(op.indexers)] = args[0]
             continue
         if isinstance(op, pallas.DmaStartOp):
-            n_lead = len(op.src_lead)
-            src = args[0][tuple(int(v) for v in args[1 : 1 + n_lead])]
-            row, dst = int(args[1 + n_lead]), args[2 + n_lead]
+            src = env[op.src][tuple(int(env[v]) for v in op.src_lead)]
+            row, dst = int(env[op.src_row]), env[op.dst]
             p = op.row_count
             if not 0 <= row <= src.shape[0] - p:
                 raise ReferenceError(
                     f"a row DMA reads rows {row} to {row + p - 1} of {src.shape[0]}"
                 )
             # Lands at once; waits are no-ops.
-            dst[op.dst_row.value.data] = src[row : row + p] if p > 1 else src[row]
+            dst[_local_row(op.dst_row, op.dst_at, env)] = (
+                src[row : row + p] if p > 1 else src[row]
+            )
             continue
         if isinstance(op, pallas.RowCopyOp):
-            n_lead = len(op.src_lead)
-            src = args[0][tuple(int(v) for v in args[1 : 1 + n_lead])]
-            row, dst = int(args[1 + n_lead]), args[2 + n_lead]
+            src = env[op.src][tuple(int(env[v]) for v in op.src_lead)]
+            row, dst = int(env[op.src_row]), env[op.dst]
             if not 0 <= row < src.shape[0]:
                 raise ReferenceError(f"a row copy reads row {row} of {src.shape[0]}")
-            dst[op.dst_row.value.data] = src[row]
+            dst[_local_row(op.dst_row, op.dst_at, env)] = src[row]
             continue
         if isinstance(op, pallas.DmaWriteStartOp):
-            n_lead = len(op.dst_lead)
-            dst = args[1][tuple(int(v) for v in args[2 : 2 + n_lead])]
-            row = int(args[2 + n_lead])
+            dst = env[op.dst][tuple(int(env[v]) for v in op.dst_lead)]
+            row = int(env[op.dst_row])
             if not 0 <= row < dst.shape[0]:
                 raise ReferenceError(f"a row DMA writes row {row} of {dst.shape[0]}")
             # Lands at once, in place (the `any` ref is the array itself).
-            dst[row] = args[0][op.src_row.value.data]
+            dst[row] = env[op.src][_local_row(op.src_row, op.src_at, env)]
             continue
         if isinstance(op, pallas.DmaWaitOp | pallas.DmaWriteWaitOp):
             continue

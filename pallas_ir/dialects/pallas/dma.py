@@ -17,10 +17,12 @@ from xdsl.ir import (
     SSAValue,
 )
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
     IRDLOperation,
     irdl_op_definition,
     operand_def,
     opt_attr_def,
+    opt_operand_def,
     prop_def,
     traits_def,
     var_operand_def,
@@ -82,10 +84,25 @@ def verify_row_copy(
         raise VerifyException(f"row {local_row} is outside {lt}")
 
 
+LocalRow = tuple[int, SSAValue]
+"""A row of a VMEM buffer at a dynamic index: `(static, index)` is row `static + index`
+(the index of a `pallas.loop`). A plain int is a static row."""
+
+
+def local_row_parts(row: int | LocalRow) -> tuple[int, list[SSAValue]]:
+    """The static part of a VMEM buffer's row and its dynamic index, if any, as the
+    row ops take them (a property and an optional operand)."""
+    if isinstance(row, int):
+        return row, []
+    static, at = row
+    return static, [at]
+
+
 class DmaOpBase(IRDLOperation):
     """Shared by `pallas.dma_start` and `pallas.dma_wait`: one row of `src` (in HBM,
     memory space `any`, or a VMEM-resident block: a local copy) at a dynamic row index,
-    to row `dst_row` of `dst` (VMEM), signalling `sem`:
+    to row `dst_row` of `dst` (VMEM; `[3 + %r]` adds a dynamic index, a `pallas.loop`'s),
+    signalling `sem`:
     `pltpu.make_async_copy(src.at[pl.ds(row, 1)], dst.at[pl.ds(r, 1)], sem)`. With
     leading indices (`%src at [%b, %c] [%row]`), the row is one of `src[b, c]`:
     `src.at[b, c, pl.ds(row, 1)]`. With `{rows = P}`, P consecutive rows from `row`
@@ -98,13 +115,16 @@ class DmaOpBase(IRDLOperation):
     src_lead = var_operand_def(i32)
     src_row = operand_def(i32)
     dst = operand_def(RefType)
+    dst_at = opt_operand_def(i32)
     sem = operand_def(RefType)
     dst_row = prop_def(IntegerAttr[I64])
     rows = opt_attr_def(IntegerAttr[I64])
 
     traits = traits_def(HasAncestor(CallOp))
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
     assembly_format = (
-        "$src (`at` ` ` `[` $src_lead^ `]`)? `[` $src_row `]` `,` $dst `[` $dst_row `]` `,` $sem "
+        "$src (`at` ` ` `[` $src_lead^ `]`)? `[` $src_row `]` `,` "
+        "$dst `[` $dst_row (`+` $dst_at^)? `]` `,` $sem "
         "attr-dict `:` type($src) `,` type($dst) `,` type($sem)"
     )
 
@@ -113,14 +133,15 @@ class DmaOpBase(IRDLOperation):
         src: SSAValue,
         src_row: SSAValue,
         dst: SSAValue,
-        dst_row: int,
+        dst_row: int | LocalRow,
         sem: SSAValue,
         src_lead: Sequence[SSAValue] = (),
         rows: int = 1,
     ):
+        static, at = local_row_parts(dst_row)
         super().__init__(
-            operands=[src, src_lead, src_row, dst, sem],
-            properties={"dst_row": IntegerAttr(dst_row, i64)},
+            operands=[src, src_lead, src_row, dst, at, sem],
+            properties={"dst_row": IntegerAttr(static, i64)},
             attributes={"rows": IntegerAttr(rows, i64)} if rows > 1 else {},
         )
 
@@ -177,7 +198,8 @@ class DmaWaitOp(DmaOpBase):
 
 class DmaWriteOpBase(IRDLOperation):
     """Shared by `pallas.dma_write_start` and `pallas.dma_write_wait`: row `src_row` (a
-    static int) of `src` (VMEM) to the row at a dynamic index of `dst`, an array left in
+    static int, plus a dynamic index with `[0 + %r]`) of `src` (VMEM) to the row at a
+    dynamic index of `dst`, an array left in
     HBM (memory space `any`), signalling `sem`:
     `pltpu.make_async_copy(src.at[pl.ds(r, 1)], dst.at[pl.ds(row, 1)], sem)`. With
     leading indices (`%dst at [%b, %h] [%row]`), the row is one of `dst[b, h]`:
@@ -186,6 +208,7 @@ class DmaWriteOpBase(IRDLOperation):
     """
 
     src = operand_def(RefType)
+    src_at = opt_operand_def(i32)
     dst = operand_def(RefType)
     dst_lead = var_operand_def(i32)
     dst_row = operand_def(i32)
@@ -193,23 +216,26 @@ class DmaWriteOpBase(IRDLOperation):
     src_row = prop_def(IntegerAttr[I64])
 
     traits = traits_def(HasAncestor(CallOp))
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
     assembly_format = (
-        "$src `[` $src_row `]` `,` $dst (`at` ` ` `[` $dst_lead^ `]`)? `[` $dst_row `]` "
+        "$src `[` $src_row (`+` $src_at^)? `]` `,` "
+        "$dst (`at` ` ` `[` $dst_lead^ `]`)? `[` $dst_row `]` "
         "`,` $sem attr-dict `:` type($src) `,` type($dst) `,` type($sem)"
     )
 
     def __init__(
         self,
         src: SSAValue,
-        src_row: int,
+        src_row: int | LocalRow,
         dst: SSAValue,
         dst_row: SSAValue,
         sem: SSAValue,
         dst_lead: Sequence[SSAValue] = (),
     ):
+        static, at = local_row_parts(src_row)
         super().__init__(
-            operands=[src, dst, dst_lead, dst_row, sem],
-            properties={"src_row": IntegerAttr(src_row, i64)},
+            operands=[src, at, dst, dst_lead, dst_row, sem],
+            properties={"src_row": IntegerAttr(static, i64)},
         )
 
     def verify_(self) -> None:
@@ -259,7 +285,7 @@ class DmaWriteWaitOp(DmaWriteOpBase):
 @irdl_op_definition
 class RowCopyOp(IRDLOperation):
     """Copy one row of a VMEM-resident block, at a dynamic row index, to row `dst_row`
-    of a VMEM buffer, through registers: `dst[pl.ds(r, 1)] = src[pl.ds(row, 1)]` (a load
+    (plus a dynamic index with `[0 + %r]`) of a VMEM buffer, through registers: `dst[pl.ds(r, 1)] = src[pl.ds(row, 1)]` (a load
     at a dynamic sublane offset and a store; the G4 idiom's lookups). Both refs are in
     VMEM, so no DMA (and no semaphore) is needed, and nothing moves through HBM. With
     leading indices (`%src at [%b] [%row]`), the row is one of `src[b]`:
@@ -278,12 +304,14 @@ class RowCopyOp(IRDLOperation):
     src_lead = var_operand_def(i32)
     src_row = operand_def(i32)
     dst = operand_def(RefType)
+    dst_at = opt_operand_def(i32)
     dst_row = prop_def(IntegerAttr[I64])
 
     traits = traits_def(HasAncestor(CallOp))
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
     assembly_format = (
-        "$src (`at` ` ` `[` $src_lead^ `]`)? `[` $src_row `]` `,` $dst `[` $dst_row `]` "
-        "attr-dict `:` type($src) `,` type($dst)"
+        "$src (`at` ` ` `[` $src_lead^ `]`)? `[` $src_row `]` `,` "
+        "$dst `[` $dst_row (`+` $dst_at^)? `]` attr-dict `:` type($src) `,` type($dst)"
     )
 
     def __init__(
@@ -291,12 +319,13 @@ class RowCopyOp(IRDLOperation):
         src: SSAValue,
         src_row: SSAValue,
         dst: SSAValue,
-        dst_row: int,
+        dst_row: int | LocalRow,
         src_lead: Sequence[SSAValue] = (),
     ):
+        static, at = local_row_parts(dst_row)
         super().__init__(
-            operands=[src, src_lead, src_row, dst],
-            properties={"dst_row": IntegerAttr(dst_row, i64)},
+            operands=[src, src_lead, src_row, dst, at],
+            properties={"dst_row": IntegerAttr(static, i64)},
         )
 
     def verify_(self) -> None:

@@ -617,6 +617,83 @@ class WhenOp(IRDLOperation):
 
 
 @irdl_op_definition
+class LoopOp(IRDLOperation):
+    """`@pl.loop(lower, upper)`: run the body once for each i32 index from `lower` up to
+    `upper` (static), in order; the body's block argument is the index. A row gather
+    or scatter is one of these around one row's copy, not a copy per row: the kernel,
+    its trace and its compile stay the size of one row's work.
+
+    ```mlir
+    pallas.loop %r = 0 to 16 {
+      %at = arith.addi %first, %r : i32
+      %row = pallas.read %idx_ref[%at] : !pallas.ref<128xi32, smem> -> i32
+      pallas.copy_row %table_ref[%row], %rows[0 + %r]
+          : !pallas.ref<64x32xf32, vmem>, !pallas.ref<16x32xf32, vmem>
+    }
+    ```
+    """
+
+    name = "pallas.loop"
+
+    lower = prop_def(IntegerAttr[I64])
+    upper = prop_def(IntegerAttr[I64])
+    body = region_def("single_block")
+
+    traits = traits_def(HasAncestor(CallOp), NoTerminator())
+
+    def __init__(self, lower: int, upper: int, body: Region):
+        super().__init__(
+            properties={
+                "lower": IntegerAttr(lower, i64),
+                "upper": IntegerAttr(upper, i64),
+            },
+            regions=[body],
+        )
+
+    @property
+    def index(self) -> SSAValue:
+        return self.body.block.args[0]
+
+    @property
+    def bounds(self) -> tuple[int, int]:
+        return self.lower.value.data, self.upper.value.data
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LoopOp:
+        index = parser.parse_argument(expect_type=False)
+        parser.parse_punctuation("=")
+        lower = parser.parse_integer()
+        parser.parse_keyword("to")
+        upper = parser.parse_integer()
+        attrs = parse_optional_attributes_keyword(parser)
+        body = parser.parse_region((index.resolve(i32),))
+        op = cls(lower, upper, body)
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_block_argument(self.index, print_type=False)
+        lower, upper = self.bounds
+        printer.print_string(f" = {lower} to {upper}")
+        if self.attributes:
+            printer.print_string(" attributes ")
+            printer.print_attr_dict(dict(self.attributes))
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+
+    def verify_(self) -> None:
+        lower, upper = self.bounds
+        if not 0 <= lower < upper:
+            raise VerifyException(
+                f"a loop runs from 0 <= lower < upper, not {lower} to {upper}"
+            )
+        args = self.body.block.args
+        if len(args) != 1 or args[0].type != i32:
+            raise VerifyException("a loop's body takes its i32 index, and only that")
+
+
+@irdl_op_definition
 class ReadOp(IRDLOperation):
     """A scalar read at dynamic indices: `idx_ref[i]` (scalar-prefetch data in SMEM).
 

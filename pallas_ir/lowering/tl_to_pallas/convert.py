@@ -459,7 +459,7 @@ class TlToPallasPass(CheckedOptionsPass):
                 name = sc.dest.name_hint
                 ref.name_hint, kept.name_hint = f"{name}_hbm", f"{name}_in"
             lo, hi = scatter_refs_at[sc]
-            for name, r in zip(("rows", "sem", "old"), scratch_refs[lo:hi]):
+            for name, r in zip(("rows", "sem", "old", "new"), scratch_refs[lo:hi]):
                 r.name_hint = name
         for ref, o in zip(in_refs, operand_loads):
             ref.name_hint = f"{o.buffer.name_hint}_ref" if o.buffer.name_hint else None

@@ -3,7 +3,7 @@ chunks."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import (
     i1,
     i32,
 )
-from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.ir.affine import (
     AffineConstantExpr,
     AffineExpr,
@@ -138,8 +138,8 @@ def strided_rows(
     rows_ref: SSAValue,
     sem: SSAValue,
 ) -> list[Operation]:
-    """Rows `start + k * r` of the array (at the tile's leading indices) by row DMA,
-    then the rows as a tile."""
+    """Rows `start + k * r` of the array (at the tile's leading indices) by row DMA (a
+    loop of starts, then a loop of waits), then the rows as a tile."""
     *lead_exprs, start, _ = conv.grid_map(load.map.data, load.dims, load).results
     ops: list[Operation] = []
     lead: list[SSAValue] = []
@@ -151,17 +151,20 @@ def strided_rows(
     ops += more
     t = load.result.type
     assert isinstance(t, TensorType) and load.strides is not None
-    step = load.strides.get_values()[-2]
-    rows: list[SSAValue] = []
-    for r in range(t.get_shape()[-2]):
-        offset = arith.ConstantOp(IntegerAttr(step * r, i32))
-        at = arith.AddiOp(base, offset.result)
-        dma = pallas.DmaStartOp(table_ref, at.result, rows_ref, r, sem, lead)
-        ops += [offset, at, dma]
-        rows.append(at.result)
+    stride = arith.ConstantOp(IntegerAttr(load.strides.get_values()[-2], i32))
+    ops.append(stride)
+
+    def copy(dma: type[pallas.DmaStartOp | pallas.DmaWaitOp]) -> RowCopies:
+        def row(r: SSAValue) -> list[Operation]:
+            step = arith.MuliOp(r, stride.result)
+            at = arith.AddiOp(base, step.result)
+            return [step, at, dma(table_ref, at.result, rows_ref, (0, r), sem, lead)]
+
+        return row
+
     ops += [
-        pallas.DmaWaitOp(table_ref, row, rows_ref, r, sem, lead)
-        for r, row in enumerate(rows)
+        row_loop(t.get_shape()[-2], copy(pallas.DmaStartOp)),
+        row_loop(t.get_shape()[-2], copy(pallas.DmaWaitOp)),
     ]
     two_d = TensorType(t.element_type, t.get_shape()[-2:])
     lane_step = load.strides.get_values()[-1]
@@ -193,8 +196,9 @@ def gather_rows(
 ) -> list[Operation]:
     """The G3 idiom: read each row's indices from SMEM, start one row DMA per row into
     the VMEM buffer (`table.at[i0, pl.ds(i1, 1)]` for two index buffers), wait for all,
-    then load the rows as a tile. From a table resident in VMEM (G4, `copied_in_vmem`;
-    `sem` None), each row is copied through registers instead. Index positions past
+    then load the rows as a tile; the starts are one `pallas.loop` over the rows, the
+    waits another. From a table resident in VMEM (G4, `copied_in_vmem`; `sem` None),
+    each row is copied through registers instead. Index positions past
     the end of an index buffer (a ragged last step) read its last index: those rows
     land in the padded part of the tile, which the store drops. With `chunk`, the indices are a streamed SMEM block of
     that many lookups, so a position is taken modulo it (G3c; the clamped last position
@@ -213,15 +217,14 @@ def gather_rows(
     pack = arith.ConstantOp(IntegerAttr(packed, i32))
     if packed > 1:
         ops.append(pack)
-    picks: list[list[SSAValue]] = []
-    selectors: list[SSAValue] = []
-    for r in range(t.get_shape()[0]):
-        offset = arith.ConstantOp(IntegerAttr(r, i32))
-        at = arith.AddiOp(base, offset.result)
-        ops += [offset, at]
-        pick: list[SSAValue] = []
+
+    def pick(at: SSAValue) -> tuple[list[Operation], list[SSAValue]]:
+        """The leading indices and the row of the lookup at position `at`: each index
+        buffer read at it (clamped to its last position, and taken modulo the chunk)."""
+        ops: list[Operation] = []
+        picked: list[SSAValue] = []
         for index_ref, last in zip(index_refs, lasts):
-            clamped = arith.MinSIOp(at.result, last.result)
+            clamped = arith.MinSIOp(at, last.result)
             ops.append(clamped)
             position = clamped.result
             if chunk is not None:
@@ -230,33 +233,74 @@ def gather_rows(
                 position = local.result
             read = pallas.ReadOp(index_ref, [position])
             ops.append(read)
-            pick.append(read.result)
-        *lead, row = pick
-        if packed > 1:
-            # The 32-bit sublane that holds the row: rows P * (row / P) ... + P - 1
-            # (the gathered dim is a multiple of P: indirect-load-to-scalar-prefetch
-            # does not pick DMA otherwise).
-            group = arith.DivSIOp(row, pack.result)
-            first = arith.MuliOp(group.result, pack.result)
-            ops += [group, first]
-            within = arith.SubiOp(row, first.result)
-            ops.append(within)
-            selectors.append(within.result)
-            row = first.result
+            picked.append(read.result)
+        return ops, picked
+
+    n_rows = t.get_shape()[0]
+    if packed == 1:
+
+        def copy(
+            row_op: type[pallas.RowCopyOp | pallas.DmaStartOp | pallas.DmaWaitOp],
+        ) -> RowCopies:
+            def row(r: SSAValue) -> list[Operation]:
+                at = arith.AddiOp(base, r)
+                reads, (*lead, row) = pick(at.result)
+                if row_op is pallas.RowCopyOp:
+                    copy = pallas.RowCopyOp(table_ref, row, rows_ref, (0, r), lead)
+                else:
+                    copy = row_op(table_ref, row, rows_ref, (0, r), sem, lead)
+                return [at, *reads, copy]
+
+            return row
+
         if sem is None:
-            ops.append(pallas.RowCopyOp(table_ref, row, rows_ref, r, lead))
-            continue
+            ops.append(row_loop(n_rows, copy(pallas.RowCopyOp)))
+        else:  # all rows in flight at once, then every wait
+            ops.append(row_loop(n_rows, copy(pallas.DmaStartOp)))
+            ops.append(row_loop(n_rows, copy(pallas.DmaWaitOp)))
+        ops.append(pallas.LoadOp(rows_ref, t))
+        return ops
+    # Packed rows: each lookup's place in its slab picks a slab row after the waits,
+    # so the lookups are unrolled and each keeps its scalars.
+    picks: list[list[SSAValue]] = []
+    selectors: list[SSAValue] = []
+    for r in range(n_rows):
+        offset = arith.ConstantOp(IntegerAttr(r, i32))
+        at = arith.AddiOp(base, offset.result)
+        reads, (*lead, row) = pick(at.result)
+        ops += [offset, at, *reads]
+        # The 32-bit sublane that holds the row: rows P * (row / P) ... + P - 1
+        # (the gathered dim is a multiple of P: indirect-load-to-scalar-prefetch
+        # does not pick DMA otherwise).
+        group = arith.DivSIOp(row, pack.result)
+        first = arith.MuliOp(group.result, pack.result)
+        ops += [group, first]
+        within = arith.SubiOp(row, first.result)
+        ops.append(within)
+        selectors.append(within.result)
+        row = first.result
+        assert sem is not None  # a resident table's rows are 32-bit (`copied_in_vmem`)
         ops.append(pallas.DmaStartOp(table_ref, row, rows_ref, r, sem, lead, packed))
         picks.append([*lead, row])
     ops += [
         pallas.DmaWaitOp(table_ref, pick[-1], rows_ref, r, sem, pick[:-1], packed)
         for r, pick in enumerate(picks)
     ]
-    if packed == 1:
-        ops.append(pallas.LoadOp(rows_ref, t))
-    else:
-        ops += pick_packed_rows(rows_ref, selectors, t)
+    ops += pick_packed_rows(rows_ref, selectors, t)
     return ops
+
+
+RowCopies = Callable[[SSAValue], list[Operation]]
+"""The ops that copy one row, given its place in the VMEM buffer (an i32 scalar)."""
+
+
+def row_loop(n_rows: int, row: RowCopies, first: int = 0) -> pallas.LoopOp:
+    """`pallas.loop %r = first to n_rows` around one row's copy: the kernel holds one
+    copy, not one per row, whatever the rows (`%r` is named `r`)."""
+    body = Block(arg_types=[i32])
+    body.args[0].name_hint = "r"
+    body.add_ops(row(body.args[0]))
+    return pallas.LoopOp(first, n_rows, Region(body))
 
 
 def pick_packed_rows(

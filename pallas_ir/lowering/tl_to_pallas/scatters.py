@@ -2,8 +2,8 @@
 
 The dest stays in HBM (`any`), passed in and aliased to an `any` output, so the rows no
 row reaches keep their contents and exactly the rows written move. The tile is stored
-to a VMEM scratch; then, row by row, the row's index is read from SMEM and the row is
-written by DMA, each write waited for before the next (a later row to the same place
+to a VMEM scratch; then, row by row (a `pallas.loop`), the row's index is read from SMEM
+and the row is written by DMA, each write waited for before the next (a later row to the same place
 wins, as in eager PyTorch; an accumulating one reads what an earlier one wrote).
 """
 
@@ -27,6 +27,7 @@ from pallas_ir.dialects import tiled_loop as tl
 from pallas_ir.dtypes import numpy_dtype
 from pallas_ir.interval_bounds import map_bounds
 from pallas_ir.lowering.tl_to_pallas.access import KernelConverter, grid_scalar
+from pallas_ir.lowering.tl_to_pallas.gathers import row_loop
 
 ROW_WRITE_BITS = 32
 """Element width of the rows a DMA writes one at a time: a row of 8- or 16-bit data
@@ -78,7 +79,7 @@ def scatter_semantics(
 
 def scatter_scratch(op: tl.ScatterOp) -> list[pallas.RefType]:
     """The VMEM rows the tile is stored to, a DMA semaphore and, to accumulate, one
-    row the dest's row is read into."""
+    row the dest's row is read into and one the tile's row is copied into."""
     t = op.value.type
     assert isinstance(t, TensorType)
     scratch = [
@@ -86,7 +87,8 @@ def scatter_scratch(op: tl.ScatterOp) -> list[pallas.RefType]:
         pallas.RefType([], i32, pallas.MemorySpace.SEMAPHORE),
     ]
     if op.accumulate is not None:
-        scratch.append(pallas.RefType([1, t.get_shape()[1]], t.element_type))
+        row = pallas.RefType([1, t.get_shape()[1]], t.element_type)
+        scratch += [row, row]
     return scratch
 
 
@@ -98,10 +100,12 @@ def scatter_rows(
     dest_ref: SSAValue,
     scratch: Sequence[SSAValue],
 ) -> list[Operation]:
-    """Store the tile to the VMEM rows, then for each row r: under `m + r < len(index)`
-    (only where some step's row r may be past the end), read `index[m + r]` and write
-    the row there by DMA, waiting for it. With `accumulate <sum>`, first read the dest
-    row into the spare row, add the tile's row to it, and write that."""
+    """Store the tile to the VMEM rows, then, in a `pallas.loop` over them, for each row
+    r: read `index[m + r]` and write the row there by DMA, waiting for it. The rows
+    that may be past the end of the index buffer at some step (`m + r < len(index)`)
+    are a second loop, each write under that condition. With `accumulate <sum>`, first
+    read the dest row into a spare row, copy the tile's row into the other, add them,
+    and write the sum."""
     rows_ref, sem, *spare = scratch
     t = value.type
     assert isinstance(t, TensorType)
@@ -124,37 +128,35 @@ def scatter_rows(
     bounds = map_bounds(index_map, grid, [])[0]
     assert bounds is not None  # grid_scalar checked it is linear in the grid
     first, last = bounds
+    # Rows past the end at every step are never written; rows inside at every step
+    # need no condition.
+    n_written = min(n_rows, count - first)
+    n_inside = max(0, min(n_written, count - last))
     end = arith.ConstantOp(IntegerAttr(count, i32))
     end.result.name_hint = "count"
-    if last + n_rows > count:  # some step's last rows are past the end: guards
-        ops.append(end)
-    for r in range(n_rows):
-        if first + r >= count:
-            break  # past the end at every step: never written
-        offset = arith.ConstantOp(IntegerAttr(r, i32))
-        position = arith.AddiOp(start, offset.result)
+
+    def write(r: SSAValue, guarded: bool) -> list[Operation]:
+        position = arith.AddiOp(start, r)
         position.result.name_hint = "at"
-        ops += [offset, position]
         read = pallas.ReadOp(index_ref, [position.result])
         row = read.result
         row.name_hint = "row"
-        write: list[Operation] = [read]
+        writes: list[Operation] = [read]
         if spare:
-            (old,) = spare
+            old, new = spare
             row_t = TensorType(t.element_type, [1, width])
             add = (
                 arith.AddiOp if isinstance(t.element_type, IntegerType) else arith.AddfOp
             )
             there = pallas.LoadOp(old, row_t)
-            mine = pallas.LoadOp(
-                rows_ref, row_t, [pallas.SliceAttr(r, 1), pallas.SliceAttr(0, width)]
-            )
+            mine = pallas.LoadOp(new, row_t)
             total = add(there.result, mine.result)
             there.result.name_hint, mine.result.name_hint = "old_row", "new_row"
             total.result.name_hint = "sum"
-            write += [
+            writes += [
                 pallas.DmaStartOp(dest_ref, row, old, 0, sem, lead),
                 pallas.DmaWaitOp(dest_ref, row, old, 0, sem, lead),
+                pallas.RowCopyOp(rows_ref, r, new, 0),
                 there,
                 mine,
                 total,
@@ -163,14 +165,19 @@ def scatter_rows(
                 pallas.DmaWriteWaitOp(old, 0, dest_ref, row, sem, lead),
             ]
         else:
-            write += [
-                pallas.DmaWriteStartOp(rows_ref, r, dest_ref, row, sem, lead),
-                pallas.DmaWriteWaitOp(rows_ref, r, dest_ref, row, sem, lead),
+            writes += [
+                pallas.DmaWriteStartOp(rows_ref, (0, r), dest_ref, row, sem, lead),
+                pallas.DmaWriteWaitOp(rows_ref, (0, r), dest_ref, row, sem, lead),
             ]
-        if last + r < count:
-            ops += write  # inside the index buffer at every step
-            continue
+        if not guarded:
+            return [position, *writes]
         inside = arith.CmpiOp(position.result, end.result, "slt")
         inside.result.name_hint = "inside"
-        ops += [inside, pallas.WhenOp(inside.result, Region(Block(write)))]
+        return [position, inside, pallas.WhenOp(inside.result, Region(Block(writes)))]
+
+    if n_inside > 0:
+        ops.append(row_loop(n_inside, lambda r: write(r, guarded=False)))
+    if n_written > n_inside:  # some step's rows from n_inside on are past the end
+        ops.append(end)
+        ops.append(row_loop(n_written, lambda r: write(r, guarded=True), n_inside))
     return ops

@@ -1173,3 +1173,47 @@ func.func @forward(%t: tensor<100x128xf32>, %u: tensor<100x128xbf16>) -> tensor<
   }
   func.return %o : tensor<8x128xf32>
 }
+
+// -----
+
+// A loop's bounds: 0 <= lower < upper.
+func.func @forward(%t: tensor<8x256xf32>) -> tensor<8x256xf32> {
+  %o = pallas.call @k(%t) grid [1]
+      in [#pallas.block_spec<[8, 256], (d0) -> (0, 0)>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (0, 0)>]
+      semantics [parallel]
+      : (tensor<8x256xf32>) -> tensor<8x256xf32>
+      kernel(%t_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x256xf32, vmem>) {
+    // expected-error@+1 {{a loop runs from 0 <= lower < upper, not 4 to 4}}
+    pallas.loop %r = 4 to 4 {
+    }
+  }
+  func.return %o : tensor<8x256xf32>
+}
+
+// -----
+
+// A loop's body takes its index, an i32, and only that (generic form).
+func.func @forward(%t: tensor<8x256xf32>) -> tensor<8x256xf32> {
+  %o = pallas.call @k(%t) grid [1]
+      in [#pallas.block_spec<[8, 256], (d0) -> (0, 0)>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (0, 0)>]
+      semantics [parallel]
+      : (tensor<8x256xf32>) -> tensor<8x256xf32>
+      kernel(%t_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x256xf32, vmem>) {
+    // expected-error@+1 {{a loop's body takes its i32 index, and only that}}
+    "pallas.loop"() <{lower = 0 : i64, upper = 8 : i64}> ({
+    ^bb0(%r: index):
+    }) : () -> ()
+  }
+  func.return %o : tensor<8x256xf32>
+}
+
+// -----
+
+func.func @forward() {
+  // expected-error@+1 {{'pallas.loop' expects ancestor op 'pallas.call'}}
+  pallas.loop %r = 0 to 8 {
+  }
+  func.return
+}

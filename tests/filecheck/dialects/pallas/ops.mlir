@@ -419,11 +419,11 @@ func.func @forward(%idx: tensor<64xi32>, %table3: tensor<1000x1x256xf32>) -> ten
 // CHECK-GENERIC-SAME:      scratch_shapes = [!pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>], input_output_aliases = array<i64>}> ({
 // CHECK-GENERIC-NEXT:    ^bb0(%idx_ref: !pallas.ref<64xi32, smem>, %t_ref: !pallas.ref<1000x256xf32, any>, %o_ref: !pallas.ref<8x256xf32, vmem>, %rows: !pallas.ref<8x256xf32, vmem>, %sem: !pallas.ref<i32, semaphore>):
 // CHECK-GENERIC:           %row0 = "pallas.read"(%idx_ref, %i0) : (!pallas.ref<64xi32, smem>, i32) -> i32
-// CHECK-GENERIC-NEXT:      "pallas.dma_start"(%t_ref, %row0, %rows, %sem) <{dst_row = 0 : i64}> : (!pallas.ref<1000x256xf32, any>, i32, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>) -> ()
+// CHECK-GENERIC-NEXT:      "pallas.dma_start"(%t_ref, %row0, %rows, %sem) <{dst_row = 0 : i64, operandSegmentSizes = array<i32: 1, 0, 1, 1, 0, 1>}> : (!pallas.ref<1000x256xf32, any>, i32, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>) -> ()
 // CHECK-GENERIC:           %row7 = "pallas.read"(%idx_ref, %i7) {note = "last"} : (!pallas.ref<64xi32, smem>, i32) -> i32
-// CHECK-GENERIC-NEXT:      "pallas.dma_start"(%t_ref, %row7, %rows, %sem) <{dst_row = 7 : i64}> {note = "last"} : (!pallas.ref<1000x256xf32, any>, i32, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>) -> ()
-// CHECK-GENERIC-NEXT:      "pallas.dma_wait"(%t_ref, %row0, %rows, %sem) <{dst_row = 0 : i64}> : (!pallas.ref<1000x256xf32, any>, i32, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>) -> ()
-// CHECK-GENERIC:           "pallas.dma_wait"(%t_ref, %row7, %rows, %sem) <{dst_row = 7 : i64}> {note = "last"} : (!pallas.ref<1000x256xf32, any>, i32, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>) -> ()
+// CHECK-GENERIC-NEXT:      "pallas.dma_start"(%t_ref, %row7, %rows, %sem) <{dst_row = 7 : i64, operandSegmentSizes = array<i32: 1, 0, 1, 1, 0, 1>}> {note = "last"} : (!pallas.ref<1000x256xf32, any>, i32, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>) -> ()
+// CHECK-GENERIC-NEXT:      "pallas.dma_wait"(%t_ref, %row0, %rows, %sem) <{dst_row = 0 : i64, operandSegmentSizes = array<i32: 1, 0, 1, 1, 0, 1>}> : (!pallas.ref<1000x256xf32, any>, i32, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>) -> ()
+// CHECK-GENERIC:           "pallas.dma_wait"(%t_ref, %row7, %rows, %sem) <{dst_row = 7 : i64, operandSegmentSizes = array<i32: 1, 0, 1, 1, 0, 1>}> {note = "last"} : (!pallas.ref<1000x256xf32, any>, i32, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>) -> ()
 // CHECK-GENERIC:         %out3 = "pallas.reshape"(%out) {note = "free: leading dims only"} : (tensor<64x256xf32>) -> tensor<8x8x256xf32>
 
 // -----
@@ -636,7 +636,7 @@ func.func @forward(%x: tensor<64xf32>) -> tensor<64xf32> {
 // CHECK-LABEL: func.func @forward(%x: tensor<4x16x128xf32>)
 // CHECK:         pallas.dma_start %x_hbm at [%b] [%r0], %rows[0], %sem : !pallas.ref<4x16x128xf32, any>, !pallas.ref<2x128xf32, vmem>, !pallas.ref<i32, semaphore>
 // CHECK:         pallas.dma_wait %x_hbm at [%b] [%r2], %rows[1], %sem
-// CHECK-GENERIC: "pallas.dma_start"(%x_hbm, %b, %r0, %rows, %sem) <{dst_row = 0 : i64}>
+// CHECK-GENERIC: "pallas.dma_start"(%x_hbm, %b, %r0, %rows, %sem) <{dst_row = 0 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 1>}>
 func.func @forward(%x: tensor<4x16x128xf32>) -> tensor<4x2x128xf32> {
   %o = pallas.call @rows3d(%x) grid [4]
       in [#pallas.block_spec<any>]
@@ -667,7 +667,7 @@ func.func @forward(%x: tensor<4x16x128xf32>) -> tensor<4x2x128xf32> {
 // CHECK:         out [#pallas.block_spec<[1, 2, 256], (d0) -> (1, 0, 0), element>]
 // CHECK:         pallas.dma_start %t_ref[%r], %rows[0], %sem {rows = 2 : i64} : !pallas.ref<1000x256xbf16, any>, !pallas.ref<2x2x256xbf16, vmem>, !pallas.ref<i32, semaphore>
 // CHECK-NEXT:    pallas.dma_wait %t_ref[%r], %rows[0], %sem {rows = 2 : i64}
-// CHECK-GENERIC: "pallas.dma_start"(%t_ref, %r, %rows, %sem) <{dst_row = 0 : i64}> {rows = 2 : i64}
+// CHECK-GENERIC: "pallas.dma_start"(%t_ref, %r, %rows, %sem) <{dst_row = 0 : i64, operandSegmentSizes = array<i32: 1, 0, 1, 1, 0, 1>}> {rows = 2 : i64}
 func.func @forward(%t: tensor<1000x256xbf16>) -> tensor<4x2x256xbf16> {
   %o = pallas.call @pairs(%t) grid [1]
       in [#pallas.block_spec<any>]
@@ -760,9 +760,9 @@ func.func @forward(%t: tensor<1000x256xf32>, %x: tensor<8x256xf32>, %r: tensor<1
 
 // The generic form: operands src, dst, the leading indices, the row, the semaphore; the
 // source row is a property.
-// CHECK-GENERIC:   "pallas.dma_write_start"(%rows, %cache_hbm, %b, %row0, %sem) <{src_row = 0 : i64}> : (!pallas.ref<2x128xf32, vmem>, !pallas.ref<2x64x128xf32, any>, i32, i32, !pallas.ref<i32, semaphore>) -> ()
-// CHECK-GENERIC:   "pallas.dma_write_wait"(%rows, %cache_hbm, %b, %row1, %sem) <{src_row = 1 : i64}> : (!pallas.ref<2x128xf32, vmem>, !pallas.ref<2x64x128xf32, any>, i32, i32, !pallas.ref<i32, semaphore>) -> ()
-// CHECK-GENERIC:   "pallas.dma_write_start"(%rows, %t_hbm, %row, %sem) <{src_row = 3 : i64}> : (!pallas.ref<8x256xf32, vmem>, !pallas.ref<1000x256xf32, any>, i32, !pallas.ref<i32, semaphore>) -> ()
+// CHECK-GENERIC:   "pallas.dma_write_start"(%rows, %cache_hbm, %b, %row0, %sem) <{src_row = 0 : i64, operandSegmentSizes = array<i32: 1, 0, 1, 1, 1, 1>}> : (!pallas.ref<2x128xf32, vmem>, !pallas.ref<2x64x128xf32, any>, i32, i32, !pallas.ref<i32, semaphore>) -> ()
+// CHECK-GENERIC:   "pallas.dma_write_wait"(%rows, %cache_hbm, %b, %row1, %sem) <{src_row = 1 : i64, operandSegmentSizes = array<i32: 1, 0, 1, 1, 1, 1>}> : (!pallas.ref<2x128xf32, vmem>, !pallas.ref<2x64x128xf32, any>, i32, i32, !pallas.ref<i32, semaphore>) -> ()
+// CHECK-GENERIC:   "pallas.dma_write_start"(%rows, %t_hbm, %row, %sem) <{src_row = 3 : i64, operandSegmentSizes = array<i32: 1, 0, 1, 0, 1, 1>}> : (!pallas.ref<8x256xf32, vmem>, !pallas.ref<1000x256xf32, any>, i32, !pallas.ref<i32, semaphore>) -> ()
 
 // -----
 
@@ -792,6 +792,63 @@ func.func @forward(%idx: tensor<16xi32>, %tab: tensor<4x100x128xf32>) -> tensor<
 // CHECK:           pallas.copy_row %tab_ref at [%h] [%row], %rows[0] : !pallas.ref<4x100x128xf32, vmem>, !pallas.ref<8x128xf32, vmem>
 // CHECK-NEXT:      pallas.copy_row %tab_ref at [%c1] [%row], %rows[7] {note = "last"} : !pallas.ref<4x100x128xf32, vmem>, !pallas.ref<8x128xf32, vmem>
 
-// The generic form: operands src, the leading indices, the row, dst; the destination
-// row is a property.
-// CHECK-GENERIC:   "pallas.copy_row"(%tab_ref, %h, %row, %rows) <{dst_row = 0 : i64}> : (!pallas.ref<4x100x128xf32, vmem>, i32, i32, !pallas.ref<8x128xf32, vmem>) -> ()
+// The generic form: operands src, the leading indices, the row, dst and its dynamic
+// row (none here); the destination row's static part is a property.
+// CHECK-GENERIC:   "pallas.copy_row"(%tab_ref, %h, %row, %rows) <{dst_row = 0 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0>}> : (!pallas.ref<4x100x128xf32, vmem>, i32, i32, !pallas.ref<8x128xf32, vmem>) -> ()
+
+// -----
+
+// A loop over the rows (`pallas.loop`, `@pl.loop(0, 8)`): one row's copies at the loop's
+// index, `%rows[0 + %r]` (a static part plus the index), instead of one copy per row:
+// the row DMA gather's starts, then its waits, and a row write from the rows at
+// `2 + %r`, the static part first.
+func.func @forward(%idx: tensor<64xi32>, %t: tensor<1000x256xf32>) -> tensor<64x256xf32> {
+  %out = pallas.call @gather(%idx, %t) grid [8] prefetch 1
+      in [#pallas.block_spec<any>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      semantics [arbitrary] scratch [!pallas.ref<10x256xf32, vmem>, !pallas.ref<i32, semaphore>]
+      : (tensor<64xi32>, tensor<1000x256xf32>) -> tensor<64x256xf32>
+      kernel(%idx_ref: !pallas.ref<64xi32, smem>, %t_ref: !pallas.ref<1000x256xf32, any>, %o_ref: !pallas.ref<8x256xf32, vmem>, %rows: !pallas.ref<10x256xf32, vmem>, %sem: !pallas.ref<i32, semaphore>) {
+    %g = pallas.program_id 0 : i32
+    %eight = arith.constant 8 : i32
+    %base = arith.muli %g, %eight : i32
+    pallas.loop %r = 0 to 8 {
+      %at = arith.addi %base, %r : i32
+      %row = pallas.read %idx_ref[%at] : !pallas.ref<64xi32, smem> -> i32
+      pallas.dma_start %t_ref[%row], %rows[0 + %r], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<10x256xf32, vmem>, !pallas.ref<i32, semaphore>
+    }
+    pallas.loop %r = 0 to 8 attributes {note = "waits"} {
+      %at = arith.addi %base, %r : i32
+      %row = pallas.read %idx_ref[%at] : !pallas.ref<64xi32, smem> -> i32
+      pallas.dma_wait %t_ref[%row], %rows[0 + %r], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<10x256xf32, vmem>, !pallas.ref<i32, semaphore>
+    }
+    pallas.loop %r = 6 to 8 {
+      pallas.dma_write_start %rows[2 + %r], %t_ref[%r], %sem : !pallas.ref<10x256xf32, vmem>, !pallas.ref<1000x256xf32, any>, !pallas.ref<i32, semaphore>
+      pallas.dma_write_wait %rows[2 + %r], %t_ref[%r], %sem : !pallas.ref<10x256xf32, vmem>, !pallas.ref<1000x256xf32, any>, !pallas.ref<i32, semaphore>
+    }
+    %v = pallas.load %rows[ds(0, 8), :] : !pallas.ref<10x256xf32, vmem> -> tensor<8x256xf32>
+    pallas.store %v, %o_ref[...] : tensor<8x256xf32>, !pallas.ref<8x256xf32, vmem>
+  }
+  func.return %out : tensor<64x256xf32>
+}
+
+// CHECK-LABEL: pallas.call @gather(%idx, %t) grid [8] prefetch 1
+// CHECK:           pallas.loop %r = 0 to 8 {
+// CHECK-NEXT:        %at = arith.addi %base, %r : i32
+// CHECK-NEXT:        %row = pallas.read %idx_ref[%at] : !pallas.ref<64xi32, smem> -> i32
+// CHECK-NEXT:        pallas.dma_start %t_ref[%row], %rows[0 + %r], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<10x256xf32, vmem>, !pallas.ref<i32, semaphore>
+// CHECK-NEXT:      }
+// CHECK-NEXT:      pallas.loop %r_1 = 0 to 8 attributes {note = "waits"} {
+// CHECK:             pallas.dma_wait %t_ref[%row_1], %rows[0 + %r_1], %sem
+// CHECK-NEXT:      }
+// CHECK-NEXT:      pallas.loop %r_2 = 6 to 8 {
+// CHECK-NEXT:        pallas.dma_write_start %rows[2 + %r_2], %t_ref[%r_2], %sem
+// CHECK-NEXT:        pallas.dma_write_wait %rows[2 + %r_2], %t_ref[%r_2], %sem
+// CHECK-NEXT:      }
+
+// The generic form: the bounds are properties, the index the body's block argument;
+// the dynamic row is the row op's last ref operand but the semaphore.
+// CHECK-GENERIC:   "pallas.loop"() <{lower = 0 : i64, upper = 8 : i64}> ({
+// CHECK-GENERIC-NEXT: ^bb0(%r: i32):
+// CHECK-GENERIC:     "pallas.dma_start"(%t_ref, %row, %rows, %r, %sem) <{dst_row = 0 : i64, operandSegmentSizes = array<i32: 1, 0, 1, 1, 1, 1>}>
+// CHECK-GENERIC:     "pallas.dma_write_start"(%rows, %r_2, %t_ref, %r_2, %sem) <{src_row = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 1>}>

@@ -29,11 +29,17 @@ func.func @forward(%i0: memref<64xi32>, %i1: memref<64xi32>, %x: memref<100x50x2
 // CHECK-NEXT:    %{{.*}} = tl.gather %x, %i0, %i1[affine_map<(d0, d1) -> ((d0 * 8))>](%i, %j) : memref<100x50x256xf32>, memref<64xi32>, memref<64xi32> -> tensor<8x256xf32>
 
 // Both index buffers are scalar-prefetched; row r of step i is x[i0[8i + r], i1[8i + r]],
-// one DMA each: i0 is the leading index, i1 the row.
+// one DMA each, started in a loop over r and waited for in another: i0 is the leading
+// index, i1 the row.
 // PALLAS:       pallas.call @two_index_rows(%i0, %i1, %x)
 // PALLAS-SAME:    prefetch 2
-// PALLAS:         %[[A:.*]] = pallas.read %i0_ref[%{{.*}}] : !pallas.ref<64xi32, smem> -> i32
-// PALLAS:         %[[B:.*]] = pallas.read %i1_ref[%{{.*}}] : !pallas.ref<64xi32, smem> -> i32
-// PALLAS-NEXT:    pallas.dma_start %x_hbm at [%[[A]]] [%[[B]]], %rows[0], %sem : !pallas.ref<100x50x256xf32, any>, !pallas.ref<8x256xf32, vmem>
-// PALLAS-COUNT-7: pallas.dma_start %x_hbm at
-// PALLAS:         pallas.dma_wait %x_hbm at [%[[A]]] [%[[B]]], %rows[0], %sem
+// PALLAS:         pallas.loop %r = 0 to 8 {
+// PALLAS:           %[[A:.*]] = pallas.read %i0_ref[%{{.*}}] : !pallas.ref<64xi32, smem> -> i32
+// PALLAS:           %[[B:.*]] = pallas.read %i1_ref[%{{.*}}] : !pallas.ref<64xi32, smem> -> i32
+// PALLAS-NEXT:      pallas.dma_start %x_hbm at [%[[A]]] [%[[B]]], %rows[0 + %r], %sem : !pallas.ref<100x50x256xf32, any>, !pallas.ref<8x256xf32, vmem>
+// PALLAS-NEXT:    }
+// PALLAS-NEXT:    pallas.loop %r_1 = 0 to 8 {
+// PALLAS:           %[[C:.*]] = pallas.read %i0_ref[%{{.*}}] : !pallas.ref<64xi32, smem> -> i32
+// PALLAS:           %[[D:.*]] = pallas.read %i1_ref[%{{.*}}] : !pallas.ref<64xi32, smem> -> i32
+// PALLAS-NEXT:      pallas.dma_wait %x_hbm at [%[[C]]] [%[[D]]], %rows[0 + %r_1], %sem
+// PALLAS-NEXT:    }

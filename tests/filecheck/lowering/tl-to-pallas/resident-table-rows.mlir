@@ -21,15 +21,21 @@ func.func @forward(%idx: memref<4096xi32>, %emb: memref<100x128xf32>) -> memref<
 // CHECK:         semantics [parallel] scratch [!pallas.ref<8x128xf32, vmem>]
 // CHECK:         kernel(%idx_ref: !pallas.ref<4096xi32, smem>, %emb_vmem: !pallas.ref<100x128xf32, vmem>, %out_out: !pallas.ref<8x128xf32, vmem>, %rows: !pallas.ref<8x128xf32, vmem>) {
 // CHECK-NOT:     pallas.dma_start
-// CHECK-COUNT-8: pallas.copy_row %emb_vmem[%{{.*}}], %rows[{{[0-7]}}] : !pallas.ref<100x128xf32, vmem>, !pallas.ref<8x128xf32, vmem>
+// CHECK:         pallas.loop %r = 0 to 8 {
+// CHECK:           %[[AT:.*]] = arith.addi %{{.*}}, %r : i32
+// CHECK:           %[[ROW:.*]] = pallas.read %idx_ref[%{{.*}}] : !pallas.ref<4096xi32, smem> -> i32
+// CHECK-NEXT:      pallas.copy_row %emb_vmem[%[[ROW]]], %rows[0 + %r] : !pallas.ref<100x128xf32, vmem>, !pallas.ref<8x128xf32, vmem>
+// CHECK-NEXT:    }
+// CHECK-NOT:     pallas.copy_row
 // CHECK-NOT:     pallas.dma_wait
 // CHECK:         pallas.load %rows[...]
 
 // PYTHON-LABEL: def lookup_kernel(idx_ref, emb_vmem, out_out, rows):
-// PYTHON:         rows[pl.ds(0, 1)] = emb_vmem[pl.ds(v_{{[0-9]+}}, 1)]
+// PYTHON:         @pl.loop(0, 8)
+// PYTHON-NEXT:    def _loop(r):
+// PYTHON:             rows[pl.ds(r, 1)] = emb_vmem[pl.ds(v_{{[0-9]+}}, 1)]
 // PYTHON-NOT:     make_async_copy
-// PYTHON:         rows[pl.ds(7, 1)] = emb_vmem[pl.ds(v_{{[0-9]+}}, 1)]
-// PYTHON-NOT:     make_async_copy
+// PYTHON-NOT:     rows[pl.ds(
 // PYTHON:         scratch_shapes=[pltpu.VMEM((8, 128), jnp.float32)]
 
 // -----
@@ -73,4 +79,6 @@ func.func @forward(%h: memref<64xi32>, %r: memref<64xi32>, %emb: memref<4x100x12
 
 // CHECK-LABEL: func.func @forward(%h: tensor<64xi32>, %r: tensor<64xi32>, %emb: tensor<4x100x128xf32>)
 // CHECK:         semantics [parallel] scratch [!pallas.ref<8x128xf32, vmem>]
-// CHECK-COUNT-8: pallas.copy_row %emb_vmem at [%{{.*}}] [%{{.*}}], %rows[{{[0-7]}}] : !pallas.ref<4x100x128xf32, vmem>, !pallas.ref<8x128xf32, vmem>
+// CHECK:         pallas.loop %[[R:r_1]] = 0 to 8 {
+// CHECK:           pallas.copy_row %emb_vmem at [%{{.*}}] [%{{.*}}], %rows[0 + %[[R]]] : !pallas.ref<4x100x128xf32, vmem>, !pallas.ref<8x128xf32, vmem>
+// CHECK-NEXT:    }

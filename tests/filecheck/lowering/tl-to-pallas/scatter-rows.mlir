@@ -6,8 +6,9 @@
 // rows no position names keep their values and only the 2 * 4 * 12 rows written move.
 // The index map's dim is sequential (arbitrary); b and h, the lead map's, stay
 // parallel. Each step stores its tile to a VMEM scratch and writes row r to
-// cache[b, h, pos[8 s + r]] by DMA, waiting before the next row. The second step has
-// 4 positions: rows 4 to 7 are guarded by `8 s + r < 12`; rows 0 to 3 never need it.
+// cache[b, h, pos[8 s + r]] by DMA, waiting before the next row, in a loop over the
+// rows. The second step has 4 positions: rows 4 to 7 (a second loop) are guarded by
+// `8 s + r < 12`; rows 0 to 3 never need it.
 // (--verify-semantics runs the tl and the pallas module on the same random data.)
 tl.kernel @update(%pos: memref<12xi32> {role = "prefetch"}, %k: memref<2x4x12x128xf32> {role = "in"}, %cache: memref<2x4x64x128xf32> {role = "inout"}) {
   tl.grid [2, 4, 2] (parallel, parallel, sequential) (%b, %h, %s) {
@@ -31,24 +32,33 @@ func.func @forward(%pos: memref<12xi32>, %k: memref<2x4x12x128xf32>, %cache: mem
 // CHECK-NEXT:      : (tensor<12xi32>, tensor<2x4x12x128xf32>, tensor<2x4x64x128xf32>) -> tensor<2x4x64x128xf32>
 // CHECK-NEXT:      kernel(%pos_ref: !pallas.ref<12xi32, smem>, %k_ref: !pallas.ref<1x1x8x128xf32, vmem>, %cache_in: !pallas.ref<2x4x64x128xf32, any>, %cache_hbm: !pallas.ref<2x4x64x128xf32, any>, %rows: !pallas.ref<8x128xf32, vmem>, %sem: !pallas.ref<i32, semaphore>) {
 // CHECK:           pallas.store %v, %rows[...] : tensor<8x128xf32>, !pallas.ref<8x128xf32, vmem>
-// CHECK:           %count = arith.constant 12 : i32
-// CHECK-COUNT-4:   pallas.dma_write_wait %rows[{{[0-3]}}], %cache_hbm at [%lead, %lead_1] [%row{{.*}}], %sem
-// CHECK-NOT:       pallas.when
-// CHECK:           %at_4 = arith.addi %first, %{{.*}} : i32
-// CHECK-NEXT:      %inside = arith.cmpi slt, %at_4, %count : i32
-// CHECK-NEXT:      pallas.when %inside {
-// CHECK-NEXT:        %row_4 = pallas.read %pos_ref[%at_4] : !pallas.ref<12xi32, smem> -> i32
-// CHECK-NEXT:        pallas.dma_write_start %rows[4], %cache_hbm at [%lead, %lead_1] [%row_4], %sem : !pallas.ref<8x128xf32, vmem>, !pallas.ref<2x4x64x128xf32, any>, !pallas.ref<i32, semaphore>
-// CHECK-NEXT:        pallas.dma_write_wait %rows[4], %cache_hbm at [%lead, %lead_1] [%row_4], %sem : !pallas.ref<8x128xf32, vmem>, !pallas.ref<2x4x64x128xf32, any>, !pallas.ref<i32, semaphore>
+// CHECK-NEXT:      %0 = arith.constant 0 : i32
+// CHECK:           %first = arith.addi
+// CHECK-NEXT:      pallas.loop %r = 0 to 4 {
+// CHECK-NEXT:        %at = arith.addi %first, %r : i32
+// CHECK-NEXT:        %row = pallas.read %pos_ref[%at] : !pallas.ref<12xi32, smem> -> i32
+// CHECK-NEXT:        pallas.dma_write_start %rows[0 + %r], %cache_hbm at [%lead, %lead_1] [%row], %sem
+// CHECK-NEXT:        pallas.dma_write_wait %rows[0 + %r], %cache_hbm at [%lead, %lead_1] [%row], %sem
 // CHECK-NEXT:      }
-// CHECK-COUNT-3:   pallas.when %inside_{{[1-3]}} {
+// CHECK-NEXT:      %count = arith.constant 12 : i32
+// CHECK-NEXT:      pallas.loop %r_1 = 4 to 8 {
+// CHECK-NEXT:        %at_1 = arith.addi %first, %r_1 : i32
+// CHECK-NEXT:        %inside = arith.cmpi slt, %at_1, %count : i32
+// CHECK-NEXT:        pallas.when %inside {
+// CHECK-NEXT:          %row_1 = pallas.read %pos_ref[%at_1] : !pallas.ref<12xi32, smem> -> i32
+// CHECK-NEXT:          pallas.dma_write_start %rows[0 + %r_1], %cache_hbm at [%lead, %lead_1] [%row_1], %sem : !pallas.ref<8x128xf32, vmem>, !pallas.ref<2x4x64x128xf32, any>, !pallas.ref<i32, semaphore>
+// CHECK-NEXT:          pallas.dma_write_wait %rows[0 + %r_1], %cache_hbm at [%lead, %lead_1] [%row_1], %sem : !pallas.ref<8x128xf32, vmem>, !pallas.ref<2x4x64x128xf32, any>, !pallas.ref<i32, semaphore>
+// CHECK-NEXT:        }
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }
 // CHECK:         func.return %cache_1 : tensor<2x4x64x128xf32>
 
 // -----
 
 // index_add: table[pos[j]] += x[j], repeated positions summing. Each row reads the
-// table's row into a spare VMEM row (a DMA, waited for), adds its own, and writes the
-// sum back: a later row to the same position reads what an earlier one wrote.
+// table's row into a spare VMEM row (a DMA, waited for), copies its own row into
+// another (at the loop's index), adds them, and writes the sum back: a later row to
+// the same position reads what an earlier one wrote.
 tl.kernel @accumulate(%pos: memref<12xi32> {role = "prefetch"}, %x: memref<12x128xf32> {role = "in"}, %table: memref<64x128xf32> {role = "inout"}) {
   tl.grid [2] (sequential) (%i) {
     %v = tl.load %x[affine_map<(d0) -> (d0 * 8, 0)>](%i) : memref<12x128xf32> -> tensor<8x128xf32>
@@ -63,21 +73,23 @@ func.func @forward(%pos: memref<12xi32>, %x: memref<12x128xf32>, %table: memref<
 // CHECK-LABEL: pallas.call @accumulate(%pos, %x, %table) grid [2] prefetch 1
 // CHECK-NEXT:      in [#pallas.block_spec<[8, 128], (d0) -> (d0, 0)>, #pallas.block_spec<any>]
 // CHECK-NEXT:      out [#pallas.block_spec<any>]
-// CHECK-NEXT:      semantics [arbitrary] scratch [!pallas.ref<8x128xf32, vmem>, !pallas.ref<i32, semaphore>, !pallas.ref<1x128xf32, vmem>] aliases [2 -> 0]
-// The 12 rows are read and written once each (2 * 6144 B), x read once (6144 B).
-// CHECK-NEXT:      attributes {cost_estimate = #pallas.cost_estimate<flops = 0, transcendentals = 0, bytes_accessed = 18480>}
-// CHECK:           %row = pallas.read %pos_ref[%at] : !pallas.ref<12xi32, smem> -> i32
-// CHECK-NEXT:      pallas.dma_start %table_hbm[%row], %old[0], %sem : !pallas.ref<64x128xf32, any>, !pallas.ref<1x128xf32, vmem>, !pallas.ref<i32, semaphore>
-// CHECK-NEXT:      pallas.dma_wait %table_hbm[%row], %old[0], %sem : !pallas.ref<64x128xf32, any>, !pallas.ref<1x128xf32, vmem>, !pallas.ref<i32, semaphore>
-// CHECK-NEXT:      %old_row = pallas.load %old[...] : !pallas.ref<1x128xf32, vmem> -> tensor<1x128xf32>
-// CHECK-NEXT:      %new_row = pallas.load %rows[ds(0, 1), :] : !pallas.ref<8x128xf32, vmem> -> tensor<1x128xf32>
-// CHECK-NEXT:      %sum = arith.addf %old_row, %new_row : tensor<1x128xf32>
-// CHECK-NEXT:      pallas.store %sum, %old[...] : tensor<1x128xf32>, !pallas.ref<1x128xf32, vmem>
-// CHECK-NEXT:      pallas.dma_write_start %old[0], %table_hbm[%row], %sem : !pallas.ref<1x128xf32, vmem>, !pallas.ref<64x128xf32, any>, !pallas.ref<i32, semaphore>
-// CHECK-NEXT:      pallas.dma_write_wait %old[0], %table_hbm[%row], %sem : !pallas.ref<1x128xf32, vmem>, !pallas.ref<64x128xf32, any>, !pallas.ref<i32, semaphore>
-// CHECK:           pallas.when %inside {
-// CHECK-NEXT:        %row_4 = pallas.read %pos_ref[%at_4] : !pallas.ref<12xi32, smem> -> i32
-// CHECK-NEXT:        pallas.dma_start %table_hbm[%row_4], %old[0], %sem
+// CHECK-NEXT:      semantics [arbitrary] scratch [!pallas.ref<8x128xf32, vmem>, !pallas.ref<i32, semaphore>, !pallas.ref<1x128xf32, vmem>, !pallas.ref<1x128xf32, vmem>] aliases [2 -> 0]
+// CHECK:           pallas.loop %r = 0 to 4 {
+// CHECK:             %row = pallas.read %pos_ref[%at] : !pallas.ref<12xi32, smem> -> i32
+// CHECK-NEXT:        pallas.dma_start %table_hbm[%row], %old[0], %sem : !pallas.ref<64x128xf32, any>, !pallas.ref<1x128xf32, vmem>, !pallas.ref<i32, semaphore>
+// CHECK-NEXT:        pallas.dma_wait %table_hbm[%row], %old[0], %sem : !pallas.ref<64x128xf32, any>, !pallas.ref<1x128xf32, vmem>, !pallas.ref<i32, semaphore>
+// CHECK-NEXT:        pallas.copy_row %rows[%r], %new[0] : !pallas.ref<8x128xf32, vmem>, !pallas.ref<1x128xf32, vmem>
+// CHECK-NEXT:        %old_row = pallas.load %old[...] : !pallas.ref<1x128xf32, vmem> -> tensor<1x128xf32>
+// CHECK-NEXT:        %new_row = pallas.load %new[...] : !pallas.ref<1x128xf32, vmem> -> tensor<1x128xf32>
+// CHECK-NEXT:        %sum = arith.addf %old_row, %new_row : tensor<1x128xf32>
+// CHECK-NEXT:        pallas.store %sum, %old[...] : tensor<1x128xf32>, !pallas.ref<1x128xf32, vmem>
+// CHECK-NEXT:        pallas.dma_write_start %old[0], %table_hbm[%row], %sem : !pallas.ref<1x128xf32, vmem>, !pallas.ref<64x128xf32, any>, !pallas.ref<i32, semaphore>
+// CHECK-NEXT:        pallas.dma_write_wait %old[0], %table_hbm[%row], %sem : !pallas.ref<1x128xf32, vmem>, !pallas.ref<64x128xf32, any>, !pallas.ref<i32, semaphore>
+// CHECK-NEXT:      }
+// CHECK:           pallas.loop %r_1 = 4 to 8 {
+// CHECK:             pallas.when %inside {
+// CHECK-NEXT:          %row_1 = pallas.read %pos_ref[%at_1] : !pallas.ref<12xi32, smem> -> i32
+// CHECK-NEXT:          pallas.dma_start %table_hbm[%row_1], %old[0], %sem
 
 // -----
 
@@ -98,4 +110,7 @@ func.func @forward(%pos: memref<16xi32>, %x: memref<16x256xf32>, %cache: memref<
 // CHECK-LABEL: pallas.call @halves
 // CHECK:           semantics [arbitrary, arbitrary] scratch [!pallas.ref<8x128xf32, vmem>, !pallas.ref<i32, semaphore>] aliases [2 -> 0]
 // CHECK-NOT:       pallas.when
-// CHECK-COUNT-8:   pallas.dma_write_start %rows[{{[0-7]}}], %cache_hbm[%row{{.*}}], %sem
+// CHECK:           pallas.loop %r = 0 to 8 {
+// CHECK-NOT:         pallas.when
+// CHECK:             pallas.dma_write_start %rows[0 + %r], %cache_hbm[%row], %sem
+// CHECK-NOT:       pallas.loop

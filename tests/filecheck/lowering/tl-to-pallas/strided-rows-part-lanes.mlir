@@ -17,11 +17,19 @@ func.func @forward(%x: memref<64x256xf32>) -> memref<32x1xf32> {
   func.return %out : memref<32x1xf32>
 }
 
-// x stays in HBM; 32 whole rows of 256 lanes land in a VMEM scratch, one DMA each
-// (rows 1, 3, ..., 63: --verify-semantics checks the values), and the kernel keeps lane
-// 130 of each.
+// x stays in HBM; 32 whole rows of 256 lanes land in a VMEM scratch, one DMA each, in a
+// loop over the rows (rows 1, 3, ..., 63: --verify-semantics checks the values), and
+// the kernel keeps lane 130 of each.
 // CHECK:       in [#pallas.block_spec<any>]
 // CHECK:       scratch [!pallas.ref<32x256xf32, vmem>, !pallas.ref<i32, semaphore>]
-// CHECK-COUNT-32: pallas.dma_start %x_hbm[{{.*}}], %rows[{{[0-9]+}}], %sem
-// CHECK-COUNT-32: pallas.dma_wait %x_hbm[{{.*}}], %rows[{{[0-9]+}}], %sem
+// CHECK:       %[[START:.*]] = arith.constant 1 : i32
+// CHECK-NEXT:  %[[STRIDE:.*]] = arith.constant 2 : i32
+// CHECK-NEXT:  pallas.loop %r = 0 to 32 {
+// CHECK-NEXT:    %[[STEP:.*]] = arith.muli %r, %[[STRIDE]] : i32
+// CHECK-NEXT:    %[[AT:.*]] = arith.addi %[[START]], %[[STEP]] : i32
+// CHECK-NEXT:    pallas.dma_start %x_hbm[%[[AT]]], %rows[0 + %r], %sem
+// CHECK-NEXT:  }
+// CHECK-NEXT:  pallas.loop %r_1 = 0 to 32 {
+// CHECK:         pallas.dma_wait %x_hbm[%{{.*}}], %rows[0 + %r_1], %sem
+// CHECK-NEXT:  }
 // CHECK-NEXT:  %v = pallas.load %rows[:, ds(130, 1)] : !pallas.ref<32x256xf32, vmem> -> tensor<32x1xf32>
