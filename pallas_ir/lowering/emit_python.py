@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     TensorType,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.ir.affine import (
     AffineConstantExpr,
 )
@@ -182,10 +182,7 @@ class KernelEmitter:
     def _(self, op: pallas.WhenOp) -> None:
         self.lines.append(f"@pl.when({self.namer[op.condition]})")
         self.lines.append(f"def {self.namer.fresh('_when')}():")
-        inner = KernelEmitter(self.namer)
-        for nested in op.body.block.ops:
-            inner.emit(nested)
-        self.lines += [f"    {line}" for line in inner.lines or ["pass"]]
+        self._body(op.body.block)
 
     @emit.register
     def _(self, op: pallas.LoopOp) -> None:
@@ -193,8 +190,12 @@ class KernelEmitter:
         self.lines.append(f"@pl.loop({lower}, {upper})")
         name = self.namer.fresh("_loop")
         self.lines.append(f"def {name}({self.namer.define(op.index)}):")
+        self._body(op.body.block)
+
+    def _body(self, block: Block) -> None:
+        """A region's ops as the body of the function just opened (`pass` if none)."""
         inner = KernelEmitter(self.namer)
-        for nested in op.body.block.ops:
+        for nested in block.ops:
             inner.emit(nested)
         self.lines += [f"    {line}" for line in inner.lines or ["pass"]]
 
