@@ -55,7 +55,8 @@ def _run_kernel(
 
 
 def _local_row(static: IntegerAttr, at: SSAValue | None, env: dict[SSAValue, Any]) -> int:
-    """A row of a VMEM buffer: its static part plus a loop's index, if any."""
+    """A row of a VMEM buffer: its static part plus a loop's index, if any (the
+    verifier bounds it by the buffer)."""
     return static.value.data + (0 if at is None else int(env[at]))
 
 

@@ -14,6 +14,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import (
+    BlockArgument,
     SSAValue,
 )
 from xdsl.irdl import (
@@ -34,6 +35,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from pallas_ir.dialects.pallas.attributes import MemorySpace, RefType
 from pallas_ir.dialects.pallas.call import CallOp
+from pallas_ir.dialects.pallas.ops import LoopOp
 
 
 def verify_row_copy(
@@ -44,6 +46,7 @@ def verify_row_copy(
     n_lead: int,
     local_row: int,
     rows: int = 1,
+    local_at: SSAValue | None = None,
 ) -> None:
     """What every row DMA obeys, whichever way it copies: one side (`indexed`: `src`
     of a read, `dst` of a write) is addressed at `n_lead` dynamic leading indices and a
@@ -80,8 +83,15 @@ def verify_row_copy(
             f"rows of {src.type} do not fit rows of {dst.type}: same trailing dims "
             "and type needed"
         )
-    if not 0 <= local_row < lt.get_shape()[0]:
-        raise VerifyException(f"row {local_row} is outside {lt}")
+    last = local_row
+    if local_at is not None:
+        # The dynamic part is a loop's index, so the rows it reaches are known.
+        loop = local_at.owner.parent_op() if isinstance(local_at, BlockArgument) else None
+        if not isinstance(loop, LoopOp):
+            raise VerifyException("a dynamic VMEM row is the index of a pallas.loop")
+        last = local_row + loop.bounds[1] - 1
+    if not 0 <= local_row <= last < lt.get_shape()[0]:
+        raise VerifyException(f"row {last} is outside {lt}")
 
 
 LocalRow = tuple[int, SSAValue]
@@ -167,6 +177,7 @@ class DmaOpBase(IRDLOperation):
             len(self.src_lead),
             self.dst_row.value.data,
             self.row_count,
+            self.dst_at,
         )
 
 
@@ -252,6 +263,7 @@ class DmaWriteOpBase(IRDLOperation):
             self.dst,
             len(self.dst_lead),
             self.src_row.value.data,
+            local_at=self.src_at,
         )
 
 
@@ -344,4 +356,5 @@ class RowCopyOp(IRDLOperation):
             self.src,
             len(self.src_lead),
             self.dst_row.value.data,
+            local_at=self.dst_at,
         )

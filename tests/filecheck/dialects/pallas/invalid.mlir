@@ -1217,3 +1217,40 @@ func.func @forward() {
   }
   func.return
 }
+
+// -----
+
+// A dynamic VMEM row is a loop's index, and the rows it reaches are inside the buffer:
+// `1 + %r` for %r up to 7 reaches row 8 of an 8-row buffer.
+func.func @forward(%idx: tensor<64xi32>, %t: tensor<1000x256xf32>) -> tensor<64x256xf32> {
+  %out = pallas.call @gather(%idx, %t) grid [8] prefetch 1
+      in [#pallas.block_spec<any>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      semantics [arbitrary] scratch [!pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>]
+      : (tensor<64xi32>, tensor<1000x256xf32>) -> tensor<64x256xf32>
+      kernel(%idx_ref: !pallas.ref<64xi32, smem>, %t_ref: !pallas.ref<1000x256xf32, any>, %o_ref: !pallas.ref<8x256xf32, vmem>, %rows: !pallas.ref<8x256xf32, vmem>, %sem: !pallas.ref<i32, semaphore>) {
+    pallas.loop %r = 0 to 8 {
+      %row = pallas.read %idx_ref[%r] : !pallas.ref<64xi32, smem> -> i32
+      // expected-error@+1 {{row 8 is outside !pallas.ref<8x256xf32, vmem>}}
+      pallas.dma_start %t_ref[%row], %rows[1 + %r], %sem : !pallas.ref<1000x256xf32, any>, !pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>
+    }
+  }
+  func.return %out : tensor<64x256xf32>
+}
+
+// -----
+
+func.func @forward(%idx: tensor<64xi32>, %t: tensor<1000x256xf32>) -> tensor<64x256xf32> {
+  %out = pallas.call @gather(%idx, %t) grid [8] prefetch 1
+      in [#pallas.block_spec<any>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      semantics [arbitrary] scratch [!pallas.ref<8x256xf32, vmem>, !pallas.ref<i32, semaphore>]
+      : (tensor<64xi32>, tensor<1000x256xf32>) -> tensor<64x256xf32>
+      kernel(%idx_ref: !pallas.ref<64xi32, smem>, %t_ref: !pallas.ref<1000x256xf32, any>, %o_ref: !pallas.ref<8x256xf32, vmem>, %rows: !pallas.ref<8x256xf32, vmem>, %sem: !pallas.ref<i32, semaphore>) {
+    %m1 = arith.constant -1 : i32
+    %row = pallas.read %idx_ref[%m1] : !pallas.ref<64xi32, smem> -> i32
+    // expected-error@+1 {{a dynamic VMEM row is the index of a pallas.loop}}
+    pallas.dma_write_start %rows[0 + %m1], %t_ref[%row], %sem : !pallas.ref<8x256xf32, vmem>, !pallas.ref<1000x256xf32, any>, !pallas.ref<i32, semaphore>
+  }
+  func.return %out : tensor<64x256xf32>
+}
