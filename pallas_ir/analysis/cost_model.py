@@ -480,6 +480,9 @@ def _active_steps(op: Operation, points: np.ndarray) -> tuple[int, bool]:
     while isinstance(parent, pallas.WhenOp | pallas.LoopOp):
         scopes.append(parent)
         parent = parent.parent_op()
+    trips = [s.bounds[1] - s.bounds[0] for s in scopes if isinstance(s, pallas.LoopOp)]
+    if not any(isinstance(s, pallas.WhenOp) for s in scopes):
+        return len(points) * math.prod(trips), True
     # Expand the grid points by each loop's indices, outermost loop first.
     indices: dict[SSAValue, np.ndarray] = {}
     for scope in reversed(scopes):
