@@ -365,6 +365,7 @@ class CompiledFunction:
             options = None
             if (
                 self.interpret
+                and jax.default_backend() == "cpu"
                 and os.environ.get("PALLAS_IR_OPTIMIZE_INTERPRET") != "1"
                 and sum(a.nbytes for a in args) <= INTERPRET_FAST_COMPILE_BYTES
             ):
