@@ -66,7 +66,8 @@ MIN_BLOCK_BYTES = 1 << 19
 """The VMEM block size up to which leading dims grow (a grid step's fixed cost is paid
 once per block). A llama layer's rotary kernel, whose values are (2, 16) per row,
 took 129 us on a v5e over 4096 steps of one row each, and 33 us over 64 steps of 64."""
-# Row-DMA gathers unroll one DMA per row and grid step.
+# The most rows a row-DMA gather copies a grid step: 32-bit rows in a `pallas.loop`,
+# packed 8- and 16-bit rows one DMA each, unrolled.
 MAX_UNROLLED_ROWS = 128
 
 
@@ -106,8 +107,8 @@ def row_gather(
     e = extents[lookup]
     # 8 rows fill a sublane tile (16 for 16-bit data; a ragged last step repeats the
     # last lookup into the tile's padding). When another access walks the lookup dim
-    # along its lanes (a rank-1 output), only the whole dim is a legal block; its DMAs
-    # are unrolled, so that is bounded.
+    # along its lanes (a rank-1 output), only the whole dim is a legal block; packed
+    # rows' DMAs are unrolled, so that is bounded.
     sublanes = block_rows(a.bits)
     preferred = sublanes if e >= sublanes else 1
     rows = [preferred] + ([e] if preferred < e <= MAX_UNROLLED_ROWS else [])
