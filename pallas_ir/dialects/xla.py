@@ -526,11 +526,7 @@ class ScatterOp(IRDLOperation):
         super().__init__(
             operands=[value, buffer, index],
             result_types=[buffer.type],
-            properties={
-                "accumulate": None
-                if accumulate is None
-                else XlaReductionKindAttr(ReductionKind(accumulate))
-            },
+            properties={"accumulate": _accumulate_attr(accumulate)},
         )
 
     @property
@@ -547,10 +543,18 @@ class ScatterOp(IRDLOperation):
                 f"xla.scatter stores {b.element_type} values shaped like the "
                 f"positions ({i}), got {v}"
             )
-        if self.combine is not None and self.combine.returns_index:
-            raise VerifyException(
-                f"xla.scatter cannot accumulate with <{self.combine.value}>"
-            )
+        _verify_combine(self.name, self.combine)
+
+
+def _accumulate_attr(accumulate: ReductionKind | None) -> XlaReductionKindAttr | None:
+    """A store's `accumulate` property (None: it replaces what is there)."""
+    return None if accumulate is None else XlaReductionKindAttr(ReductionKind(accumulate))
+
+
+def _verify_combine(name: str, combine: ReductionKind | None) -> None:
+    """A store combines with a kind that gives values, not positions."""
+    if combine is not None and combine.returns_index:
+        raise VerifyException(f"{name} cannot accumulate with <{combine.value}>")
 
 
 def window_offsets(map: AffineMap) -> list[tuple[int | None, int]] | None:
@@ -701,9 +705,7 @@ class UpdateWindowOp(_WindowOpBase):
             properties={
                 "map": AffineMapAttr(map),
                 "shape": DenseArrayBase.from_list(i64, shape),
-                "accumulate": None
-                if accumulate is None
-                else XlaReductionKindAttr(ReductionKind(accumulate)),
+                "accumulate": _accumulate_attr(accumulate),
             },
         )
 
@@ -717,10 +719,7 @@ class UpdateWindowOp(_WindowOpBase):
             raise VerifyException(
                 f"xla.update_window stores {b.element_type} values, got {v}"
             )
-        if self.combine is not None and self.combine.returns_index:
-            raise VerifyException(
-                f"xla.update_window cannot accumulate with <{self.combine.value}>"
-            )
+        _verify_combine(self.name, self.combine)
         self.verify_window(v)
         walked = {axis for axis, _ in self.offsets() if axis is not None}
         extents = v.get_shape()
