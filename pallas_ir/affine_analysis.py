@@ -20,13 +20,17 @@ Four tools, each independent of the IR around the map:
   projected permutation with constant offsets), and the offset decomposed on it by
   `decompose_on_shape`. See its docstring for the canonical shape it picks and for
   what it refuses.
+
+And `rotation(expr, extents)`: the one non-linear index the canonical access form
+keeps, `(d + c) mod n` over a dim d of extent n (a whole dim read rotated: `torch.roll`,
+rotate-half); `without_rotations` reads a map with each rotation as its dim alone.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.ir.affine import (
@@ -577,3 +581,61 @@ def flat_offset(results: Sequence[AffineExpr], shape: Sequence[int]) -> LinearEx
             return None
         total = total + term.scaled(stride)
     return total
+
+
+@dataclass(frozen=True)
+class Rotation:
+    """`(d + shift) mod extent` where dim d ranges over the whole [0, extent): the
+    dim read rotated by `shift` (0 < shift < extent), `torch.roll(x, -shift)`."""
+
+    dim: int
+    """The map dim's position."""
+    shift: int
+    extent: int
+
+
+def rotation(expr: AffineExpr, extents: Sequence[int | None]) -> Rotation | None:
+    """`expr` as a `Rotation` when it is `(d + c) mod n` with d of extent n (`extents`:
+    each map dim's, None where unknown) and c not a multiple of n; else None."""
+    if not (
+        isinstance(expr, AffineBinaryOpExpr)
+        and expr.kind == AffineBinaryOpKind.Mod
+        and isinstance(expr.rhs, AffineConstantExpr)
+    ):
+        return None
+    lin = linearize(expr.lhs)
+    n = expr.rhs.value
+    if lin is None or lin.symbols or len(lin.dims) != 1:
+        return None
+    ((p, c),) = lin.dims.items()
+    if c != 1 or p >= len(extents) or extents[p] != n or lin.constant % n == 0:
+        return None
+    return Rotation(p, lin.constant % n, n)
+
+
+def without_rotations(
+    expr: AffineExpr,
+    extents: Sequence[int | None],
+    as_expr: Callable[[Rotation], AffineExpr] = lambda r: AffineExpr.dimension(r.dim),
+) -> tuple[AffineExpr, list[Rotation]]:
+    """`expr` with each rotation `(d + c) mod n` in it replaced by `as_expr` of it
+    (default `d`), and the rotations replaced."""
+    found: list[Rotation] = []
+
+    def walk(e: AffineExpr) -> AffineExpr:
+        if (r := rotation(e, extents)) is not None:
+            found.append(r)
+            return as_expr(r)
+        if isinstance(e, AffineBinaryOpExpr):
+            lhs, rhs = walk(e.lhs), walk(e.rhs)
+            if lhs is e.lhs and rhs is e.rhs:
+                return e
+            return AffineBinaryOpExpr(e.kind, lhs, rhs)
+        return e
+
+    return walk(expr), found
+
+
+def rotated(r: Rotation) -> AffineExpr:
+    """The index `(d + shift) mod extent` of rotation `r`."""
+    return (AffineExpr.dimension(r.dim) + r.shift) % r.extent

@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     Float32Type,
     IndexType,
+    IntegerAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
@@ -396,6 +397,45 @@ class TransposeHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
         )
 
         return (TransposeOfTranspose(), IdentityTranspose())
+
+
+class RollOpBase(IRDLOperation):
+    """`%r = D.roll %v by 16 along 1 : tensor<8x32xf32>`: the tile rotated along dim
+    `dim` as `jnp.roll` rotates it: result element j of that dim is source element
+    `(j - shift) mod n`, 0 <= shift < n. Where a kernel reads a whole dim at a rotated
+    index, `(j + c) mod n` (`torch.roll`, a rotary embedding's rotate-half), the tile is
+    loaded whole and rolled by `n - c`."""
+
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    source = operand_def(T)
+    shift = prop_def(IntegerAttr[I64])
+    dim = prop_def(IntegerAttr[I64])
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+    assembly_format = "$source `by` $shift `along` $dim attr-dict `:` type($result)"
+
+    def __init__(self, source: SSAValue, shift: int, dim: int):
+        super().__init__(
+            operands=[source],
+            properties={
+                "shift": IntegerAttr(shift, i64),
+                "dim": IntegerAttr(dim, i64),
+            },
+            result_types=[source.type],
+        )
+
+    def verify_(self) -> None:
+        t = self.source.type
+        assert isinstance(t, TensorType)
+        dim, shift = self.dim.value.data, self.shift.value.data
+        if not 0 <= dim < t.get_num_dims():
+            raise VerifyException(f"dim {dim} is not a dim of {t}")
+        if not 0 <= shift < t.get_shape()[dim]:
+            raise VerifyException(
+                f"shift {shift} is not in [0, {t.get_shape()[dim]}), the extent of "
+                f"dim {dim}"
+            )
 
 
 class TileToTileOpBase(IRDLOperation):

@@ -84,6 +84,7 @@ from pallas_ir.dialects.common import (
     ReductionKind,
     ReshapeHasCanonicalizationPatterns,
     ReshapeOpBase,
+    RollOpBase,
     SelectOpBase,
     TransposeHasCanonicalizationPatterns,
     TransposeOpBase,
@@ -844,6 +845,19 @@ class TransposeOp(TransposeOpBase):
 
 
 @irdl_op_definition
+class RollOp(RollOpBase):
+    """Rotate a tile along one dim (`jnp.roll`): a load of a whole dim at a rotated
+    index.
+
+    ```mlir
+    %r = tl.roll %v by 16 along 1 : tensor<64x32xf32>
+    ```
+    """
+
+    name = "tl.roll"
+
+
+@irdl_op_definition
 class BroadcastOp(BroadcastOpBase):
     """Repeat the size-1 dims of a tile.
 
@@ -1249,6 +1263,7 @@ TiledLoop = Dialect(
         StoreOp,
         ScalarLoadOp,
         TransposeOp,
+        RollOp,
         BroadcastOp,
         ReduceOp,
         ConvertOp,

@@ -107,7 +107,7 @@ def frontend_decompositions() -> dict:
     the forward and backward graphs with them too.
     Not the CPU flash attention's: its second result is not the logsumexp its
     backward reads (torch says Inductor must leave it out); attention is traced as
-    its math form instead (`MathAttention`). Nor `take`'s."""
+    its math form instead (`MathAttention`). Nor `take`'s or `roll`'s."""
     table = {
         **core_aten_decompositions(),
         **get_decompositions(_DECOMPOSE),
@@ -118,6 +118,9 @@ def frontend_decompositions() -> dict:
     # `take`'s decomposition indexes with its index tensor, which reads a 0-d index's
     # value while tracing; the frontend lowers `take` itself.
     table.pop(aten.take.default, None)
+    # `roll`'s decomposition gathers with an arange index; the frontend lowers it as
+    # a rotation index, which the kernels read as an in-register roll.
+    table.pop(aten.roll.default, None)
     return table
 
 

@@ -307,6 +307,11 @@ class KernelEmitter:
         return f"jnp.transpose({self.namer[op.source]}, {tuple_text(perm)})"
 
     @expression.register
+    def _(self, op: pallas.RollOp) -> str:
+        shift, dim = op.shift.value.data, op.dim.value.data
+        return f"pltpu.roll({self.namer[op.source]}, {shift}, {dim})"
+
+    @expression.register
     def _(self, op: pallas.ReshapeOp) -> str:
         assert isinstance(op.result.type, TensorType)
         return (

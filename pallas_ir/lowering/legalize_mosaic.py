@@ -25,6 +25,8 @@ rejects some of it. Each pattern here rewrites one such form into explicit palla
   last two dims. Widen, then reshape the 32-bit value.
 - `ReshapeBeforeNarrowing`: the same, for a value narrowed and then reshaped. Reshape
   the 32-bit value, then narrow.
+- `WidenPackedSublaneRoll`: no rotation of packed (8- or 16-bit) data along sublanes
+  ("unsupported packed type rotation"). Widen to 32 bits, roll, narrow.
 
 Patterns apply only inside `pallas.call` kernels (host code and XLA kernels are not
 Mosaic's). The structure follows xDSL's `memref_stream_legalize` and MLIR's
@@ -39,6 +41,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
+    AnyFloat,
     DenseIntOrFPElementsAttr,
     IntAttr,
     IntegerAttr,
@@ -561,6 +564,41 @@ class ExpandF16Rounding(RewritePattern):
             rewriter.erase(narrow)
 
 
+@dataclass(frozen=True)
+class WidenPackedSublaneRoll(RewritePattern):
+    """Mosaic rotates packed (8- or 16-bit) tiles along lanes and leading dims but not
+    along sublanes: such a roll runs on the 32-bit value (f32 for floats, i32 for
+    integers) and is narrowed back, which is exact.
+
+    ```mlir
+    %r = pallas.roll %v by 3 along 0 : tensor<24x128xbf16>
+    // becomes
+    %0 = pallas.convert %v : tensor<24x128xbf16> to tensor<24x128xf32>
+    %1 = pallas.roll %0 by 3 along 0 : tensor<24x128xf32>
+    %r = pallas.convert %1 : tensor<24x128xf32> to tensor<24x128xbf16>
+    ```
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: pallas.RollOp, rewriter: PatternRewriter) -> None:
+        t = op.result.type
+        assert isinstance(t, TensorType)
+        rank, dim = t.get_num_dims(), op.dim.value.data
+        element = t.element_type
+        if rank < 2 or dim != rank - 2:
+            return
+        if isinstance(element, IntegerType) and element.width.data in (8, 16):
+            wide = TensorType(i32, t.get_shape())
+        elif isinstance(element, AnyFloat) and element.bitwidth < 32:
+            wide = TensorType(f32, t.get_shape())
+        else:
+            return
+        widened = pallas.ConvertOp(op.source, wide)
+        rolled = pallas.RollOp(widened.result, op.shift.value.data, dim)
+        narrow = pallas.ConvertOp(rolled.result, t)
+        _replace(rewriter, op, [widened, rolled, narrow], narrow.result)
+
+
 MOSAIC_PATTERNS: tuple[RewritePattern, ...] = (
     CompactStridedLanes(),
     SliceLanesOfStridedLoad(),
@@ -572,6 +610,7 @@ MOSAIC_PATTERNS: tuple[RewritePattern, ...] = (
     WidenNarrowCompare(),
     WidenBeforeNarrowReshape(),
     ReshapeBeforeNarrowing(),
+    WidenPackedSublaneRoll(),
 )
 
 

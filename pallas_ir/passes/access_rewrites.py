@@ -22,6 +22,7 @@ from pallas_ir.affine_analysis import (
     Rejection,
     find_reinterpretation,
     linearize,
+    rotation,
 )
 from pallas_ir.dialects.tensor_access import (
     KernelOp,
@@ -46,12 +47,19 @@ def loop_extent(value: SSAValue) -> int | None:
 
 
 def is_canonical_access(map: AffineMap, dims: Sequence[SSAValue]) -> bool:
-    """Each index is `d + c` or a constant `c`, no loop variable reaches two indices,
-    and there are no symbols: the form every ta pass after this one expects."""
+    """Each index is `d + c`, a constant `c`, or a whole dim rotated, `(d + c) mod n`
+    with d of extent n; no loop variable reaches two indices, and there are no
+    symbols: the form every ta pass after this one expects."""
     if map.num_symbols:
         return False
+    extents = [loop_extent(d) for d in dims]
     seen: set[SSAValue] = set()
     for expr in map.results:
+        if (r := rotation(expr, extents)) is not None:
+            if dims[r.dim] in seen:
+                return False
+            seen.add(dims[r.dim])
+            continue
         lin = linearize(expr)
         if lin is None or lin.symbols:
             return False
@@ -118,15 +126,16 @@ def rewrite_access_to(
     found: Reinterpretation,
     report: AccessReport,
     note: str = "",
+    results: Sequence[AffineExpr] | None = None,
 ) -> Operation:
-    """Replace `op` by the same access on the view `found` describes, say so, and drop
-    a reshape the old access was the last user of."""
+    """Replace `op` by the same access on the view `found` describes (at `results`,
+    default the view's own indices), say so, and drop a reshape the old access was
+    the last user of."""
     root = root_buffer(op.buffer)
     buffer = reshape_at_kernel_start(rewriter, root, found.shape, op)
-    new_map = AffineMap(op.map.data.num_dims, 0, tuple(found.results()))
-    report.applied(
-        op, root, note + describe_access(buffer.type, found.results(), op.dims)
-    )
+    results = tuple(found.results() if results is None else results)
+    new_map = AffineMap(op.map.data.num_dims, 0, results)
+    report.applied(op, root, note + describe_access(buffer.type, results, op.dims))
     return replace_access(rewriter, op, buffer, new_map, list(op.dims), [])
 
 
@@ -207,13 +216,22 @@ def reshape_at_kernel_start(
 def describe_access(
     btype: Attribute, results: Sequence[AffineExpr], dims: Sequence[SSAValue]
 ) -> str:
-    """`memref<64x128x2xf32> at [%i, %j, 1]` for canonical indices (each `d + c` or
-    `c`), plus `; loop dims (1, 0) reach buffer dims (0, 1)` when the loop dims reach
-    the buffer in another order (dims indexed by a constant are not listed)."""
+    """`memref<64x128x2xf32> at [%i, %j, 1]` for canonical indices (each `d + c`, `c`
+    or `(d + c) mod n`), plus `; loop dims (1, 0) reach buffer dims (0, 1)` when the
+    loop dims reach the buffer in another order (dims indexed by a constant are not
+    listed)."""
     parts: list[str] = []
     loop_dims: list[int] = []
     buffer_dims: list[int] = []
+    extents = [loop_extent(d) for d in dims]
     for k, expr in enumerate(results):
+        if (r := rotation(expr, extents)) is not None:
+            var = dims[r.dim]
+            assert isinstance(var, BlockArgument)  # the ta verifier: a loop variable
+            parts.append(f"({value_name(var)} + {r.shift}) mod {r.extent}")
+            loop_dims.append(var.index)
+            buffer_dims.append(k)
+            continue
         lin = linearize(expr)
         assert lin is not None and len(lin.dims) <= 1  # canonical: d + c or c
         if not lin.dims:

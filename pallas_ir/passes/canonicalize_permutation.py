@@ -50,9 +50,13 @@ from xdsl.rewriter import InsertPoint
 
 from pallas_ir.affine_analysis import (
     Rejection,
+    Rotation,
     divisions,
     is_division_free,
+    linearize,
+    rotated,
     simplify,
+    without_rotations,
 )
 from pallas_ir.dialects.common import Interval
 from pallas_ir.dialects.tensor_access import LoadOp, LoopOp, StoreOp, root_buffer
@@ -156,28 +160,99 @@ class CanonicalizeLoop(RewritePattern):
                 op, root, "the map uses a data-dependent index", "data-dependent index"
             )
             return
-        simplified = AffineMap(map.num_dims, map.num_symbols, tuple(results))
+        extents = [loop_extent(d) for d in op.dims]
+        unrotated = _unrotated(results, extents)
+        if isinstance(unrotated, Rejection):
+            self.report.rejected(op, root, unrotated.reason, unrotated.key)
+            return
+        plain, rotations = unrotated
+        simplified = AffineMap(map.num_dims, map.num_symbols, tuple(plain))
         if is_canonical_access(simplified, op.dims):
             # Already a projected permutation once simplified (typically after a split).
+            shape = op.buffer.type.get_shape()  # type: ignore[attr-defined]
+            final = _rerotated(plain, rotations, shape, op.dims)
+            if isinstance(final, Rejection):
+                self.report.rejected(op, root, final.reason, final.key)
+                return
             self.report.applied(
-                op, root, note + describe_access(op.buffer.type, results, op.dims)
+                op, root, note + describe_access(op.buffer.type, final, op.dims)
             )
-            if simplified != map:
+            if tuple(final) != map.results:
+                new_map = AffineMap(map.num_dims, map.num_symbols, tuple(final))
                 replace_access(
-                    rewriter, op, op.buffer, simplified, list(op.dims), list(op.symbols)
+                    rewriter, op, op.buffer, new_map, list(op.dims), list(op.symbols)
                 )
             return
-        if not all(is_division_free(r) for r in results):
-            text, key = reason or _division_reason(results, op.dims)
+        if not all(is_division_free(r) for r in plain):
+            text, key = reason or _division_reason(plain, op.dims)
             self.report.rejected(op, root, text, key)
             return
-        offset = access_offset(op, results)
+        offset = access_offset(op, plain)
         assert offset is not None  # division free: checked above
         found = reinterpret_access(op, offset)
         if isinstance(found, Rejection):
             self.report.rejected(op, root, found.reason, found.key)
             return
-        rewrite_access_to(rewriter, op, found, self.report, note)
+        final = _rerotated(found.results(), rotations, found.shape, op.dims)
+        if isinstance(final, Rejection):
+            self.report.rejected(op, root, final.reason, final.key)
+            return
+        rewrite_access_to(rewriter, op, found, self.report, note, final)
+
+
+def _unrotated(
+    results: Sequence[AffineExpr], extents: Sequence[int | None]
+) -> tuple[list[AffineExpr], dict[int, Rotation]] | Rejection:
+    """The indices with each rotation `(d + c) mod n` of a whole loop dim read as d,
+    and the rotations by map dim: the rest of the pass places d in a view as for any
+    access, and `_rerotated` rotates the index d lands on. Rejected where a dim is
+    read rotated by two amounts, or rotated and not."""
+    plain: list[AffineExpr] = []
+    rotations: dict[int, Rotation] = {}
+    outside: set[int] = set()  # dims read other than rotated
+    for r in results:
+        expr, found = without_rotations(r, extents)
+        plain.append(expr)
+        for rot in found:
+            if rotations.setdefault(rot.dim, rot) != rot:
+                return Rejection(
+                    "the map reads one loop dim rotated by two amounts",
+                    "two rotations of one dim",
+                )
+        masked, _ = without_rotations(
+            r, extents, as_expr=lambda _: AffineExpr.constant(0)
+        )
+        outside |= set(masked.used_dims())
+    if outside & set(rotations):
+        return Rejection(
+            "the map reads one loop dim both rotated and not", "rotated and not"
+        )
+    return plain, rotations
+
+
+def _rerotated(
+    results: Sequence[AffineExpr],
+    rotations: dict[int, Rotation],
+    shape: Sequence[int],
+    dims: Sequence[SSAValue],
+) -> list[AffineExpr] | Rejection:
+    """Canonical `results` with each rotated dim's index, which must be the dim alone
+    on a buffer dim of its extent, rotated again."""
+    final = list(results)
+    for rot in rotations.values():
+        for k, r in enumerate(results):
+            lin = linearize(r)
+            alone = lin is not None and lin.dims == {rot.dim: 1} and not lin.constant
+            if alone and shape[k] == rot.extent:
+                final[k] = rotated(rot)
+                break
+        else:
+            return Rejection(
+                f"{value_name(dims[rot.dim])} is read rotated by {rot.shift} but does "
+                f"not walk a whole buffer dim of {rot.extent} in the view",
+                "a rotation that is not of a whole buffer dim",
+            )
+    return final
 
 
 def _undivided_extent(

@@ -48,6 +48,7 @@ from pallas_ir.dialects.common import (
     ReduceTileOpBase,
     ReductionKind,
     ReshapeOpBase,
+    RollOpBase,
     SelectOpBase,
     TransposeOpBase,
 )
@@ -447,6 +448,8 @@ def evaluate_tile(op: Operation, args: list[Any]) -> Any | None:
         return np.matmul(a, b, dtype=np.float64 if acc.kind == "f" else None).astype(acc)
     if isinstance(op, TransposeOpBase):
         return np.transpose(args[0], op.permutation.get_values())
+    if isinstance(op, RollOpBase):
+        return np.roll(args[0], op.shift.value.data, op.dim.value.data)
     if isinstance(op, ReshapeOpBase | BroadcastOpBase):
         assert isinstance(result, TensorType)
         shape = result.get_shape()

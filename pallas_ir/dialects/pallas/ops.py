@@ -54,6 +54,7 @@ from pallas_ir.dialects.common import (
     ReduceTileOpBase,
     ReshapeHasCanonicalizationPatterns,
     ReshapeOpBase,
+    RollOpBase,
     SelectOpBase,
     TransposeHasCanonicalizationPatterns,
     TransposeOpBase,
@@ -459,6 +460,19 @@ class TransposeOp(TransposeOpBase):
     name = "pallas.transpose"
 
     traits = traits_def(Pure(), TransposeHasCanonicalizationPatterns())
+
+
+@irdl_op_definition
+class RollOp(RollOpBase):
+    """`pltpu.roll` of a value in the kernel (a rotation on the XLU; `jnp.roll`'s
+    direction).
+
+    ```mlir
+    %r = pallas.roll %v by 16 along 1 : tensor<64x32xf32>
+    ```
+    """
+
+    name = "pallas.roll"
 
 
 @irdl_op_definition

@@ -381,6 +381,19 @@ def along_dims(c: Lowering, args) -> Value:
     return c.lower(c.target.op, [args[0], dims, *args[2:]], c.kwargs)
 
 
+@lowers_complex(aten.roll.default)
+def roll(c: Lowering, args) -> Value:
+    """Along its dims (the pair dim kept last); with none, the flattened pairs roll."""
+    r = _rank(c)
+    dims = list(args[2]) if len(args) > 2 else []
+    if dims:
+        return c.lower(c.target.op, [args[0], list(args[1]), [d % r for d in dims]])
+    n = math.prod(c.shape[:-1])
+    flat = c.lower(aten.view.default, [args[0], [n, 2]], shape=(n, 2))
+    rolled = c.lower(c.target.op, [flat, list(args[1]), [0]], shape=(n, 2))
+    return c.lower(aten.view.default, [rolled, list(c.shape)])
+
+
 @lowers_complex(aten.slice_scatter.default, aten.select_scatter.default)
 def scatter_along(c: Lowering, args) -> Value:
     """A write of src into base along a dim (the third argument); both complex, or a

@@ -1,6 +1,7 @@
 """Gathers and concatenation. A gather reads the table at an index that is data (a map
 symbol), which indirect-load-to-scalar-prefetch turns into row DMAs or scalar prefetch;
-`cat` reads every part in bounds and picks one by the position along its dim."""
+`cat` reads every part in bounds and picks one by the position along its dim; parts
+that rotate one tensor read it at one rotation index."""
 
 from __future__ import annotations
 
@@ -161,22 +162,93 @@ def index(c: Lowering, args) -> Value:
     return Value(shape, emit, x.element)
 
 
+_ROTATION_CHAIN = frozenset(
+    {
+        aten.neg.default,
+        aten.mul.Tensor,
+        aten.mul.Scalar,
+        aten.div.Tensor,
+        aten.div.Scalar,
+        aten.alias.default,
+        aten.clone.default,
+        aten._to_copy.default,
+        torch.ops.prims.convert_element_type.default,
+    }
+)
+"""Ops of one tensor operand (and Python scalars) that a `cat` part may apply to the
+slice it reads, and still be read at a rotated index (they read nothing else)."""
+
+
+def _rotation(c: Lowering, nodes: Sequence[object], dim: int, n: int) -> int | None:
+    """The shift s when the parts are unit-step slices of one tensor of extent n along
+    `dim` (each under ops of `_ROTATION_CHAIN`) that together are that tensor rotated:
+    part k, at positions [start_k, start_k + m_k), reads the tensor at `(p + s) mod n`
+    (rotate-half, `cat([-x[..., h:], x[..., :h]])`, is s = h). None otherwise."""
+    source, shift, start = None, None, 0
+    for node in nodes:
+        if not isinstance(node, torch.fx.Node):
+            return None
+        m = node.meta["val"].shape[dim]
+        if m == 0:
+            continue
+        while node.target in _ROTATION_CHAIN:
+            rest = [*node.args[1:], *node.kwargs.values()]
+            if any(isinstance(a, torch.fx.Node) for a in rest):
+                return None
+            value = c.prog.values.get(node)
+            if not isinstance(value, Value) or value.stored is not None:
+                return None  # materialised: its buffer holds the part alone
+            node = node.args[0]
+            if not isinstance(node, torch.fx.Node):
+                return None
+        if node.target is not aten.slice.Tensor:
+            return None
+        base = node.args[0]
+        rank = len(node.meta["val"].shape)
+        args = [*node.args, None, None, None, None][:5]
+        step = 1 if args[4] is None else args[4]
+        if not isinstance(base, torch.fx.Node) or int(args[1] or 0) % rank != dim:
+            return None
+        if step != 1 or base.meta["val"].shape[dim] != n:
+            return None
+        value = c.prog.values.get(node)
+        if not isinstance(value, Value) or value.stored is not None:
+            return None
+        first = 0 if args[2] is None else args[2]
+        first = max(0, first + n if first < 0 else min(first, n))
+        s = (first - start) % n
+        if source not in (None, base) or shift not in (None, s):
+            return None
+        source, shift = base, s
+        start += m
+    return shift if start == n else None
+
+
 @lowers(aten.cat.default)
 def cat(c: Lowering, args) -> Value:
     shape, element, prog = c.shape, c.element, c.prog
+    nodes = c.node.args[0]
     parts = [p for p in args[0] if math.prod(p.shape) > 0]
     dim = (int(args[1]) if len(args) > 1 else 0) % len(shape)
     n = shape[dim]
+    # Parts that rotate one tensor read it at one rotation index (each in bounds and
+    # the same place): `(p + s) mod n`, an in-register roll, where `(p - start) mod m`
+    # would split the dim in two halves.
+    shift = _rotation(c, nodes, dim, n) if isinstance(nodes, list | tuple) else None
 
     def emit(k, idx):
         # Every part is read in bounds at every point (its index taken mod its
-        # length) and the position along `dim` picks the part.
+        # length, or its slice's source rotated) and the position along `dim` picks
+        # the part.
         at = prog.position(k, idx[dim], n)
         value, start = None, 0
         for part in parts:
             m = part.shape[dim]
             local = list(idx)
-            local[dim] = (idx[dim] - start) % m
+            if shift is None:
+                local[dim] = (idx[dim] - start) % m
+            else:  # the slice adds its first position back: `(p + s) mod n`
+                local[dim] = (idx[dim] + shift) % n - (start + shift) % n
             v = k.cast(part.emit(k, local), part.element, element)
             if value is None:
                 value = v

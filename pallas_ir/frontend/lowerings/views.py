@@ -1,10 +1,11 @@
 """Views: slice (any step), select, permute, expand, unsqueeze, squeeze, view/reshape,
-flip, repeat, diagonal, as_strided, split, alias and clone only rewrite the index
+flip, roll, repeat, diagonal, as_strided, split, alias and clone only rewrite the index
 expressions, so they fold into the loads' maps. A reshape of a non-contiguous value
 unravels through `floordiv`/`mod`, which canonicalize-permutation splits."""
 
 from __future__ import annotations
 
+import math
 import operator
 
 import torch
@@ -113,6 +114,40 @@ def flip(c: Lowering, args) -> Value:
             for d, (i, n) in enumerate(zip(idx, a.shape))
         ],
     )
+
+
+@lowers(aten.roll.default)
+def roll(c: Lowering, args) -> Value:
+    """`out[j] = a[(j - shift) mod n]` along each rolled dim: a rotation index,
+    `(j + r) mod n` with r = -shift mod n, which the tiler reads as a roll of a whole
+    dim in the kernel (no dims: the flattened tensor rolls)."""
+    a = args[0]
+    shifts = ints(args[1])
+    dims = ints(args[2]) if len(args) > 2 else []
+    if not a.shape or math.prod(a.shape) == 0:
+        return a
+    if not dims:
+        numel = math.prod(a.shape)
+        r = -shifts[0] % numel
+        out_strides = row_major_strides(a.shape)
+
+        def flat_index(idx):
+            flat = (linear([e * s for e, s in zip(idx, out_strides)]) + const(r)) % numel
+            return [(flat // s) % n for s, n in zip(out_strides, a.shape)]
+
+        return remap(a, c.shape, flat_index)
+    amounts: dict[int, int] = {}
+    for shift, d in zip(shifts, dims, strict=True):
+        d %= len(a.shape)
+        amounts[d] = (amounts.get(d, 0) - shift) % a.shape[d]
+
+    def index(idx):
+        return [
+            (i + const(amounts[d])) % n if amounts.get(d) else i
+            for d, (i, n) in enumerate(zip(idx, a.shape))
+        ]
+
+    return remap(a, c.shape, index)
 
 
 @lowers(aten.repeat.default)

@@ -24,6 +24,7 @@ from pallas_ir.affine_analysis import (
     decompose_on_shape,
     flat_offset,
     linearize,
+    rotation,
 )
 from pallas_ir.diagnostics import PassError
 from pallas_ir.dialects import tensor_access as ta
@@ -65,9 +66,23 @@ class Access:
     gathers: tuple[tuple[int, ta.LoadOp], ...] = ()
     """(buffer dim, the load of the index buffer) for each dim a prefetched index picks."""
     merged_into: SSAValue | Storage | None = None
-    """For an access through a view that splits its argument's last dim in two: the
-    argument, which the kernel reads and splits, or stores with the tile's last two
-    dims merged (see `merge_lane_split_views`)."""
+    """For an access through a view whose trailing dims split its argument's last dim:
+    the argument (or the host's storage of it, its rows regrouped where that is free),
+    which the kernel reads and splits, or stores with the tile's split dims merged (see
+    `merge_lane_split_views`)."""
+    rotations: tuple[int, ...] = ()
+    """Per buffer dim, the c of a load at `(d + c) mod n` (0 where the dim is not
+    rotated; all 0 when empty): the whole dim is loaded and rolled in the kernel."""
+
+    def rotation(self, b: int) -> int:
+        return self.rotations[b] if self.rotations else 0
+
+    @property
+    def merged_dims(self) -> int:
+        """How many trailing dims of the view split `merged_into`'s last dim."""
+        assert self.merged_into is not None
+        t = self.merged_into.type  # a Storage's, or the kernel argument's
+        return len(self.shape) - t.get_num_dims() + 1  # type: ignore[attr-defined]
 
     @property
     def is_store(self) -> bool:
@@ -95,6 +110,9 @@ class Access:
             (*self.dims[:k], (None, 0), self.dims[k]),
             (*self.steps[:k], 1, self.steps[k]) if self.steps else (),
             self.gathers,
+            rotations=(*self.rotations[:k], 0, self.rotations[k])
+            if self.rotations
+            else (),
         )
 
 
@@ -449,9 +467,22 @@ def analyse(
     ):
         return on_storage
     positions = [d.index for d in op.dims]  # type: ignore[attr-defined]
+    extents = [loop.extents[p] for p in positions]
     dims: list[tuple[int | None, int]] = []
+    rotations: list[int] = []
     seen: set[int] = set()
     for k, e in enumerate(op.map.data.results):
+        if (r := rotation(e, extents)) is not None:
+            if isinstance(op, ta.StoreOp):
+                raise PassError(op, "tile: a store at a rotated index is not tiled")
+            l = positions[r.dim]
+            if l in seen:
+                raise PassError(op, f"tile: loop dim {l} indexes two dims of one buffer")
+            seen.add(l)
+            dims.append((l, 0))
+            rotations.append(r.shift)
+            continue
+        rotations.append(0)
         lin = linearize(e)
         if lin is None or len(lin.dims) > 1 or any(c != 1 for c in lin.dims.values()):
             raise PassError(
@@ -479,7 +510,14 @@ def analyse(
                     "elements) where a block must hold the whole dim; masked stores are "
                     "not supported",
                 )
-    return Access(op, op.buffer, shape, bits, tuple(dims))
+    return Access(
+        op,
+        op.buffer,
+        shape,
+        bits,
+        tuple(dims),
+        rotations=tuple(rotations) if any(rotations) else (),
+    )
 
 
 def buffer_bytes(op: ta.LoadOp) -> int:

@@ -265,18 +265,21 @@ class Emitter:
         assert isinstance(op, ta.LoadOp)
         tile = TensorType(op.result.type, self.tile_shape(access))
         if access.merged_into is not None:
-            # The argument's a * b, split into the view's whole (a, b) in registers.
-            *lead, a, b = self.tile_shape(access)
+            # The argument's lanes, split into the view's (a, b, ...) in registers.
+            shape = self.tile_shape(access)
+            k = access.merged_dims
             v = self.add(
                 tl.LoadOp(
                     self.buffers[access.merged_into],
                     self.merged_offsets(access),
                     self.grid_ivs(),
                     [],
-                    TensorType(op.result.type, [*lead, a * b]),
+                    TensorType(op.result.type, [*shape[:-k], math.prod(shape[-k:])]),
                 )
             )
-            return self.to_loop_space(self.reshape(v, [*lead, a, b]), access, tile)
+            return self.to_loop_space(
+                self.rolled(self.reshape(v, shape), access), access, tile
+            )
         symbols = [self.scalar_index(index) for _, index in access.gathers]
         v = self.add(
             tl.LoadOp(
@@ -288,7 +291,16 @@ class Emitter:
                 list(access.steps) if any(st > 1 for st in access.steps) else None,
             )
         )
-        return self.to_loop_space(v, access, tile)
+        return self.to_loop_space(self.rolled(v, access), access, tile)
+
+    def rolled(self, v: SSAValue, access: Access) -> SSAValue:
+        """The loaded tile `v` of `access` (in buffer order), each dim the access
+        reads at `(d + c) mod n` rolled by n - c (legality: the dim is whole)."""
+        assert isinstance(v.type, TensorType)
+        for b, n in enumerate(v.type.get_shape()):
+            if c := access.rotation(b):
+                v = self.add(tl.RollOp(v, n - c, b))
+        return v
 
     def gather_rows(self, access: Access) -> SSAValue:
         """A gather by row DMAs: `tl.gather` of the rows the lookups of this grid step
@@ -434,10 +446,13 @@ class Emitter:
 
     def merged_offsets(self, access: Access) -> AffineMapAttr:
         """The offsets of an access through a lane-split view (`merged_into`) in the
-        argument it splits: the view's last two dims are one, whole in the tile, so
-        its offset along them is the last one's."""
+        argument it splits: the view's split dims are one, whole in the tile after the
+        first, so the offset along them is the first one's times the elements of the
+        rest."""
         m = self.offsets(access).data
-        results = (*m.results[:-2], m.results[-1])
+        k = access.merged_dims
+        inner = math.prod(access.shape[-k + 1 :])
+        results = (*m.results[:-k], m.results[-k] * inner)
         return AffineMapAttr(AffineMap(m.num_dims, m.num_symbols, results))
 
     def store(self, access: Access, v: SSAValue) -> None:
@@ -448,9 +463,10 @@ class Emitter:
         if access.merged_into is None:
             buffer = self.buffers[access.buffer]
         else:
-            # The whole (a, b) of the view's last two dims is the argument's a * b.
-            *lead, a, b = self.tile_shape(access)
-            v = self.reshape(v, [*lead, a * b])
+            # The view's split dims (a, b, ...) are the argument's a * b * ... lanes.
+            shape = self.tile_shape(access)
+            k = access.merged_dims
+            v = self.reshape(v, [*shape[:-k], math.prod(shape[-k:])])
             buffer = self.buffers[access.merged_into]
             offsets = self.merged_offsets(access)
         # A reduction split over sequential grid dims stores partial results that

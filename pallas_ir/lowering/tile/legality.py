@@ -39,6 +39,8 @@ def legal(access: Access, b: int, tile: int, extent: int) -> bool:
     _, c = access.dims[b]
     rank = len(access.shape)
     step = access.step(b)
+    if access.rotation(b):
+        return tile >= extent == n  # rolled in the kernel: the whole dim in one block
     if step > 1:
         # A strided walk (a load of host storage): one row per step on a leading dim
         # moves exactly what is used (the index map steps); rows of a rank-2 array are

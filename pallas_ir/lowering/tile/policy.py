@@ -54,6 +54,7 @@ from pallas_ir.tpu_rules import (
     MIN_K_PART,
     PIPELINE_BUFFERS,
     Chip,
+    block_dim_legal,
     dot_vmem_bytes,
     reshape_is_free,
     vmem_block_bytes,
@@ -548,14 +549,18 @@ def merge_lane_split_views(
     extents: Sequence[int],
     storage: Mapping[int, MemRefType],
 ) -> None:
-    """An access through a view `(..., a, b)` of an argument `(..., a * b)` (a
-    channels-last permute written flat, heads split from a projection's `h * d`:
-    canonicalize-permutation splits the lane dim) would make the host relayout the
-    argument into the view before the kernel (a load) or the view back into the
-    argument after it (a store), a full HBM read and write each call. When the tile
-    holds the view's last two dims whole and its rows are a legal block of the
-    argument, the kernel splits or merges them in registers (a `tl.reshape` Mosaic
-    does) and reads or writes the argument itself."""
+    """An access through a view `(..., a, b, c)` of an argument `(..., a * b * c)` (a
+    channels-last permute written flat, heads split from a projection's `h * d`, a
+    fused qkv projection's `(3, h, d)`: canonicalize-permutation splits the lane dim)
+    would make the host relayout the argument into the view before the kernel (a load)
+    or the view back into the argument after it (a store), a full HBM read and write
+    each call. The kernel reads or writes the argument itself instead, viewed as
+    `(leading dims of the view, a * b * c)` (the host regroups the rows only where that
+    is free, `reshape_is_free`), and splits or merges the lanes in registers (a
+    `tl.reshape` Mosaic does) when the tile holds the split dims after the first whole,
+    its lanes are a legal block of the argument's (the first split dim may be tiled or
+    indexed: one kv head of a (2, 4, 32) split is 128 lanes, q of a (3, 4, 64) qkv split
+    256), and its rows are a legal block."""
     for op, a in list(accesses.items()):
         view = a.buffer
         if not isinstance(view, SSAValue) or a.gathers or any(st > 1 for st in a.steps):
@@ -570,34 +575,60 @@ def merge_lane_split_views(
         ):
             continue
         arg = reshape.source
-        merged_into: SSAValue | Storage = arg
-        whole = arg.type.get_shape()  # type: ignore[attr-defined]
-        if len(whole) == 1 and arg.index in storage:  # a flat argument: the host's N-D
-            merged_into = Storage(arg.index, storage[arg.index])
-            whole = storage[arg.index].get_shape()
+        whole = tuple(arg.type.get_shape())  # type: ignore[attr-defined]
+        flat = len(whole) == 1 and arg.index in storage
+        if flat:  # a flat argument: the host's N-D storage
+            whole = tuple(storage[arg.index].get_shape())
         shape = a.shape
-        if (
-            len(shape) != len(whole) + 1
-            or len(shape) < 3
-            or list(shape[:-2]) != list(whole[:-1])
-            or shape[-2] * shape[-1] != whole[-1]
-            or reshape_is_free(whole, shape, a.bits)
-        ):
+        k = _lane_split(shape, whole[-1])
+        if k is None or len(whole) < 2 or reshape_is_free(whole, shape, a.bits):
             continue
-        split = a.dims[-2:]
+        host = (*shape[:-k], whole[-1])
+        if host != whole and not reshape_is_free(whole, host, a.bits):
+            continue
+        (first, c0), *rest = a.dims[-k:]
         if any(
             l is None or c != 0 or plan.tiles[l] < extents[l] or extents[l] != n
-            for (l, c), n in zip(split, shape[-2:])
+            for (l, c), n in zip(rest, shape[-k + 1 :], strict=True)
         ):
-            continue  # the tile must hold the split dims whole
-        merged = replace(a, shape=tuple(whole), dims=(*a.dims[:-2], (None, 0)))
-        l, _ = a.dims[-3]
-        rows = 1 if l is None else plan.tiles[l]
-        if (l is None and whole[-2] != 1) or (
-            l is not None and not legal(merged, len(whole) - 2, rows, extents[l])
+            continue  # the split dims after the first must be whole in the tile
+        if first is not None and (c0 != 0 or extents[first] != shape[-k]):
+            continue
+        inner = math.prod(shape[-k + 1 :])
+        # the first split dim tiled, or one index of it (q of a fused qkv projection)
+        lanes = inner * (1 if first is None else min(plan.tiles[first], extents[first]))
+        if lanes < whole[-1] and not block_dim_legal(
+            lanes, whole[-1], len(host) - 1, len(host), a.bits, block_rows(a.bits)
         ):
             continue
+        merged = replace(a, shape=host, dims=(*a.dims[:-k], (None, 0)), rotations=())
+        l, _ = a.dims[-k - 1]
+        rows = 1 if l is None else plan.tiles[l]
+        if (l is None and host[-2] != 1) or (
+            l is not None and not legal(merged, len(host) - 2, rows, extents[l])
+        ):
+            continue
+        if host != whole:
+            merged_into: SSAValue | Storage = Storage(
+                arg.index, MemRefType(element_type(a), host), reshape=True
+            )
+        elif flat:
+            merged_into = Storage(arg.index, storage[arg.index])
+        else:
+            merged_into = arg
         accesses[op] = replace(a, merged_into=merged_into)
+
+
+def _lane_split(shape: Sequence[int], lanes: int) -> int | None:
+    """How many trailing dims of `shape` (at least 2, leaving a leading one) split a
+    lane dim of `lanes`; None if none do."""
+    for k in range(2, len(shape)):
+        n = math.prod(shape[-k:])
+        if n == lanes and shape[-k] > 1:
+            return k
+        if n > lanes:
+            return None
+    return None
 
 
 NOT_IN_MOSAIC = {

@@ -578,6 +578,10 @@ class TlToPallasPass(CheckedOptionsPass):
                 continue  # its tl.when's results read the accumulators' scratch
             elif isinstance(o, tl.TransposeOp):
                 new = pallas.TransposeOp(values[o.source], o.permutation.get_values())
+            elif isinstance(o, tl.RollOp):
+                new = pallas.RollOp(
+                    values[o.source], o.shift.value.data, o.dim.value.data
+                )
             elif isinstance(o, tl.IotaOp):
                 start = conv.grid_map(o.map.data, o.dims, o).results[0]
                 *prologue, offset = grid_scalar(start, o)[0]

@@ -852,3 +852,24 @@ func.func @forward(%idx: tensor<64xi32>, %t: tensor<1000x256xf32>) -> tensor<64x
 // CHECK-GENERIC-NEXT: ^bb0(%r: i32):
 // CHECK-GENERIC:     "pallas.dma_start"(%t_ref, %row, %rows, %r, %sem) <{dst_row = 0 : i64, operandSegmentSizes = array<i32: 1, 0, 1, 1, 1, 1>}>
 // CHECK-GENERIC:     "pallas.dma_write_start"(%rows, %r_2, %t_ref, %r_2, %sem) <{src_row = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 1>}>
+
+// -----
+
+// torch.roll(x, 3, 1): each (8, 256) block rotated in the kernel (`pltpu.roll`).
+func.func @forward(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  %o = pallas.call @roll(%x) grid [8]
+      in [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      out [#pallas.block_spec<[8, 256], (d0) -> (d0, 0)>]
+      semantics [parallel]
+      : (tensor<64x256xf32>) -> tensor<64x256xf32>
+      kernel(%x_ref: !pallas.ref<8x256xf32, vmem>, %o_ref: !pallas.ref<8x256xf32, vmem>) {
+    %t = pallas.load %x_ref[...] : !pallas.ref<8x256xf32, vmem> -> tensor<8x256xf32>
+    %r = pallas.roll %t by 3 along 1 : tensor<8x256xf32>
+    pallas.store %r, %o_ref[...] : tensor<8x256xf32>, !pallas.ref<8x256xf32, vmem>
+  }
+  func.return %o : tensor<64x256xf32>
+}
+
+// CHECK-LABEL: pallas.call @roll
+// CHECK:         %r = pallas.roll %t by 3 along 1 : tensor<8x256xf32>
+// CHECK-GENERIC: %r = "pallas.roll"(%t) <{shift = 3 : i64, dim = 1 : i64}> : (tensor<8x256xf32>) -> tensor<8x256xf32>

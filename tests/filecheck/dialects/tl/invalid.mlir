@@ -1037,3 +1037,23 @@ tl.kernel @k(%x: memref<64x512xf32> {role = "in"}, %o: memref<64x128xf32> {role 
     }
   }
 }
+
+// -----
+
+tl.kernel @k(%x: memref<128x128xf32> {role = "in"}, %o: memref<128x128xf32> {role = "out"}) {
+  tl.grid [1] (parallel) (%i) {
+    %t = tl.load %x[affine_map<(d0) -> (0, 0)>](%i) : memref<128x128xf32> -> tensor<8x128xf32>
+    // expected-error@+1 {{shift 128 is not in [0, 128), the extent of dim 1}}
+    %r = tl.roll %t by 128 along 1 : tensor<8x128xf32>
+  }
+}
+
+// -----
+
+tl.kernel @k(%x: memref<128x128xf32> {role = "in"}, %o: memref<128x128xf32> {role = "out"}) {
+  tl.grid [1] (parallel) (%i) {
+    %t = tl.load %x[affine_map<(d0) -> (0, 0)>](%i) : memref<128x128xf32> -> tensor<8x128xf32>
+    // expected-error@+1 {{dim 2 is not a dim of tensor<8x128xf32>}}
+    %r = tl.roll %t by 1 along 2 : tensor<8x128xf32>
+  }
+}

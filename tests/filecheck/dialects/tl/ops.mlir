@@ -512,3 +512,20 @@ tl.kernel @causal(%q: memref<2x512x128xf32> {role = "in"}, %kt: memref<2x128x512
 // CHECK-GENERIC-NEXT:      "tl.when"(%k) <{map = affine_map<(d0) -> (((d0 * -1) + 3))>}> ({
 // CHECK-GENERIC-NEXT:        "tl.yield"() : () -> ()
 // CHECK-GENERIC-NEXT:      }) {note = "no results"} : (index) -> ()
+
+// -----
+
+// torch.roll(x, 3, 1) on (8, 256) tiles: the whole row loaded and rotated in the
+// kernel, element j of dim 1 taken from (j - 3) mod 256.
+tl.kernel @roll(%x: memref<64x256xf32> {role = "in"}, %o: memref<64x256xf32> {role = "out"}) {
+  tl.grid [8] (parallel) (%i) {
+    %t = tl.load %x[affine_map<(d0) -> (d0 * 8, 0)>](%i) : memref<64x256xf32> -> tensor<8x256xf32>
+    %r = tl.roll %t by 3 along 1 : tensor<8x256xf32>
+    tl.store %r, %o[affine_map<(d0) -> (d0 * 8, 0)>](%i) : tensor<8x256xf32>, memref<64x256xf32>
+  }
+}
+
+// CHECK-LABEL: tl.kernel @roll
+// CHECK:         %r = tl.roll %t by 3 along 1 : tensor<8x256xf32>
+// CHECK-GENERIC-LABEL: "tl.kernel"() <{sym_name = "roll"
+// CHECK-GENERIC:         %r = "tl.roll"(%t) <{shift = 3 : i64, dim = 1 : i64}> : (tensor<8x256xf32>) -> tensor<8x256xf32>

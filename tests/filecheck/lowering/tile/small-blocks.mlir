@@ -1,9 +1,10 @@
 // RUN: pallas-opt %s -p tile | filecheck %s
 // RUN: pallas-opt %s --verify-semantics -p tile,tl-to-pallas,pallas-legalize-mosaic -o /dev/null
 
-// A rotary embedding's rotate-half as canonicalize-permutation leaves it: heads moved
-// before tokens, each head's 32 lanes split in two halves of 16, the halves swapped and
-// one negated. Its minor dims make (2, 16) blocks, 4 KiB of VMEM a row once padded to
+// A rotate-half written with a constant half index (as the frontend wrote a rotary
+// embedding until it read the head rotated, `rotations.mlir`): heads moved before
+// tokens, each head's 32 lanes split in two halves of 16, the halves swapped and one
+// negated. Its minor dims make (2, 16) blocks, 4 KiB of VMEM a row once padded to
 // an (8, 128) tile. Leading dims start at one point; with blocks this small the token
 // dim grows until a block is 512 KiB (`MIN_BLOCK_BYTES`), 64 rows here: 16 grid steps,
 // not 1024 of one row each (129 us against 33 on a v5e for a llama layer's q).
