@@ -10,7 +10,9 @@ The TPU machine has jax but no torch, so the work is split in two:
 
 `emit` compiles the layer (8 heads, 2 key-value heads, batch 4, 128 tokens) at each
 model dim, prints its launches and modelled HBM bytes, and writes the emitted module
-(interpret off) and its arguments and eager's output (`.npz`) to DIR. `time` checks
+(interpret off) and its arguments and eager's output (`.npz`) to DIR. To compare two
+versions of pallas-ir, copy the other's module in beside it as `llama_d1024.base.py`
+(any name after the first dot): it is timed with the same `.npz`. `time` checks
 each module's output against eager's, times the jitted forward (the best of five runs
 of 20 calls) and the jax layer (f32 products at the highest precision, as pallas-ir's
 are), and times each kernel alone, 50 calls chained in one jitted `fori_loop`, so that
@@ -151,7 +153,9 @@ def time_layer(path: Path) -> dict:
     import jax.numpy as jnp
     import numpy as np
 
-    data = np.load(path.with_suffix(".npz"))
+    # modules of one layer compiled by two versions (`llama_d1024.base.py`) share
+    # the layer's arguments and eager's output
+    data = np.load(path.with_name(path.name.split(".")[0] + ".npz"))
     args = [jnp.asarray(data[f"arr_{i}"]) for i in range(len(data.files) - 1)]
     want = data["want"]
     ns: dict = {}
@@ -178,7 +182,7 @@ def time_layer(path: Path) -> dict:
         ns[name] = timed(name)
     ns["forward"](*args, interpret=False)  # each kernel timed on its own inputs
     return {
-        "layer": path.stem,
+        "layer": path.name.removesuffix(".py"),
         "pallas_ir_us": _best(lambda: forward(*args), calls=20),
         "jax_us": jax_us,
         "max_error": error,

@@ -32,6 +32,7 @@ MODULES = [
     "test_frontend",
     "test_aten_more_ops",
     "test_special_functions",
+    "test_rotations",
 ]
 """Test modules whose `PROGRAMS` are compiled by their `compiled` fixture and checked
 by `test_matches_eager(name, compiled)`-style tests."""
