@@ -97,6 +97,13 @@ PROGRAMS = {
         1,
         0,
     ),
+    # a legacy empty 1-D part, which cat skips whatever its rank (OpInfo's sample)
+    "rotation_with_an_empty_part": (
+        lambda e, x: torch.cat((e, -x[:, 64:], x[:, :64]), 1),
+        lambda: [torch.empty(0), torch.randn(8, 128)],
+        1,
+        0,
+    ),
     "not_a_rotation": (
         _not_a_rotation,
         lambda: [torch.randn(8, 128), torch.randn(8, 128)],

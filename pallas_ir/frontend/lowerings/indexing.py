@@ -188,9 +188,9 @@ def _rotation(c: Lowering, nodes: Sequence[object], dim: int, n: int) -> int | N
     for node in nodes:
         if not isinstance(node, torch.fx.Node):
             return None
+        if node.meta["val"].numel() == 0:
+            continue  # cat skips empty parts (a legacy 1-D empty one of any rank)
         m = node.meta["val"].shape[dim]
-        if m == 0:
-            continue
         while node.target in _ROTATION_CHAIN:
             rest = [*node.args[1:], *node.kwargs.values()]
             if any(isinstance(a, torch.fx.Node) for a in rest):
