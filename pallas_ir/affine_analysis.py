@@ -164,8 +164,8 @@ def simplify(expr: AffineExpr, dim_bounds: Sequence[Interval | None]) -> AffineE
     * `E = g*A + R` for a `g > 1` dividing `c`, with `R`'s range inside `[0, g - 1]`:
       `E floordiv c = A floordiv (c/g)` and `E mod c = g * (A mod (c/g)) + R`, the
       rule that undoes a split `d = d_outer * c + d_inner`;
-    * `(E floordiv a) floordiv c = E floordiv (a*c)`, `(E mod a) mod c = E mod c` when
-      `c` divides `a`.
+    * `(E floordiv a) floordiv c = E floordiv (a*c)`, and `(E mod a + F) mod c =
+      (E + F) mod c` when `c` divides `a` (a rotation of a rotation is one).
 
     The result is a sum in a fixed order (dims by position, symbols, other atoms), so
     equal inputs print equally. Linear expressions come back as `linearize` would
@@ -281,6 +281,25 @@ def _divide(
             kind, AffineExpr.constant(constant), AffineExpr.constant(c)
         )
         return {}, value.eval([], [])
+
+    if kind == AffineBinaryOpKind.Mod:
+        # `X mod m` is X modulo c when c divides m: a rotation of a rotation,
+        # `((d + a) mod n + b) mod n`, is `(d + a + b) mod n`.
+        inner = [
+            a
+            for a in terms
+            if isinstance(a, AffineBinaryOpExpr)
+            and a.kind == AffineBinaryOpKind.Mod
+            and isinstance(a.rhs, AffineConstantExpr)
+            and a.rhs.value % c == 0
+        ]
+        if inner:
+            out = {a: k for a, k in terms.items() if a not in inner}
+            for a in inner:
+                tl, cl = _collect(a.lhs, dims)  # type: ignore[attr-defined]
+                _add_terms(out, tl, terms[a])
+                constant += cl * terms[a]
+            return _divide(out, constant, kind, c, dims)
 
     # The dividend's range lies inside one block of c.
     if (b := _bounds(terms, constant, dims)) is not None:

@@ -104,6 +104,46 @@ PROGRAMS = {
         1,
         0,
     ),
+    # rank-1 rolls, rolled as one row of lanes (Mosaic rotates no rank-1 value)
+    "next_token_labels": (
+        lambda ids: torch.roll(ids, -1) * (ids != 0),
+        lambda: [torch.randint(0, 5, (512,))],
+        2,
+        0,
+    ),
+    "fftshift_1d": (torch.fft.fftshift, lambda: [torch.randn(128)], 1, 0),
+    "roll_of_a_unit_row": (
+        lambda x: torch.roll(x, 3, 1),
+        lambda: [torch.randn(1, 256)],
+        1,
+        0,
+    ),
+    # a rotated dim that walks part of a buffer dim: viewed apart
+    "roll_of_a_slice": (
+        lambda x: torch.roll(x[:64], 3, 0),
+        lambda: [torch.randn(128)],
+        1,
+        0,
+    ),
+    "row_of_a_roll": (
+        lambda x: torch.roll(x, 3, 1)[2],
+        lambda: [torch.randn(8, 128)],
+        1,
+        0,
+    ),
+    # rotations of rotations are one rotation
+    "rotate_half_twice": (
+        lambda x: _rotate_half(_rotate_half(x)),
+        lambda: [torch.randn(8, 128)],
+        1,
+        0,
+    ),
+    "roll_of_a_roll": (
+        lambda x: torch.roll(torch.roll(x, 3, 1), 5, 1) * 2,
+        lambda: [torch.randn(8, 128)],
+        1,
+        0,
+    ),
     "not_a_rotation": (
         _not_a_rotation,
         lambda: [torch.randn(8, 128), torch.randn(8, 128)],

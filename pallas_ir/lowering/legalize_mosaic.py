@@ -27,6 +27,8 @@ rejects some of it. Each pattern here rewrites one such form into explicit palla
   the 32-bit value, then narrow.
 - `WidenPackedSublaneRoll`: no rotation of packed (8- or 16-bit) data along sublanes
   ("unsupported packed type rotation"). Widen to 32 bits, roll, narrow.
+- `RollRank1AsRow`: no rotation of a rank-1 value ("Unsupported 1D shape"). Reshape to
+  one row, roll its lanes, reshape back.
 
 Patterns apply only inside `pallas.call` kernels (host code and XLA kernels are not
 Mosaic's). The structure follows xDSL's `memref_stream_legalize` and MLIR's
@@ -599,6 +601,31 @@ class WidenPackedSublaneRoll(RewritePattern):
         _replace(rewriter, op, [widened, rolled, narrow], narrow.result)
 
 
+@dataclass(frozen=True)
+class RollRank1AsRow(RewritePattern):
+    """Mosaic rotates no rank-1 value: it is rolled as one row of lanes.
+
+    ```mlir
+    %r = pallas.roll %v by 3 along 0 : tensor<512xi32>
+    // becomes
+    %0 = pallas.reshape %v : tensor<512xi32> to tensor<1x512xi32>
+    %1 = pallas.roll %0 by 3 along 1 : tensor<1x512xi32>
+    %r = pallas.reshape %1 : tensor<1x512xi32> to tensor<512xi32>
+    ```
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: pallas.RollOp, rewriter: PatternRewriter) -> None:
+        t = op.result.type
+        assert isinstance(t, TensorType)
+        if t.get_num_dims() != 1:
+            return
+        row = pallas.ReshapeOp(op.source, TensorType(t.element_type, [1, *t.get_shape()]))
+        rolled = pallas.RollOp(row.result, op.shift.value.data, 1)
+        back = pallas.ReshapeOp(rolled.result, t)
+        _replace(rewriter, op, [row, rolled, back], back.result)
+
+
 MOSAIC_PATTERNS: tuple[RewritePattern, ...] = (
     CompactStridedLanes(),
     SliceLanesOfStridedLoad(),
@@ -611,6 +638,7 @@ MOSAIC_PATTERNS: tuple[RewritePattern, ...] = (
     WidenBeforeNarrowReshape(),
     ReshapeBeforeNarrowing(),
     WidenPackedSublaneRoll(),
+    RollRank1AsRow(),
 )
 
 

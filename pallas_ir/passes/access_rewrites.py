@@ -46,16 +46,21 @@ def loop_extent(value: SSAValue) -> int | None:
     return None
 
 
-def is_canonical_access(map: AffineMap, dims: Sequence[SSAValue]) -> bool:
+def is_canonical_access(
+    map: AffineMap, dims: Sequence[SSAValue], shape: Sequence[int]
+) -> bool:
     """Each index is `d + c`, a constant `c`, or a whole dim rotated, `(d + c) mod n`
-    with d of extent n; no loop variable reaches two indices, and there are no
-    symbols: the form every ta pass after this one expects."""
+    with d and the buffer dim (of `shape`, the buffer's) both of extent n; no loop
+    variable reaches two indices, and there are no symbols: the form every ta pass
+    after this one expects."""
     if map.num_symbols:
         return False
     extents = [loop_extent(d) for d in dims]
     seen: set[SSAValue] = set()
-    for expr in map.results:
+    for expr, n in zip(map.results, shape, strict=True):
         if (r := rotation(expr, extents)) is not None:
+            if r.extent != n:
+                return False
             if dims[r.dim] in seen:
                 return False
             seen.add(dims[r.dim])

@@ -49,8 +49,10 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from pallas_ir.affine_analysis import (
+    Reinterpretation,
     Rejection,
     Rotation,
+    StridedIndex,
     divisions,
     is_division_free,
     linearize,
@@ -140,7 +142,9 @@ class CanonicalizeLoop(RewritePattern):
         for access in _accesses(loop):
             if access in touched:
                 self._canonicalize(rewriter, access, note, reasons.get(access))
-            elif not is_canonical_access(access.map.data, access.dims):
+            elif not is_canonical_access(
+                access.map.data, access.dims, access.buffer.type.get_shape()
+            ):
                 self._canonicalize(rewriter, access, "", reasons.get(access))
 
     def _canonicalize(
@@ -167,13 +171,13 @@ class CanonicalizeLoop(RewritePattern):
             return
         plain, rotations = unrotated
         simplified = AffineMap(map.num_dims, map.num_symbols, tuple(plain))
-        if is_canonical_access(simplified, op.dims):
-            # Already a projected permutation once simplified (typically after a split).
-            shape = op.buffer.type.get_shape()  # type: ignore[attr-defined]
-            final = _rerotated(plain, rotations, shape, op.dims)
-            if isinstance(final, Rejection):
-                self.report.rejected(op, root, final.reason, final.key)
-                return
+        shape = op.buffer.type.get_shape()  # type: ignore[attr-defined]
+        final = _rerotated(plain, rotations, shape, op.dims)
+        if is_canonical_access(simplified, op.dims, shape) and not isinstance(
+            final, Rejection
+        ):
+            # Already a projected permutation once simplified (typically after a
+            # split); a rotation of part of a buffer dim is placed in a view below.
             self.report.applied(
                 op, root, note + describe_access(op.buffer.type, final, op.dims)
             )
@@ -193,11 +197,34 @@ class CanonicalizeLoop(RewritePattern):
         if isinstance(found, Rejection):
             self.report.rejected(op, root, found.reason, found.key)
             return
+        found = _with_rotated_dims_apart(found, rotations)
         final = _rerotated(found.results(), rotations, found.shape, op.dims)
         if isinstance(final, Rejection):
             self.report.rejected(op, root, final.reason, final.key)
             return
         rewrite_access_to(rewriter, op, found, self.report, note, final)
+
+
+def _with_rotated_dims_apart(
+    found: Reinterpretation, rotations: dict[int, Rotation]
+) -> Reinterpretation:
+    """`found` with each buffer dim that a rotated loop dim of extent n walks at `d +
+    q * n` split into `(N / n, n)` and indexed `(q, d)` when n divides its extent N
+    (`torch.roll(x, 3, 1)[2]` reads row 2 of x viewed `(8, 128)`, not the flat 1024)."""
+    shape, indices = list(found.shape), list(found.indices)
+    for rot in rotations.values():
+        k = next((k for k, i in enumerate(indices) if i.dim == rot.dim), None)
+        if k is None:
+            continue
+        n, index = rot.extent, indices[k]
+        if shape[k] == n or shape[k] % n or index.offset % n:
+            continue
+        shape[k : k + 1] = [shape[k] // n, n]
+        indices[k : k + 1] = [
+            StridedIndex(None, 1, index.offset // n),
+            StridedIndex(rot.dim, 1, 0),
+        ]
+    return Reinterpretation(tuple(shape), tuple(indices))
 
 
 def _unrotated(

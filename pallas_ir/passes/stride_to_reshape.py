@@ -85,7 +85,9 @@ class FlatAccessToReshape(RewritePattern):
     def match_and_rewrite(self, op: LoadOp | StoreOp, rewriter: PatternRewriter) -> None:
         btype = op.buffer.type
         assert isinstance(btype, MemRefType)  # the operand constraint
-        if btype.get_num_dims() != 1 or is_canonical_access(op.map.data, op.dims):
+        if btype.get_num_dims() != 1 or is_canonical_access(
+            op.map.data, op.dims, btype.get_shape()
+        ):
             return
         self.report.seen()
         root = root_buffer(op.buffer)

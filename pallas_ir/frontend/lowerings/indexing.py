@@ -203,18 +203,22 @@ def _rotation(c: Lowering, nodes: Sequence[object], dim: int, n: int) -> int | N
                 return None
         if node.target is not aten.slice.Tensor:
             return None
-        base = node.args[0]
+        names = ("self", "dim", "start", "end", "step")  # aten.slice.Tensor's
+        given = {**dict(zip(names, node.args)), **node.kwargs}
+        base = given["self"]
         rank = len(node.meta["val"].shape)
-        args = [*node.args, None, None, None, None][:5]
-        step = 1 if args[4] is None else args[4]
-        if not isinstance(base, torch.fx.Node) or int(args[1] or 0) % rank != dim:
+        step = 1 if given.get("step") is None else given["step"]
+        if (
+            not isinstance(base, torch.fx.Node)
+            or int(given.get("dim") or 0) % rank != dim
+        ):
             return None
         if step != 1 or base.meta["val"].shape[dim] != n:
             return None
         value = c.prog.values.get(node)
         if not isinstance(value, Value) or value.stored is not None:
             return None
-        first = 0 if args[2] is None else args[2]
+        first = 0 if given.get("start") is None else given["start"]
         first = max(0, first + n if first < 0 else min(first, n))
         s = (first - start) % n
         if source not in (None, base) or shift not in (None, s):

@@ -82,3 +82,32 @@ ta.kernel @part_of_a_dim(%x: memref<64xf32> {role = "in"}, %out: memref<32xf32> 
     ta.store %v, %out[affine_map<(d0, d1) -> (d0 * 8 + d1)>](%i, %j) : memref<32xf32>
   }
 }
+
+// -----
+
+// out = torch.roll(x[:64], 3, 0) for x: f32[128]: i (64) walks half of x; x is viewed
+// (2, 64) so that i has a whole dim to rotate.
+// CHECK-LABEL: ta.kernel @roll_of_a_slice
+// CHECK:         ta.load %{{.*}}[affine_map<(d0) -> (0, ((d0 + 61) mod 64))>](%i) : memref<2x64xf32>
+ta.kernel @roll_of_a_slice(%x: memref<128xf32> {role = "in"}, %out: memref<64xf32> {role = "out"}) {
+  ta.loop [64] (%i) {
+    // expected-remark@+1 {{canonicalize-permutation: applied to %x: memref<2x64xf32> at [0, (%i + 61) mod 64]}}
+    %v = ta.load %x[affine_map<(d0) -> ((d0 + 61) mod 64)>](%i) : memref<128xf32>
+    ta.store %v, %out[affine_map<(d0) -> (d0)>](%i) : memref<64xf32>
+  }
+}
+
+// -----
+
+// out = torch.roll(torch.roll(x, 3, 1), 5, 1) for x: f32[8, 128], flat: a rotation of
+// a rotation is one, by 8 (`(d + 125) mod 128` then `+ 123`).
+// CHECK-LABEL: ta.kernel @roll_of_a_roll
+// CHECK:         ta.load %{{.*}}[affine_map<(d0, d1) -> (d0, ((d1 + 120) mod 128))>](%i, %j) : memref<8x128xf32>
+ta.kernel @roll_of_a_roll(%x: memref<1024xf32> {role = "in"}, %out: memref<1024xf32> {role = "out"}) {
+  ta.loop [8, 128] (%i, %j) {
+    // expected-remark@+1 {{canonicalize-permutation: applied to %x: memref<8x128xf32> at [%i, (%j + 120) mod 128]}}
+    %v = ta.load %x[affine_map<(d0, d1) -> (d0 * 128 + ((d1 + 123) mod 128 + 125) mod 128)>](%i, %j) : memref<1024xf32>
+    // expected-remark@+1 {{canonicalize-permutation: applied to %out: memref<8x128xf32> at [%i, %j]}}
+    ta.store %v, %out[affine_map<(d0, d1) -> (d0 * 128 + d1)>](%i, %j) : memref<1024xf32>
+  }
+}
