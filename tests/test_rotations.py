@@ -144,6 +144,16 @@ PROGRAMS = {
         1,
         0,
     ),
+    # another access splits the rotated dim into (2, 64): a shift by 64 rotates the
+    # outer part, (o + 1) mod 2
+    "rotation_of_a_split_dim": (
+        lambda x, y: (
+            torch.roll(x, 64, 1) + y.view(8, 64, 2).transpose(1, 2).reshape(8, 128)
+        ),
+        lambda: [torch.randn(8, 128), torch.randn(8, 128)],
+        1,
+        0,
+    ),
     "not_a_rotation": (
         _not_a_rotation,
         lambda: [torch.randn(8, 128), torch.randn(8, 128)],
