@@ -181,9 +181,10 @@ slice it reads, and still be read at a rotated index (they read nothing else).""
 
 def _rotation(c: Lowering, nodes: Sequence[object], dim: int, n: int) -> int | None:
     """The shift s when the parts are unit-step slices of one tensor of extent n along
-    `dim` (each under ops of `_ROTATION_CHAIN`) that together are that tensor rotated:
+    `dim` (each under ops of `_ROTATION_CHAIN`) that each start s after their place:
     part k, at positions [start_k, start_k + m_k), reads the tensor at `(p + s) mod n`
-    (rotate-half, `cat([-x[..., h:], x[..., :h]])`, is s = h). None otherwise."""
+    (rotate-half, `cat([-x[..., h:], x[..., :h]])`, is s = h). None otherwise. (The
+    parts' lengths add up to n, the cat's extent, so they are the tensor rotated.)"""
     source, shift, start = None, None, 0
     for node in nodes:
         if not isinstance(node, torch.fx.Node):
@@ -225,7 +226,7 @@ def _rotation(c: Lowering, nodes: Sequence[object], dim: int, n: int) -> int | N
             return None
         source, shift = base, s
         start += m
-    return shift if start == n else None
+    return shift
 
 
 @lowers(aten.cat.default)
