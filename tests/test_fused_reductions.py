@@ -41,6 +41,11 @@ def _layer_norm(x, w, b):
     return F.layer_norm(x, (x.shape[-1],), w, b)
 
 
+def _logsumexp_and_mean(x):
+    lse = torch.logsumexp(x, -1)
+    return lse, lse.mean()
+
+
 # name → (function, inputs, pallas_calls): the launches each compiles to
 PROGRAMS = {
     "softmax": (lambda x: torch.softmax(x, -1), lambda: [torch.randn(64, 512)], 1),
@@ -109,12 +114,82 @@ PROGRAMS = {
     ),
     "full_sum": (lambda x: x.sum(), lambda: [torch.randn(40, 300)], 1),
     # the row statistics and the logit each row picks (a one-hot sum over the row,
-    # indirect-load-to-one-hot-sum: no gather on XLA) are one kernel; the labels' range
-    # checks, the count of kept labels and the mean loss (fuse-epilogues: it divides by
-    # the count after its sum) are the other
+    # indirect-load-to-one-hot-sum: no gather on XLA), the labels' range checks, the
+    # count of kept labels and the mean loss are one kernel: fuse-epilogues nests the
+    # rows' reductions under the mean's (`ta.reduce ... over`)
     "cross_entropy": (
         lambda x, y: F.cross_entropy(x, y),
         lambda: [torch.randn(64, 512), torch.randint(0, 512, (64,))],
+        1,
+    ),
+    "cross_entropy_ignored_labels_summed": (
+        lambda x, y: F.cross_entropy(x, y, ignore_index=3, reduction="sum"),
+        lambda: [torch.randn(64, 512), torch.randint(0, 8, (64,))],
+        1,
+    ),
+    "cross_entropy_label_smoothing": (
+        lambda x, y: F.cross_entropy(x, y, label_smoothing=0.1),
+        lambda: [torch.randn(64, 512), torch.randint(0, 512, (64,))],
+        1,
+    ),
+    "cross_entropy_of_tokens": (  # a language model's loss over (batch, time)
+        lambda x, y: F.cross_entropy(x.view(-1, x.shape[-1]), y.view(-1)),
+        lambda: [torch.randn(4, 16, 512), torch.randint(0, 512, (4, 16))],
+        1,
+    ),
+    "cross_entropy_bfloat16": (
+        lambda x, y: F.cross_entropy(x, y),
+        lambda: [torch.randn(64, 512).bfloat16(), torch.randint(0, 512, (64,))],
+        1,
+    ),
+    "cross_entropy_hostile_rows": (
+        lambda x, y: F.cross_entropy(x, y),
+        lambda: [_hostile_rows(), torch.tensor([3, 5, 7, 0, 1, 2])],
+        1,
+    ),
+    "nll_of_log_softmax": (
+        lambda x, y: F.nll_loss(F.log_softmax(x, -1), y),
+        lambda: [torch.randn(64, 512), torch.randint(0, 512, (64,))],
+        1,
+    ),
+    "mean_of_logsumexp": (
+        lambda x: torch.logsumexp(x, -1).mean(),
+        lambda: [torch.randn(64, 512)],
+        1,
+    ),
+    "batch_means_of_row_maxima": (  # the mean keeps a parallel dim
+        lambda x: x.amax(-1).mean(-1),
+        lambda: [torch.randn(4, 32, 256)],
+        1,
+    ),
+    # 3000 rows: no legal block of the labels divides them, so the last step's padded
+    # rows are masked out of the mean (`Emitter.masked`)
+    "cross_entropy_rows_no_block_divides": (
+        lambda x, y: F.cross_entropy(x, y),
+        lambda: [torch.randn(3000, 384), torch.randint(0, 384, (3000,))],
+        1,
+    ),
+    "row_statistics_returned_with_their_mean": (  # stored with their rows' block
+        _logsumexp_and_mean,
+        lambda: [torch.randn(3001, 256)],
+        1,
+    ),
+    # not nested: read at a place of two loop dims (a view of the row values), an
+    # argmax (a position over all of a loop's reductions), a sum over the rows and
+    # columns of a softmax (a value per element beside the row statistics)
+    "row_maxima_viewed_then_summed": (
+        lambda x: x.amax(-1).view(8, 8).sum(1),
+        lambda: [torch.randn(64, 512)],
+        2,
+    ),
+    "argmax_counted": (
+        lambda x: (x.argmax(-1) == 3).sum(),
+        lambda: [torch.randn(64, 512)],
+        2,
+    ),
+    "squared_softmax_summed": (
+        lambda x: (torch.softmax(x, -1) ** 2).sum(),
+        lambda: [torch.randn(64, 512)],
         2,
     ),
     # reductions along a block's leading dims are summed in place, not transposed onto
@@ -208,6 +283,18 @@ def test_fused_ta_means_eager(name: str, compiled) -> None:
 
 def test_fused_kernels_compile_for_tpu(compiled) -> None:
     assert not aot_failures(compiled)
+
+
+def test_cross_entropy_over_more_rows_than_a_block_is_one_kernel() -> None:
+    """Cross-entropy over rows that do not fit one block: the fused kernel's row dim
+    is a sequential grid dim, each step adds its rows' losses into a running total,
+    and the mean is taken on the last step. One kernel, eager's loss."""
+    torch.manual_seed(0)
+    x, y = torch.randn(2048, 512), torch.randint(0, 512, (2048,))
+    k = pallas_ir.compile(lambda x, y: F.cross_entropy(x, y), [x, y])
+    assert k.source.count("pl.pallas_call(") == 1 and not k.cost_report().xla_calls
+    assert "tl.accumulate <sum>" in k.ir["tile"] and "tl.on_last_step" in k.ir["tile"]
+    torch.testing.assert_close(k(x, y), F.cross_entropy(x, y), rtol=1e-5, atol=1e-5)
 
 
 def test_long_rows_stored_once_a_row_are_reduced_by_their_own_kernels() -> None:

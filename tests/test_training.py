@@ -157,6 +157,32 @@ def test_training_steps_match_eager(make, inputs, optimizer, expect_eager) -> No
         assert "batch_norm" not in " ".join(eager)
 
 
+def test_a_classifier_loss_is_one_kernel_that_keeps_its_rows_for_the_backward() -> None:
+    """`cross_entropy(x @ w, y)` trained: the forward graph's loss is one kernel (its
+    rows' statistics nested under the mean, `fuse-epilogues`), which also stores each
+    row's statistics the backward graph reads; the loss and the gradient are eager's."""
+    torch.manual_seed(0)
+    w = torch.randn(128, 512, requires_grad=True)
+    x, y = torch.randn(256, 128), torch.randint(0, 512, (256,))
+
+    def step(x, y):
+        return F.cross_entropy(x @ w, y)
+
+    start = len(KERNELS)
+    loss = torch.compile(step, backend="pallas_ir")(x, y)
+    loss.backward()
+    got = w.grad.clone()
+    w.grad = None
+    want = step(x, y)
+    want.backward()
+    torch.testing.assert_close(loss, want, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(got, w.grad, rtol=1e-4, atol=1e-6)
+    forward = KERNELS[start]
+    kernels = [c.kernel for c in forward.cost_report().calls]
+    assert len(kernels) == 2 and not forward.cost_report().xla_calls, kernels
+    assert " over [" in forward.ir["fuse-epilogues{attention-raised=true}"]
+
+
 def test_gradients_flow_through_an_op_that_falls_back() -> None:
     """The silent bug this issue names: with an op that runs eagerly in the middle,
     the parameters before it still get their gradients."""

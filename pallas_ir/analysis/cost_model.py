@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import AffineMap
 
 from pallas_ir.dialects import pallas, xla
@@ -714,7 +714,7 @@ def body_vmem_bytes(ops: Iterable[Operation]) -> int:
             op.source
         )
         from_held = any(
-            o in held and o.type == r.type for o in op.operands for r in op.results
+            o in held and _same_tiles(o, r) for o in op.operands for r in op.results
         )
         if grown or from_held:
             held.update(op.results)
@@ -733,6 +733,22 @@ def body_vmem_bytes(ops: Iterable[Operation]) -> int:
         ((v.type.get_shape(), 8 * _itemsize(v.type)) for v in held), divides
     )
     return relayouts + max(dots) + scratch
+
+
+def _same_tiles(a: SSAValue, b: SSAValue) -> bool:
+    """Whether two values take the same VMEM tiles: one type, or one shape but for
+    leading unit dims (a transposed block reshaped into a loop space whose first
+    dims are 1 is as large)."""
+
+    def core(t: Attribute) -> tuple[Attribute, tuple[int, ...]] | None:
+        if not isinstance(t, TensorType):
+            return None
+        shape = list(t.get_shape())
+        while len(shape) > 1 and shape[0] == 1:
+            shape.pop(0)
+        return t.element_type, tuple(shape)
+
+    return a.type == b.type or (core(a.type) is not None and core(a.type) == core(b.type))
 
 
 def _padded(value: SSAValue) -> int:

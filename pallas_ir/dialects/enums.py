@@ -11,9 +11,10 @@ name once), so `tl.reduce` holds a `#tl<reduction_kind sum>` and `pallas.reduce`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import ArrayAttr
+from xdsl.dialects.builtin import ArrayAttr, IntegerType
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import Attribute, SpacedOpaqueSyntaxAttribute
 from xdsl.irdl import irdl_attr_definition
@@ -102,6 +103,19 @@ class ReductionKind(StrEnum):
         """Whether an element counted twice leaves the result as it was (max, min), so
         a value reduced over dims it does not vary along needs no broadcast first."""
         return self in (ReductionKind.MAX, ReductionKind.MIN)
+
+    def identity(self, element: Attribute) -> float | int:
+        """The value that changes no combination of this kind of `element`s (an
+        integer or float type): 0, 1, or the lowest or highest value. A running
+        total starts at it; a padded row that must not count is set to it."""
+        if isinstance(element, IntegerType):
+            bits = element.width.data
+            lowest, highest = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+        else:
+            lowest, highest = -math.inf, math.inf
+        identities = {"sum": 0, "prod": 1, "max": lowest, "min": highest}
+        value = identities[self.value]
+        return value if isinstance(element, IntegerType) else float(value)
 
 
 @irdl_attr_definition

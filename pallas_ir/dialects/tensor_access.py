@@ -757,6 +757,26 @@ def varying_dims(
     return found
 
 
+def value_dims(
+    value: SSAValue, loop: LoopOp, seen: dict[SSAValue, frozenset[int]] | None = None
+) -> frozenset[int]:
+    """The loop dims a value of the body varies along as a value: as `varying_dims`,
+    but a reduction's result is the same along the dims it reduces (a row's max
+    varies along the row dim only)."""
+    seen = {} if seen is None else seen
+    if value in seen:
+        return seen[value]
+    owner = value.owner
+    if isinstance(owner, ReduceOp):
+        found = value_dims(owner.value, loop, seen) - set(owner.reduced_dims(loop))
+    elif isinstance(owner, Operation) and not isinstance(owner, LoadOp):
+        found = frozenset().union(*(value_dims(o, loop, seen) for o in owner.operands))
+    else:
+        found = varying_dims(value, loop)
+    seen[value] = found
+    return found
+
+
 def _enclosing_loop(op: Operation) -> LoopOp | None:
     parent = op.parent_op()
     while parent is not None and not isinstance(parent, LoopOp):
@@ -959,42 +979,76 @@ class StoreOp(IRDLOperation):
 
 @irdl_op_definition
 class ReduceOp(IRDLOperation):
-    """Combine a value over the reduction dims of the enclosing `ta.loop`.
+    """Combine a value over the reduction dims of the enclosing `ta.loop`, or over
+    some of them (`over`).
 
     ```mlir
     %s = ta.reduce <sum> %v : f32
     %a = ta.reduce <argmax> %v : f32 -> i32
+    %m = ta.reduce <max> %x over [2] : f32
     ```
 
-    The result is defined once per parallel point. `argmax`/`argmin` give the i32
-    row-major position in the reduction domain of the first extreme value (torch's
-    convention); the other kinds keep the operand's type.
+    Without `over`, the result is defined once per parallel point. With `over [k, ...]`
+    (loop dims, each a reduction dim, ascending) it combines over those dims only and
+    is defined once per point of the others: a loop `[1] reduce [4096, 1024]` computes
+    each row's max `over [2]`, and then sums a value of those maxima `over [1]`, a
+    reduction of per-row reductions (cross-entropy's mean loss) in one loop.
+    `argmax`/`argmin` give the i32 row-major position in the reduction domain of the
+    first extreme value (torch's convention), and reduce over every reduction dim; the
+    other kinds keep the operand's type.
     """
 
     name = "ta.reduce"
 
     kind = prop_def(TaReductionKindAttr)
+    over = opt_prop_def(DenseArrayBase[I64])
     value = operand_def()
     result = result_def()
 
     traits = traits_def(HasAncestor(LoopOp), Pure())
 
-    def __init__(self, kind: ReductionKind | str, value: SSAValue):
+    def __init__(
+        self,
+        kind: ReductionKind | str,
+        value: SSAValue,
+        over: Sequence[int] | None = None,
+    ):
         kind = ReductionKind(kind)
         super().__init__(
             operands=[value],
-            properties={"kind": TaReductionKindAttr(kind)},
+            properties={
+                "kind": TaReductionKindAttr(kind),
+                "over": None if over is None else DenseArrayBase.from_list(i64, over),
+            },
             result_types=[reduction_result_type(kind, value.type)],
         )
+
+    @property
+    def partial(self) -> bool:
+        """Whether it reduces over some of the loop's reduction dims only (`over`)."""
+        return self.over is not None
+
+    def reduced_dims(self, loop: LoopOp | None = None) -> tuple[int, ...]:
+        """The loop dims it combines over: `over`, or every reduction dim."""
+        if self.over is not None:
+            return tuple(self.over.get_values())
+        loop = loop or _enclosing_loop(self)
+        assert loop is not None, "ta.reduce verifies inside a ta.loop"
+        return tuple(range(len(loop.parallel_extents), len(loop.extents)))
 
     @classmethod
     def parse(cls, parser: Parser) -> ReduceOp:
         kind = parse_reduction_kind(parser)
         value = parser.parse_unresolved_operand()
+        over = None
+        if parser.parse_optional_keyword("over") is not None:
+            over = parser.parse_comma_separated_list(
+                parser.Delimiter.SQUARE, parser.parse_integer
+            )
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         vtype = parser.parse_type()
-        op = cls(kind, parser.resolve_operand(value, vtype))
+        op = cls(kind, parser.resolve_operand(value, vtype), over)
         if parser.parse_optional_punctuation("->") is not None:
             pos = parser.pos
             rtype = parser.parse_type()
@@ -1010,6 +1064,8 @@ class ReduceOp(IRDLOperation):
     def print(self, printer: Printer) -> None:
         printer.print_string(f" <{self.kind.data}> ")
         printer.print_operand(self.value)
+        if self.over is not None:
+            printer.print_string(f" over {list(self.over.get_values())}")
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.value.type)
@@ -1022,6 +1078,26 @@ class ReduceOp(IRDLOperation):
         loop = _enclosing_loop(self)
         if loop is None or not loop.reduce_extents:
             raise VerifyException("ta.reduce needs an enclosing ta.loop with reduce dims")
+        if self.over is not None:
+            over = list(self.over.get_values())
+            n_par, rank = len(loop.parallel_extents), len(loop.extents)
+            if not over or over != sorted(set(over)):
+                raise VerifyException(
+                    f"'over' must list reduction dims in ascending order, got {over}"
+                )
+            if over[0] < n_par or over[-1] >= rank:
+                raise VerifyException(
+                    f"'over' lists {over}, but the reduction dims of the loop are "
+                    f"{list(range(n_par, rank))}"
+                )
+            if kind.returns_index:
+                raise VerifyException(
+                    f"<{kind}> reduces over every reduction dim (no 'over')"
+                )
+            if len(over) == rank - n_par:
+                raise VerifyException(
+                    f"'over' lists every reduction dim, {over}: leave it out"
+                )
         expected = reduction_result_type(kind, self.value.type)
         if self.result.type != expected:
             raise VerifyException(
@@ -1188,10 +1264,20 @@ def matmul_dims(
     return (next(iter(batch), None), max(ms), n, k)
 
 
+def has_partial_reductions(loop: LoopOp) -> bool:
+    """Whether the loop reduces over some of its reduction dims only (`ta.reduce ...
+    over`): per-row reductions reduced again."""
+    return any(isinstance(op, ReduceOp) and op.partial for op in loop.body.block.ops)
+
+
 def contraction(op: Operation) -> Operation | None:
     """The product a `ta.reduce <sum>` sums, when that product has no other use: a
     candidate for a matrix product."""
-    if not isinstance(op, ReduceOp) or ReductionKind(op.kind.data) != ReductionKind.SUM:
+    if (
+        not isinstance(op, ReduceOp)
+        or ReductionKind(op.kind.data) != ReductionKind.SUM
+        or op.partial
+    ):
         return None
     mul = op.value.owner
     if (

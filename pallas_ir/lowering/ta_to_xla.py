@@ -103,7 +103,6 @@ class _Converter:
             iota = self.add(xla.IotaOp(axis, domain(IndexType())), loop)
             iota.results[0].name_hint = iv.name_hint or f"x{axis}"
             values[iv] = iota.results[0]
-        reduce_axes = list(range(len(loop.parallel_extents), len(extents)))
         for op in loop.body.block.ops:
             if isinstance(op, ta.LoadOp | ta.StoreOp):
                 self.access(op, values, domain(IndexType()))
@@ -111,7 +110,9 @@ class _Converter:
             operands = [values[o] for o in op.operands]  # all of the loop (ta verifies)
             if isinstance(op, ta.ReduceOp):
                 kind = ReductionKind(op.kind.data)
-                new: Operation = xla.ReduceOp(kind, values[op.value], reduce_axes)
+                new: Operation = xla.ReduceOp(
+                    kind, values[op.value], list(op.reduced_dims(loop))
+                )
             elif isinstance(op, arith.ConstantOp):
                 value = op.value
                 if not isinstance(value, IntegerAttr | FloatAttr):
@@ -201,7 +202,7 @@ class _Converter:
             values[op.result] = window.results[0]
             return True
         walked = {axis for axis, _ in offsets if axis is not None}
-        varies = _varying_axes(op.value, loop, {})
+        varies = set(ta.value_dims(op.value, loop))
         unwalked = [k for k, n in enumerate(extents) if k not in walked and n > 1]
         if unwalked and (op.combine is not None or varies & set(unwalked)):
             return False
@@ -298,24 +299,6 @@ class XlaFunctions:
             self.functions.append(xla_function(kernel, name, arg_types, result_types))
             self._by_signature[key] = name
         return self._by_signature[key]
-
-
-def _varying_axes(value: SSAValue, loop: ta.LoopOp, seen: dict) -> set[int]:
-    """The loop dims a value of the body varies along as `xla` holds it: as
-    `ta.varying_dims`, but a reduction's result is the same along the reduced dims."""
-    if value not in seen:
-        if isinstance(value.owner, ta.ReduceOp):
-            reduced = range(len(loop.parallel_extents), len(loop.extents))
-            seen[value] = _varying_axes(value.owner.value, loop, seen) - set(reduced)
-        elif isinstance(value.owner, ta.LoadOp):
-            seen[value] = set(ta.varying_dims(value, loop))
-        elif isinstance(value.owner, Operation):
-            seen[value] = set().union(
-                *(_varying_axes(o, loop, seen) for o in value.owner.operands)
-            )
-        else:
-            seen[value] = set(ta.varying_dims(value, loop))
-    return seen[value]
 
 
 def _predicate(op: arith.CmpfOp | arith.CmpiOp) -> ComparePredicate:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, ModuleOp, i64
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
@@ -61,7 +61,13 @@ from pallas_ir.affine_analysis import (
     without_rotations,
 )
 from pallas_ir.dialects.common import Interval
-from pallas_ir.dialects.tensor_access import LoadOp, LoopOp, StoreOp, root_buffer
+from pallas_ir.dialects.tensor_access import (
+    LoadOp,
+    LoopOp,
+    ReduceOp,
+    StoreOp,
+    root_buffer,
+)
 from pallas_ir.passes.access_rewrites import (
     AccessOp,
     access_offset,
@@ -394,6 +400,14 @@ def _split_loop(
     values = [*new_args[:k], add.result, *new_args[k + 2 :]]
     rewriter.inline_block(loop.body.block, InsertPoint.at_end(new.body.block), values)
     rewriter.erase(loop)
+    for o in new.body.block.ops:
+        if isinstance(o, ReduceOp) and o.over is not None:
+            # a reduction over dim k reduces over both of its parts; later dims move
+            over = [
+                [d] if d < k else [k, k + 1] if d == k else [d + 1]
+                for d in o.over.get_values()
+            ]
+            o.over = DenseArrayBase.from_list(i64, [d for ds in over for d in ds])
 
     rewritten: dict[Operation, Operation] = {}
     for access in {use.operation: None for use in add.result.uses}:

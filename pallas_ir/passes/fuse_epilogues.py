@@ -74,9 +74,9 @@ from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import AffineMapAttr, MemRefType, ModuleOp
+from xdsl.dialects.builtin import AffineMapAttr, DenseArrayBase, MemRefType, ModuleOp, i64
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
-from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
 from xdsl.rewriter import Rewriter
 from xdsl.transforms.common_subexpression_elimination import cse
 
@@ -86,6 +86,7 @@ from pallas_ir.dialects.common import (
     READABLE_ROLES,
     WRITABLE_ROLES,
     ArgRole,
+    ReductionKind,
     find_forward,
 )
 from pallas_ir.dialects.tensor_access import (
@@ -98,7 +99,9 @@ from pallas_ir.dialects.tensor_access import (
     ReshapeOp,
     StoreOp,
     contraction,
+    has_partial_reductions,
     root_buffer,
+    value_dims,
 )
 from pallas_ir.interval_bounds import expr_bounds
 from pallas_ir.passes.launch_graph import (
@@ -141,6 +144,10 @@ class _Pair:
     read by each of the next matrix products): the fused kernel computes them from the
     inputs it reads anyway and stores none, and the reducing kernel stays for the later
     readers (the last of them fuses it away)."""
+    nested: bool = False
+    """The reader reduces the results over the points they were written at (a mean of
+    per-row losses): the fused loop reduces over the reader's reduction dims and then
+    the reducing loop's, each `ta.reduce` over its own (`ta.reduce ... over`)."""
 
 
 class _NotFused(Exception):
@@ -269,6 +276,8 @@ class FuseEpiloguesPass(CheckedOptionsPass):
         reader_loop = the_loop(reader)
         if reader_loop is None:
             raise _NotFused(f"@{reader.sym_name.data} is not one loop")
+        if has_partial_reductions(loop) or has_partial_reductions(reader_loop):
+            raise _NotFused("a loop reduces per-row reductions again already")
         # A reader that reduces runs over the reducing loop's points, or over more.
         widens = bool(reader_loop.reduce_extents) and (
             tuple(reader_loop.parallel_extents),
@@ -323,7 +332,35 @@ class FuseEpiloguesPass(CheckedOptionsPass):
                         "where it was written"
                     )
                 reads_of.setdefault(arg, []).append(o)
-        if reader_loop.reduce_extents and _reduced_in_reader(reads_of):
+        nested = widens and _read_along_reduction(reader_loop, reads_of)
+        if nested and any(
+            contraction(o) is not None for o in (*loop.walk(), *reader_loop.walk())
+        ):
+            # a product nested under another reduction would not be an MXU dot
+            raise _NotFused(
+                f"@{reader.sym_name.data} reduces the results over the points they "
+                "were written at, and a matrix product is among the reductions"
+            )
+        if nested and any(
+            isinstance(o, ReduceOp) and ReductionKind(o.kind.data).returns_index
+            for o in (*loop.walk(), *reader_loop.walk())
+        ):
+            # a position is over every reduction dim of its loop (`ta.reduce`)
+            raise _NotFused(
+                f"@{reader.sym_name.data} reduces the results over the points they "
+                "were written at, and an argmax or argmin is among the reductions"
+            )
+        if nested and not self.attention_raised:
+            # the accesses are rewritten in between, where a nested loop's dims
+            # would have to be renumbered
+            raise _NotFused(
+                f"@{reader.sym_name.data} reduces the results over the points they "
+                "were written at, which the run after raise-attention fuses"
+            )
+        # (a nested loop splits the reader's reductions, and keeps the others whole)
+        if nested:
+            pass
+        elif reader_loop.reduce_extents and _reduced_in_reader(reads_of):
             if max(reader_loop.reduce_extents) >= 2 * MIN_K_PART:
                 raise _NotFused(
                     f"@{reader.sym_name.data} reduces values it computes from the "
@@ -347,12 +384,12 @@ class FuseEpiloguesPass(CheckedOptionsPass):
             )
         points = None
         if widens:
-            if stored != read.keys():
+            if not nested and stored != read.keys():
                 raise _NotFused(
                     f"@{reader.sym_name.data} loops over more points than the reducing "
                     "loop, which also stores a result it does not read"
                 )
-            points = _producer_points(loop, reader, reader_loop, reads_of)
+            points = _producer_points(loop, reader, reader_loop, reads_of, nested)
         reads = {
             host_root(launch.args[a.index])
             for a in kernel.body.block.args
@@ -387,7 +424,13 @@ class FuseEpiloguesPass(CheckedOptionsPass):
                 if not isinstance(u.operation, ReshapeOp)
             )
         }
-        recompute = points is not None and bool(kept)
+        recompute = points is not None and bool(kept) and not nested
+        if nested and kept and not _stores_every_point(loop, reader_loop, reads_of):
+            raise _NotFused(
+                f"@{reader.sym_name.data} reduces the results over the points they "
+                "were written at, a result is read again after it, and it does not "
+                "read every point (to store them all)"
+            )
         reader_reads = {
             host_root(reader_launch.args[a.index])
             for a in reader.body.block.args
@@ -400,7 +443,14 @@ class FuseEpiloguesPass(CheckedOptionsPass):
                 f"input of @{name} (to compute the result again at no more traffic)"
             )
         return _Pair(
-            launch, reader_launch, read, reader, frozenset(kept), points, recompute
+            launch,
+            reader_launch,
+            read,
+            reader,
+            frozenset(kept),
+            points,
+            recompute,
+            nested,
         )
 
 
@@ -458,6 +508,40 @@ def _reduced_in_reader(reads_of: dict[BlockArgument, list[LoadOp]]) -> bool:
     return any(isinstance(o, ReduceOp) for o in _computed_from(reads_of))
 
 
+def _read_along_reduction(
+    reader_loop: LoopOp, reads_of: dict[BlockArgument, list[LoadOp]]
+) -> bool:
+    """Whether the reader reads the results along its reduction dims: it reduces them
+    over the points they were written at (cross-entropy's mean of per-row losses)."""
+    n_par = len(reader_loop.parallel_extents)
+    return bool(reader_loop.reduce_extents) and any(
+        d >= n_par
+        for loads in reads_of.values()
+        for o in loads
+        for e in place(o)  # simplified with the loop's ranges
+        for d in e.used_dims()
+    )
+
+
+def _stores_every_point(
+    loop: LoopOp, reader_loop: LoopOp, reads_of: dict[BlockArgument, list[LoadOp]]
+) -> bool:
+    """Whether the reader's points read each of the reducing loop's stored places
+    once: its place (one, `_producer_points` checks) is a row-major numbering of as
+    many points, so a nested loop that stores a result there writes every element."""
+    load = next(o for loads in reads_of.values() for o in loads)
+    form = linearize(_flat_place(load))
+    if form is None or form.symbols or form.constant != 0:
+        return False
+    extents = list(reader_loop.extents)
+    expected = 1
+    for d, stride in sorted(form.dims.items(), key=lambda kv: kv[1]):
+        if stride != expected:
+            return False
+        expected *= extents[d]
+    return expected == prod(loop.parallel_extents)
+
+
 def _flat_place(access: LoadOp | StoreOp) -> AffineExpr:
     """The `place` of an access as a row-major position in its kernel argument: the
     index into the buffer it accesses (the argument, or a `ta.reshape` view of it, both
@@ -483,20 +567,33 @@ def _producer_points(
     reader: KernelOp,
     reader_loop: LoopOp,
     reads_of: dict[BlockArgument, list[LoadOp]],
+    nested: bool = False,
 ) -> list[AffineExpr]:
-    """Each variable of the reducing loop as an expression of the reader's variables:
-    its parallel ones from the place the reader reads the results at (one place, which
-    a row-major store of the reducing loop's parallel dims wrote), its reduction ones
-    the reader's. `_NotFused` unless the two reduce over the same extents and that
-    place is a point the reducing loop stored."""
+    """Each variable of the reducing loop as an expression of the fused loop's
+    variables: its parallel ones from the place the reader reads the results at (one
+    place, which a row-major store of the reducing loop's parallel dims wrote), its
+    reduction ones the reader's. `_NotFused` unless the two reduce over the same extents
+    and that place is a point the reducing loop stored. `nested`: the reader reads the
+    place along its reductions, and the reducing loop's reductions are new dims after
+    the reader's (the fused loop's extents are the reader's, then those)."""
     name = reader.sym_name.data
+    n_rows = len(loop.parallel_extents)
     for variable in loop.body.block.args:
+        if nested and variable.index >= n_rows:
+            continue  # the same variable of the fused loop
         for use in variable.uses:
             if not isinstance(use.operation, LoadOp | StoreOp) or variable not in (
                 use.operation.dims
             ):
                 raise _NotFused("the reducing loop uses a loop index as a value")
-    if tuple(reader_loop.reduce_extents) != tuple(loop.reduce_extents):
+    if nested:
+        reduced = set(range(n_rows, len(loop.extents)))
+        for store in loop.walk():
+            if isinstance(store, StoreOp) and value_dims(store.value, loop) & reduced:
+                raise _NotFused(
+                    "a result stored by the reducing loop varies along its reduction"
+                )
+    elif tuple(reader_loop.reduce_extents) != tuple(loop.reduce_extents):
         raise _NotFused(
             f"@{name} reduces over {list(reader_loop.reduce_extents)}, not the "
             f"{list(loop.reduce_extents)} of the reducing loop"
@@ -519,11 +616,10 @@ def _producer_points(
         raise _NotFused(f"@{name} reads the results at more than one place")
     (read_at,) = places.values()
     n_par = len(reader_loop.parallel_extents)
-    bounds = [(0, n - 1) for n in reader_loop.extents]
-    if any(d >= n_par for d in read_at.used_dims()):
-        # a batched product summed over its batch: each reduction point reads another
-        # of the reducing loop's points, which its own reductions cannot be merged with
-        raise _NotFused(f"@{name} reads the results along its reduction")
+    fused_extents = list(reader_loop.extents)
+    if nested:
+        fused_extents += list(loop.reduce_extents)
+    bounds = [(0, n - 1) for n in fused_extents]
     offset = read_at - form.constant
     span = expr_bounds(offset, bounds, [])
     if span is None or span[0] < 0 or span[1] >= prod(extents):
@@ -532,7 +628,10 @@ def _producer_points(
         simplify((offset // stride) % n, bounds) if n > 1 else AffineExpr.constant(0)
         for stride, n in zip(strides, extents, strict=True)
     ]
-    points += [AffineExpr.dimension(n_par + j) for j in range(len(loop.reduce_extents))]
+    if nested:
+        _check_nested_points(name, points, extents, reader_loop)
+    first = len(reader_loop.extents) if nested else n_par
+    points += [AffineExpr.dimension(first + j) for j in range(len(loop.reduce_extents))]
     (where,) = stored.values()
     again = simplify(where.replace_dims_and_symbols(points, []), bounds)
     if str(again) != str(read_at):
@@ -540,6 +639,34 @@ def _producer_points(
             f"@{name} reads the results elsewhere than where they were written"
         )
     return points
+
+
+def _check_nested_points(
+    name: str, points: list[AffineExpr], rows: list[int], reader_loop: LoopOp
+) -> None:
+    """`_NotFused` unless each of the reducing loop's rows is one variable of the
+    reader's (its accesses then stay a loop dim plus a constant, which the tiler takes:
+    `l.view(8, 8).sum(1)` of row values `l` would read `x[8 * d0 + d1, d2]`), and each
+    of the reader's reductions walks the rows (a reduction over more, `(softmax(x) **
+    2).sum()`, would hold a value per element of the rows beside the row's own
+    reductions: a unit lane dim in the kernel)."""
+    walked: set[int] = set()
+    for point, n in zip(points, rows, strict=True):
+        if n == 1:
+            continue
+        if not isinstance(point, AffineDimExpr) or point.position in walked:
+            raise _NotFused(
+                f"@{name} reads the results at a place that is not one of its loop "
+                "dims per dim of the results"
+            )
+        walked.add(point.position)
+    n_par = len(reader_loop.parallel_extents)
+    extents = reader_loop.extents
+    if any(extents[d] > 1 and d not in walked for d in range(n_par, len(extents))):
+        raise _NotFused(
+            f"@{name} reduces the results over the points they were written at and "
+            "over more"
+        )
 
 
 def fuse(
@@ -688,34 +815,53 @@ def _fuse_widening(
     result_of: dict[BlockArgument, BlockArgument],
 ) -> tuple[KernelOp, LaunchOp]:
     """`fuse` for a reader that reduces over more points: the fused loop is the
-    reader's, and runs the reducing loop's body at `pair.producer_points`."""
+    reader's, and runs the reducing loop's body at `pair.producer_points`. A nested
+    pair's loop reduces over the reducing loop's reduction dims too, after the
+    reader's: each reduction of the reducing body over those, each of the reader's
+    over its own (`ta.reduce ... over`)."""
     loop, reader_loop = the_loop(kernel), the_loop(pair.reader_kernel)
     assert loop is not None and reader_loop is not None and pair.producer_points
+    inner = list(loop.reduce_extents) if pair.nested else []
     new_loop = LoopOp(
-        list(reader_loop.parallel_extents), list(reader_loop.reduce_extents)
+        list(reader_loop.parallel_extents), [*reader_loop.reduce_extents, *inner]
     )
     new_loop.location = reader_loop.location
     variables = list(new_loop.body.block.args)
     for old, new in zip(reader_loop.body.block.args, variables):
         new.name_hint = old.name_hint
         mapping[old] = new
+    n_par, n_reader = len(loop.parallel_extents), len(reader_loop.extents)
+    inner_dims = list(range(n_reader, len(variables)))
+    for j, d in enumerate(inner_dims):
+        # the reducing loop's reduction variables are the fused loop's last ones
+        old = loop.body.block.args[n_par + j]
+        variables[d].name_hint = old.name_hint
+        mapping[old] = variables[d]
     bounds = [(0, n - 1) for n in new_loop.extents]
     body = new_loop.body.block
     result_value: dict[SSAValue, SSAValue] = {}
     for o in loop.body.block.ops:
         if isinstance(o, StoreOp):
             result_value[root_buffer(o.buffer)] = mapping[o.value]
-            continue  # every result is read by the reader only (checked)
+            if not pair.nested or root_buffer(o.buffer) not in pair.kept:
+                continue  # read by the reader only, or computed again later
+            # a nested loop stores a result read later where the reader reads it
+            at = [pair.producer_points[d.index] for d in o.dims]  # type: ignore[attr-defined]
+            body.add_op(remapped(o, at, variables, bounds, mapping))
+            continue
         if isinstance(o, LoadOp):
             at = [pair.producer_points[d.index] for d in o.dims]  # type: ignore[attr-defined]
             copy: Operation = remapped(o, at, variables, bounds, mapping)
         else:
             copy = o.clone(value_mapper=mapping)
             copy.location = o.location
+            if isinstance(copy, ReduceOp) and inner_dims:
+                copy.properties["over"] = DenseArrayBase.from_list(i64, inner_dims)
         body.add_op(copy)
         for r_old, r_new in zip(o.results, copy.results):
             mapping[r_old] = r_new
     producer_loads = [o for o in body.ops if isinstance(o, LoadOp)]
+    producer_ops = set(body.ops)
     _copy_reader_body(
         reader_loop,
         body,
@@ -723,6 +869,18 @@ def _fuse_widening(
         result_of,
         lambda load: result_value[result_of[root_buffer(load.buffer)]],  # type: ignore[index]
     )
+    if inner_dims:
+        outer = list(range(len(reader_loop.parallel_extents), n_reader))
+        for o in list(body.ops):
+            if o in producer_ops:
+                continue
+            if isinstance(o, ReduceOp):
+                o.properties["over"] = DenseArrayBase.from_list(i64, outer)
+            elif isinstance(o, LoadOp):
+                # over every variable of the fused loop, as the reducing body's
+                # loads are, so that `cse` merges a load both bodies make
+                at = [AffineExpr.dimension(d.index) for d in o.dims]  # type: ignore[attr-defined]
+                Rewriter.replace_op(o, remapped(o, at, variables, bounds))
     _in_reader_views(producer_loads, body, bounds)
     simplify_maps(new_loop)  # the two bodies' loads of one place print equally
     block.add_op(new_loop)
@@ -730,9 +888,8 @@ def _fuse_widening(
     for view in [o for o in block.ops if isinstance(o, ReshapeOp)]:
         if not view.result.uses:
             Rewriter.erase_op(view)  # the reducing body's, moved to the reader's view
-    return _replace(
-        module, pair, kernel, reader_op, block, kept, reader_kept, pair.intermediates
-    )
+    dropped = {a: alloc for a, alloc in pair.intermediates.items() if a not in pair.kept}
+    return _replace(module, pair, kernel, reader_op, block, kept, reader_kept, dropped)
 
 
 def _in_reader_views(

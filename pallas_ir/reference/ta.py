@@ -96,16 +96,24 @@ class _Loop:
             out.append(np.arange(n, dtype=np.int64).reshape(shape))
         return out
 
-    def reduce(self, kind: ReductionKind, value: Any, result_dtype: np.dtype[Any]) -> Any:
+    def reduce(
+        self,
+        kind: ReductionKind,
+        value: Any,
+        result_dtype: np.dtype[Any],
+        axes: tuple[int, ...] | None = None,
+    ) -> Any:
+        """`value` combined over `axes` (the reduction axes by default), kept as axes
+        of size 1."""
+        axes = self.reduce_axes if axes is None else axes
         v = np.asarray(value)
         v = v.reshape((1,) * (self.rank - v.ndim) + v.shape)
-        # A value that does not vary along a reduction dim still counts once per point.
+        # A value that does not vary along a reduced dim still counts once per point.
         full = tuple(
-            self.op.extents[a] if a in self.reduce_axes else v.shape[a]
-            for a in range(self.rank)
+            self.op.extents[a] if a in axes else v.shape[a] for a in range(self.rank)
         )
         v = np.broadcast_to(v, full)
-        return reduce_array(kind, v, self.reduce_axes, result_dtype)
+        return reduce_array(kind, v, axes, result_dtype)
 
 
 def _run_loop(loop_op: ta.LoopOp, env: dict[SSAValue, Any]) -> None:
@@ -130,7 +138,9 @@ def _run_loop(loop_op: ta.LoopOp, env: dict[SSAValue, Any]) -> None:
                 combine_at(op.combine, buffer, idx, value)
         elif isinstance(op, ta.ReduceOp):
             kind = ReductionKind(op.kind.data)
-            env[op.result] = loop.reduce(kind, args[0], numpy_dtype(op.result.type))
+            env[op.result] = loop.reduce(
+                kind, args[0], numpy_dtype(op.result.type), op.reduced_dims(loop_op)
+            )
         elif (value := evaluate(op, args)) is not None:
             env[op.results[0]] = value
         else:

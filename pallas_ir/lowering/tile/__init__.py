@@ -34,7 +34,9 @@ The policy is deterministic:
    the budget and the loop's single reduction is only stored (not reused, as softmax
    reuses its sums), it is split: its tiles divide it, it becomes the last grid dim,
    sequential, and the stores accumulate. Parallel dims become parallel grid dims,
-   `cdiv(extent, tile)` long.
+   `cdiv(extent, tile)` long. A loop of per-row reductions reduced again
+   (`ta.reduce ... over`, cross-entropy) splits its rows like a parallel dim, each row
+   whole in a block, and accumulates the reductions over the rows (`access.split_dim`).
 5. Contractions. A sum over k of the product of an (m, k) and a (k, n) tile is a
    `tl.dot` (the MXU, accumulating in f32).
 

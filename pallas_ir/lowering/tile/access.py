@@ -116,48 +116,105 @@ class Access:
         )
 
 
-def splittable(loop: ta.LoopOp) -> bool:
-    """Whether the loop's reduction can be split over a sequential grid dim: one
-    reduction dim, combinable kinds (not argmax/argmin), stores that do not walk it, and
+def split_dim(loop: ta.LoopOp) -> int | None:
+    """The reduction dim a sequential grid dim may split, when the loop's reductions
+    allow one (`_splittable_at`): its only reduction dim, or, in a loop that reduces
+    per-row reductions again (`ta.reduce ... over`), its first reduction dim, when
+    every reduction combines over that dim alone (the outer ones) or not over it (the
+    per-row ones, whole in each block)."""
+    n_par, rank = len(loop.parallel_extents), len(loop.extents)
+    reduces = [op for op in loop.body.block.ops if isinstance(op, ta.ReduceOp)]
+    if not any(r.partial for r in reduces):
+        split = n_par if rank - n_par == 1 else None
+    elif all(
+        n_par not in r.reduced_dims(loop)
+        or (
+            r.reduced_dims(loop) == (n_par,)
+            and ta.value_dims(r.value, loop) <= {*range(n_par + 1)}
+        )
+        for r in reduces
+    ):
+        split = n_par  # the outer ones sum per-row values: what each block holds
+    else:
+        split = None
+    if split is None or not _splittable_at(loop, split):
+        return None
+    return split
+
+
+def masked_split(loop: ta.LoopOp, split: int | None) -> int | None:
+    """The split dim, when its last part may run past the dim's end (a tile that does
+    not divide it): in a loop of per-row reductions reduced again, whose kernel masks
+    the padded rows out of the reductions over them (`Emitter.masked`); their per-row
+    stores write only the rows inside the dim. None otherwise: no padding may enter a
+    sum."""
+    return split if split is not None and ta.has_partial_reductions(loop) else None
+
+
+def _splittable_at(loop: ta.LoopOp, split: int) -> bool:
+    """Whether the reductions over loop dim `split` can run over a sequential grid
+    dim: combinable kinds (not argmax/argmin), stores that do not walk it, and
     reduction results that are only stored, or only used by an epilogue
     (`epilogue_ops`: what a softmax does with its sums varies along the reduced dim, so
     a softmax cannot)."""
-    if len(loop.reduce_extents) != 1:
-        return False
-    reduce_var = loop.body.block.args[-1]
+    split_var = loop.body.block.args[split]
+    nested = ta.has_partial_reductions(loop)
     for op in loop.body.block.ops:
         if isinstance(op, ta.ReduceOp) and ReductionKind(op.kind.data).returns_index:
             return False
-        if isinstance(op, ta.StoreOp) and reduce_var in op.dims:
+        if isinstance(op, ta.StoreOp) and split_var in op.dims:
             positions = [d.index for d in op.dims]  # type: ignore[attr-defined]
-            if positions.index(reduce_var.index) in op.map.data.used_dims():
+            if positions.index(split_var.index) in op.map.data.used_dims() and (
+                # a per-row value of a nested loop is stored with its rows' block
+                not nested or ta.value_dims(op.value, loop) - set(range(split + 1))
+            ):
                 return False
     return epilogue_ops(loop) is not None
+
+
+def totals(loop: ta.LoopOp) -> list[ta.ReduceOp]:
+    """The reductions whose results are totals over the reduction a split would cut:
+    every reduction, or, with per-row reductions (`over`), those over the first
+    reduction dim (the others are whole in each block)."""
+    first = len(loop.parallel_extents)
+    return [
+        op
+        for op in loop.body.block.ops
+        if isinstance(op, ta.ReduceOp) and first in op.reduced_dims(loop)
+    ]
 
 
 def epilogue_ops(loop: ta.LoopOp) -> list[Operation] | None:
     """The ops of a loop that compute from its reductions' results (in order; stores
     of them included), when a split reduction can run them once, on its complete
-    totals: each is element-wise, its other operands do not vary along the reduced dim,
-    and the totals are 32-bit (held in VMEM between grid steps). Empty when the results
-    are only stored; None when the ops cannot wait for the totals."""
-    reduce_var = loop.body.block.args[-1]
-    varies: set[SSAValue] = {reduce_var}
+    totals: each is element-wise, its other operands do not vary along the reduced
+    dims, and the totals are 32-bit (held in VMEM between grid steps). Empty when the
+    results are only stored; None when the ops cannot wait for the totals. Per-row
+    reductions (`over` dims a split leaves whole) are values like any other."""
+    the_totals = totals(loop)
+    reduced = set(range(len(loop.parallel_extents), len(loop.extents)))
+    varies: set[SSAValue] = {loop.body.block.args[d] for d in reduced}
     later: set[SSAValue] = set()
     ops: list[Operation] = []
     for op in loop.body.block.ops:
-        if isinstance(op, ta.ReduceOp):
+        if op in the_totals:
             if any(o in later for o in op.operands):
                 return None  # a reduction of what a reduction computes: not split
-            later.add(op.result)
+            later.add(op.results[0])
             continue
-        uses_total = any(o in later for o in op.operands)
+        operands = list(op.operands)
+        if isinstance(op, ta.StoreOp):  # its value, and the variables its index uses
+            used = op.map.data.used_dims()
+            operands = [op.value, *op.symbols]
+            operands += [d for k, d in enumerate(op.dims) if k in used]
+        uses_total = any(o in later for o in operands)
         if isinstance(op, ta.LoadOp):
             if uses_total:
                 return None  # an index computed from a total
             positions = [d.index for d in op.dims]  # type: ignore[attr-defined]
-            walked = reduce_var.index in positions and (
-                positions.index(reduce_var.index) in op.map.data.used_dims()
+            walked = any(
+                positions[k] in reduced
+                for k in op.map.data.used_dims()  # type: ignore[attr-defined]
             )
             if walked or any(o in varies for o in op.symbols):
                 varies.add(op.result)
@@ -165,7 +222,7 @@ def epilogue_ops(loop: ta.LoopOp) -> list[Operation] | None:
         if not uses_total:
             varies.update(r for r in op.results if any(o in varies for o in op.operands))
             continue
-        if any(o in varies for o in op.operands):
+        if any(o in varies for o in operands):
             return None  # combines a total with what varies along the reduced dim
         if not isinstance(op, ta.StoreOp) and (
             op.dialect_name() not in ELEMENTWISE_DIALECTS or len(op.results) != 1
@@ -175,8 +232,7 @@ def epilogue_ops(loop: ta.LoopOp) -> list[Operation] | None:
         ops.append(op)
     if all(isinstance(op, ta.StoreOp) for op in ops):
         return []
-    totals = [op for op in loop.body.block.ops if isinstance(op, ta.ReduceOp)]
-    if any(getattr(t.result.type, "bitwidth", 0) != 32 for t in totals):
+    if any(getattr(t.result.type, "bitwidth", 0) != 32 for t in the_totals):
         return None
     return ops
 

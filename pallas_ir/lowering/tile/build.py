@@ -60,6 +60,7 @@ from pallas_ir.lowering.tile.access import (
     lookup_dims,
     mxu_factors,
     scatter_lookup,
+    totals,
 )
 from pallas_ir.lowering.tile.legality import rows_by_dma
 from pallas_ir.lowering.tile.policy import Rejection, TilePlan
@@ -89,6 +90,10 @@ class Emitter:
     """A matrix product's kernel: values that do not vary along the reduced dims (a
     residual added after the product) are tiles of the parallel dims only, as the
     product's result is; with a unit minor dim each element would take a lane tile."""
+    totals: set[Operation] = field(default_factory=set[Operation])
+    """The reductions a split cuts (`access.totals`): every one, or, with per-row
+    reductions (`ta.reduce ... over`), those over the split dim; the per-row ones are
+    whole in each block."""
     order: list[int] = field(default_factory=list[int])
     """The loop dims in the order of the tiles' dims (`value_order`): the loop's own
     order, or reduced dims moved before the parallel dims they precede in the block
@@ -106,8 +111,11 @@ class Emitter:
     def n_par(self) -> int:
         return len(self.loop.parallel_extents)
 
-    def reduced_positions(self) -> list[int]:
-        return sorted(self.position[l] for l in range(self.n_par, self.rank))
+    def reduced_positions(self, reduce: ta.ReduceOp | None = None) -> list[int]:
+        """The tiles' dims of the loop's reduction dims, or of those `reduce` combines
+        over."""
+        dims = range(self.n_par, self.rank) if reduce is None else reduce.reduced_dims()
+        return sorted(self.position[l] for l in dims)
 
     def in_tile_order(self, per_loop_dim: Sequence[int]) -> list[int]:
         """A list indexed by loop dim, in the order of the tiles' dims."""
@@ -196,6 +204,8 @@ class Emitter:
         with a matrix product (`on_parallel_dims`), gathers, or an index of several
         reduced dims keep the loop's order."""
         n_par, identity = self.n_par, list(range(self.rank))
+        if ta.has_partial_reductions(self.loop):
+            return identity  # rows reduced whole, then along the rows: as they lie
         reduced = set(range(n_par, self.rank))
         several_index = len(reduced) > 1 and any(
             isinstance(op, ta.ReduceOp) and ReductionKind(op.kind.data).returns_index
@@ -470,13 +480,9 @@ class Emitter:
             buffer = self.buffers[access.merged_into]
             offsets = self.merged_offsets(access)
         # A reduction split over sequential grid dims stores partial results that
-        # the store combines (the value is a ta.reduce result: splittable checked).
+        # the store combines (the value is a ta.reduce result: `split_dim` checked).
         accumulate = None
-        if (
-            self.plan.sequential
-            and not self.waits
-            and isinstance(op.value.owner, ta.ReduceOp)
-        ):
+        if self.plan.sequential and not self.waits and op.value.owner in self.totals:
             accumulate = ReductionKind(op.value.owner.kind.data)
         self.add(tl.StoreOp(v, buffer, offsets, self.grid_ivs(), accumulate=accumulate))
 
@@ -647,6 +653,7 @@ class Emitter:
         )
         self.epilogue = set(epilogue_ops(self.loop) or ())
         self.waits = split and bool(self.epilogue)
+        self.totals = set(totals(self.loop))
         body = list(self.loop.body.block.ops)
         # The epilogue runs after everything else (nothing else uses what it
         # computes), in tl.on_last_step when it waits.
@@ -700,7 +707,7 @@ class Emitter:
 
     def emit_reduce(self, op: ta.ReduceOp) -> None:
         n_par = self.n_par
-        reduce_dims = self.reduced_positions()
+        reduce_dims = self.reduced_positions(op)
         full = self.in_tile_order(self.full_shape())
         shape = full
         natural = self.shape_of(op.value)
@@ -709,11 +716,21 @@ class Emitter:
             # A value that does not vary along a parallel dim is reduced without it:
             # a row statistic in a matrix product's prologue is (m, 1), not (m, n).
             shape = [full[p] if p in reduce_dims else n for p, n in enumerate(natural)]
+        if op.partial:
+            # Nor along the reduction dims it does not combine over: a row's loss
+            # summed over the rows is (1, m, 1), not broadcast along the row's lanes.
+            kept = set(self.reduced_positions()) - set(reduce_dims)
+            have = natural if natural is not None and len(natural) == self.rank else None
+            shape = [
+                (have[p] if have else 1) if p in kept else n for p, n in enumerate(shape)
+            ]
         if kind.idempotent and natural is not None and len(natural) == self.rank:
             # Nor is a max or min broadcast along the reduced dims it does not vary
             # along (Mosaic has no lane broadcast of a (..., 128, 1) value to reduce).
             shape = [natural[p] if p in reduce_dims else n for p, n in enumerate(shape)]
         source = self.operand(op.value, shape)
+        if op in self.totals and (ragged := self.ragged_split()) is not None:
+            source = self.masked(source, ragged, kind)
         if kind.returns_index and len(reduce_dims) > 1:
             # argmax/argmin of a split reduction: its dims are the last ones (the
             # loop's order: `value_order`), so merging them row-major gives torch's
@@ -727,11 +744,36 @@ class Emitter:
             value = self.add(r)
         self.values[op.result] = self.running_total(op, value)
 
+    def ragged_split(self) -> int | None:
+        """The split reduction dim whose last tile runs past its end, if any (a loop
+        of per-row reductions reduced again: `access.masked_split`)."""
+        for l in range(self.n_par, self.rank):
+            t, e = self.plan.tiles[l], self.loop.extents[l]
+            if t < e and e % t:
+                return l
+        return None
+
+    def masked(self, v: SSAValue, l: int, kind: ReductionKind) -> SSAValue:
+        """`v` with its points past the end of loop dim `l` (the padding of the dim's
+        last tile, which holds whatever the block read there) set to `kind`'s
+        identity, so that a reduction over them changes nothing."""
+        t = v.type
+        assert isinstance(t, TensorType)
+        shape = list(t.get_shape())
+        index = self.iota(l)
+        end = self.splat(self.loop.extents[l], i32, index.type.get_shape())  # type: ignore[attr-defined]
+        inside = self.add(tl.CompareOp(ComparePredicate.SLT, index, end))
+        identity = DenseIntOrFPElementsAttr.from_list(
+            TensorType(t.element_type, shape), [kind.identity(t.element_type)]
+        )
+        fill = self.add(arith.ConstantOp(identity))
+        return self.add(tl.SelectOp(self.broadcast(inside, shape), v, fill))
+
     def running_total(self, op: ta.ReduceOp, partial: SSAValue) -> SSAValue:
         """A reduction's value in the tile: the step's partial result, or, when an
         epilogue waits for it, its `tl.accumulate` total over the split dim."""
         value = partial
-        if self.waits:
+        if self.waits and op in self.totals:
             # on the parallel dims, as the epilogue computes (the reduced dims are 1)
             kept = self.reshape(partial, self.parallel_shape(partial.type.get_shape()))  # type: ignore[attr-defined]
             value = self.add(tl.AccumulateOp(ReductionKind(op.kind.data), kept))

@@ -40,8 +40,9 @@ from pallas_ir.lowering.tile.access import (
     buffer_bytes,
     fuses_on_xla,
     gathered_bytes,
+    masked_split,
     rows_addressable,
-    splittable,
+    split_dim,
 )
 from pallas_ir.lowering.tile.legality import rows_by_dma
 from pallas_ir.lowering.tile.policy import (
@@ -274,7 +275,7 @@ class _Planner:
         dim by dim as the policy meets them; stop at a dim no tile fits for another
         reason (the policy then says why the kernel runs on XLA whole)."""
         n_par = len(self.loop.parallel_extents)
-        split = splittable(self.loop)
+        split = split_dim(self.loop)
         self.known = set(self.buffers)
         for l, e in enumerate(self.loop.extents):
             if self.fits(left, l, e, n_par, forced, split):
@@ -310,9 +311,13 @@ class _Planner:
         e: int,
         n_par: int,
         forced: dict[int, list[int]],
-        split: bool,
+        split: int | None,
     ) -> bool:
-        """Whether loop dim `l` has a tile size (for a reduction, the whole dim)."""
+        """Whether loop dim `l` has a tile size (for a reduction, the whole dim).
+        `split`: the reduction dim that may be split (`split_dim`)."""
         walks = walks_of(self.walking(left), l)
-        allowed = tile_options(walks, e, l >= n_par, forced.get(l), split)
+        ragged = masked_split(self.loop, split)
+        allowed = tile_options(
+            walks, e, l >= n_par, forced.get(l), l == split, l == ragged
+        )
         return bool(allowed) and (l < n_par or l in forced or e in allowed)

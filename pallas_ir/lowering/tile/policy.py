@@ -35,9 +35,10 @@ from pallas_ir.lowering.tile.access import (
     epilogue_ops,
     host_storage,
     lookup_dims,
+    masked_split,
     mxu_factors,
     scatter_lookup,
-    splittable,
+    split_dim,
 )
 from pallas_ir.lowering.tile.legality import (
     block_rows,
@@ -201,16 +202,22 @@ def tile_options(
     reduction: bool,
     forced: list[int] | None,
     splittable: bool,
+    ragged: bool = False,
 ) -> list[int]:
     """The tile sizes of a loop dim legal for every access that walks it, smallest
     first: the first of what a gather forces (lookups per grid step, whole rows), or,
     for a reduction dim, the whole dim (and the parts that divide it when the reduction
-    may be split: no padding may enter a sum)."""
+    may be split: no padding may enter a sum; any part with `ragged`, where the kernel
+    masks the last part's padding)."""
     e = extent
     if forced is not None:
         return [t for t in forced if all(legal(a, b, t, e) for a, b in walks)][:1]
     if reduction:
-        parts = [t for t in candidates(e) if t < e and e % t == 0] if splittable else []
+        parts = (
+            [t for t in candidates(e) if t < e and (ragged or e % t == 0)]
+            if splittable
+            else []
+        )
         return [t for t in [*parts, e] if all(legal(a, b, t, e) for a, b in walks)]
     return [t for t in candidates(e) if all(legal(a, b, t, e) for a, b in walks)]
 
@@ -234,17 +241,20 @@ def choose_tiles(
     chip: Chip,
     where: Operation,
     forced: dict[int, list[int]] | None = None,
-    splittable: bool = False,
+    split: int | None = None,
 ) -> TilePlan | Rejection:
-    """Tile sizes and grid (see the package docstring). `splittable`: the loop's single
-    reduction may be split over a sequential grid dim (its results are only stored)."""
+    """Tile sizes and grid (see the package docstring). `split`: the reduction dim
+    that may be split over a sequential grid dim (`split_dim`), if any."""
     extents = list(loop.extents)
     n_par = len(loop.parallel_extents)
+    ragged = masked_split(loop, split)
     options: list[list[int]] = []
     targets: list[int] = []
     for l, e in enumerate(extents):
         walks = walks_of(accesses, l)
-        allowed = tile_options(walks, e, l >= n_par, (forced or {}).get(l), splittable)
+        allowed = tile_options(
+            walks, e, l >= n_par, (forced or {}).get(l), l == split, l == ragged
+        )
         if l >= n_par and not (forced and l in forced) and e not in allowed:
             return Rejection(where, f"tile: reduction dim {l} cannot be one whole block")
         if not allowed:
@@ -287,9 +297,12 @@ def choose_tiles(
                 tiles[l] = old
                 break
     # Blocks of about a MiB keep several grid steps in flight (DMA overlaps compute)
-    # without wasting VMEM; the budget bounds them all together.
+    # without wasting VMEM; the budget bounds them all together. The rows of per-row
+    # reductions reduced again (`ta.reduce ... over`) shrink like parallel dims: a
+    # split adds one running total per step, not a partial product per element.
+    rows = [split] if split is not None and ta.has_partial_reductions(loop) else []
     while footprint() > budget or largest_block() > 2 * BLOCK_BYTES:
-        shrinkable = [l for l in range(n_par) if options[l].index(tiles[l]) > 0]
+        shrinkable = [l for l in [*range(n_par), *rows] if options[l].index(tiles[l]) > 0]
         if footprint() > budget:
             # Over budget: a splittable reduction may be cut too (largest tile first, so
             # a long contraction is split before the output tile shrinks).
@@ -539,7 +552,7 @@ def plan_grid(loop: ta.LoopOp, tiles: list[int]) -> TilePlan:
     n_par = len(loop.parallel_extents)
     grid = [-(-extents[l] // tiles[l]) for l in range(n_par)]
     split = [l for l in range(n_par, len(extents)) if tiles[l] < extents[l]]
-    grid += [extents[l] // tiles[l] for l in split]
+    grid += [-(-extents[l] // tiles[l]) for l in split]  # a ragged one is masked
     return TilePlan(tiles, grid or [1], len(split))
 
 
@@ -876,7 +889,8 @@ def check_tiles(
             return illegal(
                 f"give loop dim {l} a tile of {t}, but a gather takes {forced[l]} a step"
             )
-        if l >= n_par and t < e and (not splittable(loop) or e % t):
+        split = split_dim(loop)
+        if l >= n_par and t < e and (l != split or (e % t and not masked_split(loop, l))):
             return illegal(
                 f"split reduction dim {l} into tiles of {t}: it must be whole, or split "
                 "into parts that divide it when its results are only stored"
@@ -941,7 +955,7 @@ def plan_kernel(
             chip,
             loop,
             forced,
-            splittable(loop),
+            split_dim(loop),
         )
     if isinstance(plan, Rejection):
         return plan

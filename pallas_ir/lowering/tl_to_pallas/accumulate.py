@@ -4,7 +4,6 @@ dims: a guarded read-combine-write; and the grid-position conditions that guard 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith
@@ -21,6 +20,7 @@ from xdsl.ir.affine import AffineExpr
 
 from pallas_ir.dialects import pallas
 from pallas_ir.dialects import tiled_loop as tl
+from pallas_ir.dialects.common import ReductionKind
 from pallas_ir.lowering.tl_to_pallas.access import grid_scalar
 
 _COMBINE: dict[str, tuple[type[Operation], type[Operation]]] = {
@@ -173,7 +173,10 @@ def running_total(
     old: pallas.LoadOp | None = None
     if keep_previous:
         identity = arith.ConstantOp(
-            DenseIntOrFPElementsAttr.from_list(t, [_identity(kind, t)]), t
+            DenseIntOrFPElementsAttr.from_list(
+                t, [ReductionKind(kind).identity(t.element_type)]
+            ),
+            t,
         )
         old = pallas.LoadOp(acc_ref, t)
         ops += [
@@ -207,13 +210,3 @@ def running_total(
         pallas.LoadOp(acc_ref, t),
     ]
     return ops, None if old is None else old.result
-
-
-def _identity(kind: str, t: TensorType) -> float | int:
-    """The identity of a `kind` combination of `t`'s elements (what `tl.previous` reads
-    at the first step): 0, 1, or the lowest or highest value."""
-    if isinstance(t.element_type, IntegerType):
-        bits = t.element_type.width.data
-        lowest, highest = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
-        return {"sum": 0, "prod": 1, "max": lowest, "min": highest}[kind]
-    return {"sum": 0.0, "prod": 1.0, "max": -math.inf, "min": math.inf}[kind]

@@ -400,3 +400,47 @@ ta.kernel @k(%x: memref<64xf32> {role = "in"}, %o: memref<64xf32> {role = "in"},
         ta.yield %s : f32
     }
   }
+
+// -----
+
+// `over` lists reduction dims of the loop: dim 0 is a parallel one.
+ta.kernel @k(%x: memref<64x128xf32> {role = "in"}, %o: memref<1xf32> {role = "out"}) {
+  ta.loop [1] reduce [64, 128] (%p, %r, %c) {
+    %v = ta.load %x[affine_map<(d0, d1, d2) -> (d1, d2)>](%p, %r, %c) : memref<64x128xf32>
+    // expected-error@+1 {{'over' lists [0], but the reduction dims of the loop are [1, 2]}}
+    %s = ta.reduce <sum> %v over [0] : f32
+  }
+}
+
+// -----
+
+// `over` lists each dim once, in ascending order.
+ta.kernel @k(%x: memref<64x128xf32> {role = "in"}, %o: memref<1xf32> {role = "out"}) {
+  ta.loop [1] reduce [64, 128] (%p, %r, %c) {
+    %v = ta.load %x[affine_map<(d0, d1, d2) -> (d1, d2)>](%p, %r, %c) : memref<64x128xf32>
+    // expected-error@+1 {{'over' must list reduction dims in ascending order, got [2, 1]}}
+    %s = ta.reduce <sum> %v over [2, 1] : f32
+  }
+}
+
+// -----
+
+// argmax/argmin give a position in the whole reduction domain: no `over`.
+ta.kernel @k(%x: memref<64x128xf32> {role = "in"}, %o: memref<64xi32> {role = "out"}) {
+  ta.loop [1] reduce [64, 128] (%p, %r, %c) {
+    %v = ta.load %x[affine_map<(d0, d1, d2) -> (d1, d2)>](%p, %r, %c) : memref<64x128xf32>
+    // expected-error@+1 {{<argmax> reduces over every reduction dim (no 'over')}}
+    %s = ta.reduce <argmax> %v over [2] : f32 -> i32
+  }
+}
+
+// -----
+
+// Every reduction dim is the default: one form for one meaning.
+ta.kernel @k(%x: memref<64x128xf32> {role = "in"}, %o: memref<1xf32> {role = "out"}) {
+  ta.loop [1] reduce [64, 128] (%p, %r, %c) {
+    %v = ta.load %x[affine_map<(d0, d1, d2) -> (d1, d2)>](%p, %r, %c) : memref<64x128xf32>
+    // expected-error@+1 {{'over' lists every reduction dim, [1, 2]: leave it out}}
+    %s = ta.reduce <sum> %v over [1, 2] : f32
+  }
+}

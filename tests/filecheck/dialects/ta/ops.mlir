@@ -184,3 +184,30 @@ ta.kernel @rowstats(%x: memref<64x256xf32> {role = "in"}, %s: memref<64x4xf32> {
 // CHECK-GENERIC:           %sum = "ta.reduce"(%v) <{kind = #ta<reduction_kind sum>}> : (f32) -> f32
 // CHECK-GENERIC:           %am = "ta.reduce"(%v) <{kind = #ta<reduction_kind argmax>}> : (f32) -> i32
 // CHECK-GENERIC-NEXT:      %an = "ta.reduce"(%v) <{kind = #ta<reduction_kind argmin>}> : (f32) -> i32
+
+// -----
+
+// Per-row reductions reduced again (`over`: the loop dims a reduction combines over):
+// each row's log-sum-exp over the row's dim 2, then their sum over the rows, dim 1.
+ta.kernel @sum_of_logsumexp(%x: memref<64x256xf32> {role = "in"}, %out: memref<1xf32> {role = "out"}) {
+  ta.loop [1] reduce [64, 256] (%p, %r, %c) {
+    %v = ta.load %x[affine_map<(d0, d1, d2) -> (d1, d2)>](%p, %r, %c) : memref<64x256xf32>
+    %m = ta.reduce <max> %v over [2] : f32
+    %d = arith.subf %v, %m : f32
+    %e = math.exp %d : f32
+    %s = ta.reduce <sum> %e over [2] : f32
+    %l = math.log %s : f32
+    %lse = arith.addf %m, %l : f32
+    %t = ta.reduce <sum> %lse over [1] : f32
+    ta.store %t, %out[affine_map<(d0) -> (d0)>](%p) : memref<1xf32>
+  }
+}
+
+// CHECK-LABEL: ta.kernel @sum_of_logsumexp
+// CHECK:           %m = ta.reduce <max> %v over [2] : f32
+// CHECK:           %s = ta.reduce <sum> %e over [2] : f32
+// CHECK:           %t = ta.reduce <sum> %lse over [1] : f32
+
+// CHECK-GENERIC-LABEL: "ta.kernel"() <{sym_name = "sum_of_logsumexp"
+// CHECK-GENERIC:           %m = "ta.reduce"(%v) <{kind = #ta<reduction_kind max>, over = array<i64: 2>}> : (f32) -> f32
+// CHECK-GENERIC:           %t = "ta.reduce"(%lse) <{kind = #ta<reduction_kind sum>, over = array<i64: 1>}> : (f32) -> f32

@@ -102,3 +102,31 @@ func.func @forward(%idx: memref<64xi64>) -> memref<64xi64> {
 // PY-NEXT:      n = iv + one
 // PY-NEXT:      idx = idx.reshape((64,)).at[0:64].set(jnp.broadcast_to(n, (64,))).reshape(-1)
 // PY-NEXT:      return jnp.reshape(idx, (64,))
+
+// -----
+
+// Per-row reductions reduced again (`ta.reduce ... over`) on 64-bit data: on XLA whole,
+// each reduction over its own dims of the domain (a row's max over dim 2, the rows'
+// sum over dim 1), so a row's value counts once in the sum.
+ta.kernel @sum_of_row_maxima(%x: memref<8x16xf64> {role = "in"}, %out: memref<1xf64> {role = "out"}) {
+  ta.loop [1] reduce [8, 16] (%p, %r, %c) {
+    %v = ta.load %x[affine_map<(d0, d1, d2) -> (d1, d2)>](%p, %r, %c) : memref<8x16xf64>
+    %m = ta.reduce <max> %v over [2] : f64
+    %s = ta.reduce <sum> %m over [1] : f64
+    ta.store %s, %out[affine_map<(d0) -> (d0)>](%p) : memref<1xf64>
+  }
+}
+func.func @forward(%x: memref<8x16xf64>) -> memref<1xf64> {
+  %out = ta.alloc : memref<1xf64>
+  ta.launch @sum_of_row_maxima(%x, %out) : memref<8x16xf64>, memref<1xf64>
+  func.return %out : memref<1xf64>
+}
+
+// CHECK-LABEL: xla.func @sum_of_row_maxima
+// CHECK:       %m = xla.reduce <max> %v axes [2] : tensor<1x8x16xf64> -> tensor<1x8x16xf64>
+// CHECK-NEXT:  %s = xla.reduce <sum> %m axes [1] : tensor<1x8x16xf64> -> tensor<1x8x16xf64>
+// CHECK:       pallas.xla_call @sum_of_row_maxima
+
+// PY-LABEL: def sum_of_row_maxima_xla(x):
+// PY:           m = jnp.max(jnp.broadcast_to(v, (1, 8, 16)), axis=(2,), keepdims=True).astype(jnp.float64)
+// PY-NEXT:      s = jnp.sum(jnp.broadcast_to(m, (1, 8, 16)), axis=(1,), keepdims=True).astype(jnp.float64)

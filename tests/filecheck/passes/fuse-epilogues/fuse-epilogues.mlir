@@ -430,10 +430,10 @@ func.func @forward(%y: memref<64xi32>, %l: memref<64xf32>) -> (memref<1xf32>, me
 
 // -----
 
-// Not fused: the reader reduces over other points (a sum over the rows of row sums), so
-// the two loops are not one.
+// Not fused in the first run: the reader reduces over other points (a sum over the rows
+// of row sums), which the second run nests (`nested-reductions.mlir`).
 ta.kernel @rows(%x: memref<8x128xf32> {role = "in"}, %t: memref<8xf32> {role = "out"}) {
-  // expected-remark@+1 {{fuse-epilogues: not fused: @total reduces over [8], not the [128] of the reducing loop}}
+  // expected-remark@+1 {{fuse-epilogues: not fused: @total reduces the results over the points they were written at, which the run after raise-attention fuses}}
   ta.loop [8] reduce [128] (%i, %k) {
     %v = ta.load %x[affine_map<(d0, d1) -> (d0, d1)>](%i, %k) : memref<8x128xf32>
     %s = ta.reduce <sum> %v : f32
@@ -572,9 +572,10 @@ func.func @forward(%x: memref<16x1024xf32>, %w: memref<1024x128xf32>) -> memref<
 
 // Not fused: addbmm's batched product summed over its batch. Both reduce over 5
 // points, but the sum reads the products along its reduction (one batch a point), so
-// the products' own reduction cannot be merged with it.
+// the products' own reduction cannot be merged with it; nested under the sum, the
+// product would not be an MXU dot.
 ta.kernel @bmm(%a: memref<125xf32> {role = "in"}, %b: memref<250xf32> {role = "in"}, %t: memref<250xf32> {role = "out"}) {
-  // expected-remark@+1 {{fuse-epilogues: not fused: @batch_sum reads the results along its reduction}}
+  // expected-remark@+1 {{fuse-epilogues: not fused: @batch_sum reduces the results over the points they were written at, and a matrix product is among the reductions}}
   ta.loop [5, 5, 10] reduce [5] (%n, %i, %j, %k) {
     %x = ta.load %a[affine_map<(d0, d1, d2, d3) -> (d0 * 25 + d1 * 5 + d3)>](%n, %i, %j, %k) : memref<125xf32>
     %y = ta.load %b[affine_map<(d0, d1, d2, d3) -> (d0 * 50 + d3 * 10 + d2)>](%n, %i, %j, %k) : memref<250xf32>
