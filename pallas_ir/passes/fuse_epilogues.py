@@ -29,7 +29,10 @@ reduction).
 
 A reader may reduce too, over the same points (the fused loop is the reducing one), or
 over more (a layer norm's statistics read by the next matrix product at its row: the
-fused loop is the reader's, running the reducing body at `_producer_points`). When
+fused loop is the reader's, running the reducing body at `_producer_points`), or over
+the points the results were written at (nested: cross-entropy's mean of its rows'
+losses, in the second run only: the fused loop reduces over the reader's reduction
+dims, then the reducing loop's, each `ta.reduce` over its own, `ta.reduce ... over`). When
 later launches read the results too (llama's q, k and v projections of one norm), a
 reader over more points computes them again and stores none, and the reducing kernel
 stays for the later readers, the last of which fuses it away (`_Pair.recompute`).
@@ -357,16 +360,14 @@ class FuseEpiloguesPass(CheckedOptionsPass):
                 f"@{reader.sym_name.data} reduces the results over the points they "
                 "were written at, which the run after raise-attention fuses"
             )
-        # (a nested loop splits the reader's reductions, and keeps the others whole)
-        if nested:
-            pass
-        elif reader_loop.reduce_extents and _reduced_in_reader(reads_of):
+        # (a nested loop may split the reader's reductions: each block holds whole rows)
+        if not nested and reader_loop.reduce_extents and _reduced_in_reader(reads_of):
             if max(reader_loop.reduce_extents) >= 2 * MIN_K_PART:
                 raise _NotFused(
                     f"@{reader.sym_name.data} reduces values it computes from the "
                     "result: fused, its reduction could not be split"
                 )
-        elif widens:
+        elif not nested and widens:
             raise _NotFused(
                 f"@{reader.sym_name.data} loops over more points than the reducing "
                 "loop, and uses the result only after its reductions"

@@ -873,6 +873,8 @@ def check_tiles(
     def illegal(why: str) -> Rejection:
         return Rejection(loop, f"tile: tile_sizes {list(tiles)} {why}")
 
+    split = split_dim(loop)
+
     if len(tiles) != len(extents):
         return illegal(f"give {len(tiles)} sizes for a loop of {len(extents)} dims")
     for l, (t, e) in enumerate(zip(tiles, extents)):
@@ -889,8 +891,8 @@ def check_tiles(
             return illegal(
                 f"give loop dim {l} a tile of {t}, but a gather takes {forced[l]} a step"
             )
-        split = split_dim(loop)
-        if l >= n_par and t < e and (l != split or (e % t and not masked_split(loop, l))):
+        masked = masked_split(loop, split) is not None
+        if l >= n_par and t < e and (l != split or (e % t and not masked)):
             return illegal(
                 f"split reduction dim {l} into tiles of {t}: it must be whole, or split "
                 "into parts that divide it when its results are only stored"
