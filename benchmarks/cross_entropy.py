@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import glob
 import json
-import time
 from pathlib import Path
 
 SHAPES = ["512x256", "4096x1024", "16384x256", "8192x4096"]
@@ -56,24 +55,7 @@ def emit(out: Path, shapes: list[str], suffix: str) -> None:
 def time_modules(folder: Path, json_out: Path | None) -> None:
     import jax
     import jax.numpy as jnp
-
-    def best(fn, calls: int = 3, runs: int = 5) -> float:
-        jax.block_until_ready(fn())
-        fastest = float("inf")
-        for _ in range(runs):
-            start = time.perf_counter()
-            for _ in range(calls):
-                result = fn()
-            jax.block_until_ready(result)
-            fastest = min(fastest, (time.perf_counter() - start) / calls)
-        return fastest * 1e6
-
-    def chained(loss, x, y, n: int = 50) -> float:
-        def body(_, x):
-            return x.at[0, 0].add(loss(x, y) * 1e-30)
-
-        run = jax.jit(lambda x: jax.lax.fori_loop(0, n, body, x))
-        return best(lambda: run(x)) / n
+    from llama_layer import kernel_time  # the same chained loop as the llama layer's
 
     def reference(x, y):
         lse = jax.nn.logsumexp(x, -1)
@@ -96,8 +78,8 @@ def time_modules(folder: Path, json_out: Path | None) -> None:
         row = {
             "name": name,
             "error": error,
-            "pallas_ir_us": round(chained(ours, x, y), 1),
-            "xla_us": round(chained(reference, x, y), 1),
+            "pallas_ir_us": round(kernel_time(ours, (x, y), {}), 1),
+            "xla_us": round(kernel_time(reference, (x, y), {}), 1),
             "hbm_floor_us": round(rows * classes * 4 / 819e3, 1),  # v5e: 819 GB/s
         }
         print(json.dumps(row), flush=True)

@@ -103,7 +103,7 @@ def jax_layer(x, norm1, norm2, wq, wk, wv, wo, wg, wu, wd, cos, sin, *iotas):
     return x + (jax.nn.silu(h @ wg.T) * (h @ wu.T)) @ wd.T
 
 
-def _best(fn, calls: int, runs: int = 5) -> float:
+def best(fn, calls: int, runs: int = 5) -> float:
     import jax
 
     jax.block_until_ready(fn())
@@ -117,7 +117,7 @@ def _best(fn, calls: int, runs: int = 5) -> float:
     return best * 1e6
 
 
-def _kernel_time(call, args, kwargs) -> float | None:
+def kernel_time(call, args, kwargs) -> float | None:
     """Microseconds of one call of a kernel, 50 chained in a `fori_loop`: the first
     float argument is the loop's carry, and each call's result nudges one element of
     it in place (`.at[0].add`), so no call is hoisted and none pays an extra pass over
@@ -144,7 +144,7 @@ def _kernel_time(call, args, kwargs) -> float | None:
         return jax.lax.fori_loop(0, 50, body, args[j])
 
     run = jax.jit(chained)
-    return _best(lambda: run(*args), calls=3, runs=3) / 50
+    return best(lambda: run(*args), calls=3, runs=3) / 50
 
 
 def time_layer(path: Path) -> dict:
@@ -166,14 +166,14 @@ def time_layer(path: Path) -> dict:
     with jax.default_matmul_precision("highest"):
         reference = jax.jit(jax_layer)
         jax_error = float(np.max(np.abs(np.asarray(reference(*args)) - want)))
-        jax_us = _best(lambda: reference(*args), calls=20)
+        jax_us = best(lambda: reference(*args), calls=20)
     kernels: dict[str, float | None] = {}
 
     def timed(name: str):
         call = ns[name]
 
         def run(*a, **kw):
-            kernels[name] = _kernel_time(call, a, kw)
+            kernels[name] = kernel_time(call, a, kw)
             return call(*a, **kw)
 
         return run
@@ -183,7 +183,7 @@ def time_layer(path: Path) -> dict:
     ns["forward"](*args, interpret=False)  # each kernel timed on its own inputs
     return {
         "layer": path.name.removesuffix(".py"),
-        "pallas_ir_us": _best(lambda: forward(*args), calls=20),
+        "pallas_ir_us": best(lambda: forward(*args), calls=20),
         "jax_us": jax_us,
         "max_error": error,
         "jax_max_error": jax_error,

@@ -142,13 +142,13 @@ def split_dim(loop: ta.LoopOp) -> int | None:
     return split
 
 
-def masked_split(loop: ta.LoopOp, split: int | None) -> int | None:
-    """The split dim, when its last part may run past the dim's end (a tile that does
-    not divide it): in a loop of per-row reductions reduced again, whose kernel masks
-    the padded rows out of the reductions over them (`Emitter.masked`); their per-row
-    stores write only the rows inside the dim. None otherwise: no padding may enter a
-    sum."""
-    return split if split is not None and ta.has_partial_reductions(loop) else None
+def split_masked(loop: ta.LoopOp) -> bool:
+    """Whether the loop's split dim (`split_dim`) may take a tile that does not divide
+    it, the last part running past the dim's end: in a loop of per-row reductions
+    reduced again, whose kernel masks the padded rows out of the reductions over them
+    (`Emitter.masked`), and whose per-row stores write only the rows inside the dim.
+    Elsewhere no padding may enter a sum."""
+    return ta.has_partial_reductions(loop)
 
 
 def _splittable_at(loop: ta.LoopOp, split: int) -> bool:

@@ -746,7 +746,7 @@ class Emitter:
 
     def ragged_split(self) -> int | None:
         """The split reduction dim whose last tile runs past its end, if any (a loop
-        of per-row reductions reduced again: `access.masked_split`)."""
+        of per-row reductions reduced again: `access.split_masked`)."""
         for l in range(self.n_par, self.rank):
             t, e = self.plan.tiles[l], self.loop.extents[l]
             if t < e and e % t:

@@ -40,9 +40,9 @@ from pallas_ir.lowering.tile.access import (
     buffer_bytes,
     fuses_on_xla,
     gathered_bytes,
-    masked_split,
     rows_addressable,
     split_dim,
+    split_masked,
 )
 from pallas_ir.lowering.tile.legality import rows_by_dma
 from pallas_ir.lowering.tile.policy import (
@@ -316,8 +316,7 @@ class _Planner:
         """Whether loop dim `l` has a tile size (for a reduction, the whole dim).
         `split`: the reduction dim that may be split (`split_dim`)."""
         walks = walks_of(self.walking(left), l)
-        ragged = masked_split(self.loop, split)
         allowed = tile_options(
-            walks, e, l >= n_par, forced.get(l), l == split, l == ragged
+            walks, e, l >= n_par, forced.get(l), l == split, split_masked(self.loop)
         )
         return bool(allowed) and (l < n_par or l in forced or e in allowed)

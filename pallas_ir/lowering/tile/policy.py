@@ -35,10 +35,10 @@ from pallas_ir.lowering.tile.access import (
     epilogue_ops,
     host_storage,
     lookup_dims,
-    masked_split,
     mxu_factors,
     scatter_lookup,
     split_dim,
+    split_masked,
 )
 from pallas_ir.lowering.tile.legality import (
     block_rows,
@@ -247,13 +247,13 @@ def choose_tiles(
     that may be split over a sequential grid dim (`split_dim`), if any."""
     extents = list(loop.extents)
     n_par = len(loop.parallel_extents)
-    ragged = masked_split(loop, split)
+    ragged = split_masked(loop)
     options: list[list[int]] = []
     targets: list[int] = []
     for l, e in enumerate(extents):
         walks = walks_of(accesses, l)
         allowed = tile_options(
-            walks, e, l >= n_par, (forced or {}).get(l), l == split, l == ragged
+            walks, e, l >= n_par, (forced or {}).get(l), l == split, ragged
         )
         if l >= n_par and not (forced and l in forced) and e not in allowed:
             return Rejection(where, f"tile: reduction dim {l} cannot be one whole block")
@@ -891,7 +891,7 @@ def check_tiles(
             return illegal(
                 f"give loop dim {l} a tile of {t}, but a gather takes {forced[l]} a step"
             )
-        masked = masked_split(loop, split) is not None
+        masked = split_masked(loop)
         if l >= n_par and t < e and (l != split or (e % t and not masked)):
             return illegal(
                 f"split reduction dim {l} into tiles of {t}: it must be whole, or split "
