@@ -271,3 +271,30 @@ def test_another_order_of_equal_values_is_not_wrong_where_torch_leaves_it_open()
     assert check_sample(op, unstable, DTYPES["float32"], swap_unequal).status == "wrong"
     stable = SampleInput(x, kwargs={"dim": 0, "stable": True})
     assert check_sample(op, stable, DTYPES["float32"], swap_ties).status == "wrong"
+
+
+def test_a_written_input_rounded_as_eager_at_a_higher_precision_is_not_wrong() -> None:
+    """Batch norm's running mean in bfloat16 (OpInfo's sample): eager rounds the
+    batch mean to bfloat16 first (-2.171875, so 0.0859375), pallas_ir keeps it in
+    float32 (-2.1640625, so 0.08984375, the float32 answer). A written input is judged
+    as a result is: against eager in float32, cast back."""
+    op = find_op("native_batch_norm")
+    bf16 = torch.bfloat16
+    x = torch.tensor([[-7.9375], [3.609375]], dtype=bf16)
+    weight, bias, mean, var = (
+        torch.tensor([v], dtype=bf16) for v in (-8.5, -1.765625, 2.34375, 3.296875)
+    )
+    sample = SampleInput(x, args=(weight, bias, mean, var, True, 0.5, 1e-5))
+    compiled = check_sample(op, sample, bf16, pallas_ir.compile)
+    assert compiled.status == "pass", compiled.message
+
+    def running_mean_off(fn, inputs):
+        def run(*t):
+            out = fn(*t)
+            t[3].mul_(1.05)
+            return out
+
+        return run
+
+    r = check_sample(op, sample, bf16, running_mean_off)
+    assert r.status == "wrong" and r.message.startswith("input 3"), r.message
