@@ -28,6 +28,7 @@ rotate-half); `without_rotations` reads a map with each rotation as its dim alon
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -171,6 +172,13 @@ def simplify(expr: AffineExpr, dim_bounds: Sequence[Interval | None]) -> AffineE
     equal inputs print equally. Linear expressions come back as `linearize` would
     rebuild them.
     """
+    return _simplify(expr, tuple(dim_bounds))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _simplify(expr: AffineExpr, dim_bounds: tuple[Interval | None, ...]) -> AffineExpr:
+    # The passes ask again for the same accesses (each kernel's index maps, once per
+    # candidate rewrite): a cache, as both arguments are immutable.
     terms, constant = _collect(expr, dim_bounds)
     return _to_expr(terms, constant)
 

@@ -348,17 +348,14 @@ class KernelEmitter:
         value = op.value
         t = op.result.type
         if isinstance(value, DenseIntOrFPElementsAttr) and isinstance(t, TensorType):
-            values = value.get_values()
             # Splat when every element has the same bits (NaN != NaN, 0.0 == -0.0).
-            size = len(value.data.data) // len(values)
-            elements = {
-                value.data.data[i : i + size] for i in range(0, len(values) * size, size)
-            }
-            if len(elements) != 1:
+            data, count = value.data.data, len(value)
+            if data != data[: len(data) // count] * count:
                 raise EmitError(
                     op, "emit-python: only splat tensor constants are supported"
                 )
-            lit = literal_text(values[0], t.element_type)
+            (first,) = value.get_element_type().unpack(data[: len(data) // count], 1)
+            lit = literal_text(first, t.element_type)
             return f"jnp.full({tuple_text(t.get_shape())}, {lit}, {dtype_name(t.element_type, op)})"
         if isinstance(value, FloatAttr | IntegerAttr):
             return f"{dtype_name(t, op)}({literal_text(value.value.data, t)})"
