@@ -25,7 +25,7 @@ import glob
 import json
 from pathlib import Path
 
-SHAPES = ["512x256", "4096x1024", "16384x256", "8192x4096"]
+SHAPES = ["512x256", "4096x1024", "16384x256", "8192x4096", "4096x32000", "4096x50257"]
 
 
 def emit(out: Path, shapes: list[str], suffix: str) -> None:

@@ -226,12 +226,38 @@ PROGRAMS = {
     # the order ran out of VMEM on a v5e here)
     "vector_times_matrix": (  # the product as a bmm's (1, n, 1), then its copy
         lambda x, v: torch.einsum("kn,k->n", x, v),
-        lambda: [torch.randn(256, 512), torch.randn(256)],
+        lambda: [torch.randn(256, 512) / 16, torch.randn(256)],  # sums near 1
         2,
     ),
     "batched_vector_times_matrix": (
         lambda x, v: torch.einsum("bkn,bk->bn", x, v),
         lambda: [torch.randn(4, 64, 256), torch.randn(4, 64)],
+        1,
+    ),
+    # Rows too long for a block whole, which no legal part (a multiple of 128)
+    # divides: split over a sequential grid dim, the last part's padding set to each
+    # reduction's identity in the kernel. The sums are near 1 (f32 rounding under 1e-5).
+    "sum_rows_no_part_divides": (
+        lambda x: x.sum(-1),
+        lambda: [torch.randn(8, 300007) / 512],
+        1,
+    ),
+    "logsumexp_rows_no_part_divides": (  # the max, then the sum of exponentials
+        lambda x: torch.logsumexp(x, -1),
+        lambda: [torch.randn(8, 300007)],
+        2,
+    ),
+    # A vocabulary no legal part divides (GPT-2's 50257 is one), over rows whose
+    # labels' 1-D blocks would need 128 of them: one kernel, its labels read as the
+    # column (136, 1), 8 rows a block (two kernels on XLA before).
+    "cross_entropy_vocabulary_no_part_divides": (
+        lambda x, y: F.cross_entropy(x, y),
+        lambda: [torch.randn(136, 16411), torch.randint(0, 16411, (136,))],
+        1,
+    ),
+    "argmax_stored_as_a_column": (
+        lambda x: x.argmax(-1),
+        lambda: [torch.randn(136, 16411)],
         1,
     ),
     # rows longer than FUSED_REDUCTION_MAX: the reductions are kernels of their own
@@ -298,16 +324,16 @@ def test_cross_entropy_over_more_rows_than_a_block_is_one_kernel() -> None:
 
 
 def test_long_rows_stored_once_a_row_are_reduced_by_their_own_kernels() -> None:
-    """A variance stores one element a row: fused, its rows stay whole in VMEM, and a
-    1-D output's blocks take 128 rows or more, so 256 rows of 16384 would not fit and
-    the kernel would go to XLA. Rows longer than EPILOGUE_REDUCTION_MAX are reduced
-    by kernels of their own, which the tiler splits: every kernel is Pallas, and the
-    results are eager's."""
+    """A variance stores one element a row: fused, its rows stay whole in VMEM. Rows
+    longer than EPILOGUE_REDUCTION_MAX are reduced by kernels of their own, which the
+    tiler splits over a sequential grid dim: every kernel is Pallas, and the results
+    are eager's."""
     torch.manual_seed(0)
-    x = torch.randn(256, 2 * EPILOGUE_REDUCTION_MAX)
+    x = torch.randn(8, 2 * EPILOGUE_REDUCTION_MAX)
     k = pallas_ir.compile(lambda x: x.var(-1), [x])
     report = k.cost_report()
-    assert report.calls and not report.xla_calls
+    assert len(report.calls) > 1 and not report.xla_calls
+    assert "sequential" in k.ir["tile"]
     torch.testing.assert_close(k(x), x.var(-1), rtol=1e-5, atol=1e-5)
 
 

@@ -758,13 +758,14 @@ class BoundedIndex:
     failure: Failure
 
 
-EPILOGUE_REDUCTION_MAX = 8192
+EPILOGUE_REDUCTION_MAX = 1 << 16
 """The longest rows a fused reduction is computed over in a kernel that stores one
-result a row (a variance, a `sum(-1) * 2`). Its 1-D output's blocks take 128 rows or
-more, and a fused reduction keeps the rows whole (the tiler cannot split them over a
-sequential grid dim): 512 rows of 16384 need over 16 MiB of VMEM and went to XLA.
-Longer rows are reduced by a kernel of their own, which the tiler may split. A kernel
-that stores every point of the rows (a softmax) takes 8-row blocks and no such limit."""
+result a row (a variance, a `sum(-1) * 2`, a cross-entropy's loss). A fused reduction
+keeps its rows whole in VMEM (the tiler cannot split them over a sequential grid dim);
+the tiler views the 1-D results as a column where 128 rows would not fit
+(`policy.column_views`), so 8 rows of 65536 f32 are a 2 MiB block. Longer rows are
+reduced by a kernel of their own, which the tiler may split. The same bound as
+`FUSED_REDUCTION_MAX`, for kernels that store every point of the rows (a softmax)."""
 
 
 @dataclass

@@ -144,11 +144,24 @@ def split_dim(loop: ta.LoopOp) -> int | None:
 
 def split_masked(loop: ta.LoopOp) -> bool:
     """Whether the loop's split dim (`split_dim`) may take a tile that does not divide
-    it, the last part running past the dim's end: in a loop of per-row reductions
-    reduced again, whose kernel masks the padded rows out of the reductions over them
-    (`Emitter.masked`), and whose per-row stores write only the rows inside the dim.
-    Elsewhere no padding may enter a sum."""
-    return ta.has_partial_reductions(loop)
+    it, the last part running past the dim's end: the kernel sets the padding of every
+    reduction over the split dim to the reduction's identity (`Emitter.masked`), and
+    the per-row stores of a loop of per-row reductions reduced again write only the
+    rows inside the dim (a matrix product's factors are both masked: the MXU sums what
+    it is given). Not where a lookup could read its index from the padding (it would
+    fetch an arbitrary row), nor for a product of bfloat16 factors (Mosaic has no
+    sublane broadcast of their mask: "Not implemented", v5e and v6e)."""
+    if ta.has_partial_reductions(loop):
+        return True
+    for op in loop.body.block.ops:
+        if isinstance(op, ta.LoadOp | ta.StoreOp) and op.symbols:
+            return False
+        mul = ta.contraction(op)
+        if mul is not None and any(
+            getattr(v.type, "bitwidth", 32) != 32 for v in mxu_factors(mul)
+        ):
+            return False
+    return True
 
 
 def _splittable_at(loop: ta.LoopOp, split: int) -> bool:

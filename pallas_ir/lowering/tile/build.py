@@ -539,6 +539,9 @@ class Emitter:
         """The reduction of a product as `tl.dot` (the MXU), in loop space."""
         b, m, n, k = self.dot_dims(mul)  # type: ignore[misc]
         x, y = (self.values[v] for v in mxu_factors(mul))
+        if reduce in self.totals and (ragged := self.ragged_split()) is not None:
+            # the MXU sums the padding of a ragged last k part: zero it in both
+            x, y = (self.masked(v, ragged, ReductionKind.SUM) for v in (x, y))
         full = self.full_shape()
         batch = [] if b is None else [b]
 

@@ -207,19 +207,18 @@ def tile_options(
     """The tile sizes of a loop dim legal for every access that walks it, smallest
     first: the first of what a gather forces (lookups per grid step, whole rows), or,
     for a reduction dim, the whole dim (and the parts that divide it when the reduction
-    may be split: no padding may enter a sum; any part with `ragged`, where the kernel
-    masks the last part's padding)."""
+    may be split: no padding may enter a sum; with `ragged`, where the kernel masks
+    the last part's padding, any part when none divides it)."""
     e = extent
     if forced is not None:
         return [t for t in forced if all(legal(a, b, t, e) for a, b in walks)][:1]
+    sizes = [t for t in candidates(e) if all(legal(a, b, t, e) for a, b in walks)]
     if reduction:
-        parts = (
-            [t for t in candidates(e) if t < e and (ragged or e % t == 0)]
-            if splittable
-            else []
-        )
-        return [t for t in [*parts, e] if all(legal(a, b, t, e) for a, b in walks)]
-    return [t for t in candidates(e) if all(legal(a, b, t, e) for a, b in walks)]
+        parts = [t for t in sizes if t < e] if splittable else []
+        dividing = [t for t in parts if e % t == 0]
+        whole = [e] if e in sizes else []
+        return [*(dividing or parts if ragged else dividing), *whole]
+    return sizes
 
 
 def untileable(walks: Sequence[tuple[Access, int]], extent: int) -> list[Access]:
@@ -297,10 +296,16 @@ def choose_tiles(
                 tiles[l] = old
                 break
     # Blocks of about a MiB keep several grid steps in flight (DMA overlaps compute)
-    # without wasting VMEM; the budget bounds them all together. The rows of per-row
-    # reductions reduced again (`ta.reduce ... over`) shrink like parallel dims: a
-    # split adds one running total per step, not a partial product per element.
-    rows = [split] if split is not None and ta.has_partial_reductions(loop) else []
+    # without wasting VMEM; the budget bounds them all together. A reduction split
+    # into parts that need not divide it (`split_masked`: the rows of per-row
+    # reductions reduced again, a reduction no legal part divides) shrinks like a
+    # parallel dim: a split adds one running total per step, not a partial product
+    # per element.
+    rows = []
+    if split is not None and (
+        ta.has_partial_reductions(loop) or any(extents[split] % t for t in options[split])
+    ):
+        rows = [split]
     while footprint() > budget or largest_block() > 2 * BLOCK_BYTES:
         shrinkable = [l for l in [*range(n_par), *rows] if options[l].index(tiles[l]) > 0]
         if footprint() > budget:
@@ -804,6 +809,40 @@ def classify_gathers(loop: ta.LoopOp, accesses: dict[Operation, Access]) -> Gath
     return GatherReads(skip, forced, dma, along_reduction, relayouts)
 
 
+def column_views(
+    loop: ta.LoopOp, accesses: Mapping[Operation, Access]
+) -> dict[Operation, Access]:
+    """The rank-1 accesses of kernel arguments on the view `(A, 1)` of their buffer `(A,)`
+    (a relayout on the host), where the loop dim that walks them is walked by no other
+    access along its lanes: a per-row vector beside rows of a matrix (a row's label,
+    its loss), whose block is then 8 rows rather than 128 or all of them."""
+    lanes = {
+        a.dims[-1][0]
+        for a in accesses.values()
+        if len(a.shape) > 1 and a.dims[-1][0] is not None
+    }
+    columns = {}
+    for op, a in accesses.items():
+        if len(a.shape) != 1:
+            continue
+        (l, offset), buffer = a.dims[0], a.buffer
+        if (
+            l is None
+            or l in lanes
+            or a.gathers
+            or a.merged_into is not None
+            or a.steps
+            or a.rotations
+            or not isinstance(buffer, BlockArgument)
+            or buffer.type.get_shape() != a.shape  # type: ignore[attr-defined]
+        ):
+            continue
+        t = MemRefType(element_type(a), (a.shape[0], 1))
+        view = Storage(buffer.index, t, reshape=True)
+        columns[op] = Access(a.op, view, t.get_shape(), a.bits, ((l, offset), (None, 0)))
+    return columns
+
+
 def gather_reads(
     loop: ta.LoopOp,
     accesses: dict[Operation, Access],
@@ -945,12 +984,17 @@ def plan_kernel(
     resident = {op: b for op, b in resident.items() if b <= budget // 2}
     if sum(resident.values()) > budget // 2:
         resident = {}
-    if tiles is not None:
-        plan = check_tiles(
-            loop, list(accesses.values()), tiles, budget - sum(resident.values()), forced
-        )
-    else:
-        plan = choose_tiles(
+
+    def plan_of(accesses: dict[Operation, Access]) -> TilePlan | Rejection:
+        if tiles is not None:
+            return check_tiles(
+                loop,
+                list(accesses.values()),
+                tiles,
+                budget - sum(resident.values()),
+                forced,
+            )
+        return choose_tiles(
             loop,
             list(accesses.values()),
             budget - sum(resident.values()),
@@ -959,6 +1003,16 @@ def plan_kernel(
             forced,
             split_dim(loop),
         )
+
+    plan = plan_of(accesses)
+    if isinstance(plan, Rejection) and (columns := column_views(loop, accesses)):
+        # A vector's block is 128 of its elements or all of them, which can be more
+        # rows than the others' blocks hold: viewed as a column, 8 rows are legal.
+        # (Where that fails too, its reason is the one to give: its blocks are smaller.)
+        with_columns = {**accesses, **columns}
+        plan = plan_of(with_columns)
+        if isinstance(plan, TilePlan):
+            accesses = with_columns
     if isinstance(plan, Rejection):
         return plan
     merge_lane_split_views(accesses, plan, loop.extents, storage)
