@@ -815,31 +815,38 @@ def column_views(
     """The rank-1 accesses of kernel arguments on the view `(A, 1)` of their buffer `(A,)`
     (a relayout on the host), where the loop dim that walks them is walked by no other
     access along its lanes: a per-row vector beside rows of a matrix (a row's label,
-    its loss), whose block is then 8 rows rather than 128 or all of them."""
+    its loss), whose block is then 8 rows rather than 128 or all of them. A buffer is
+    viewed so by all of its accesses or none (one buffer, one view of it)."""
     lanes = {
         a.dims[-1][0]
         for a in accesses.values()
         if len(a.shape) > 1 and a.dims[-1][0] is not None
     }
+
+    def column(a: Access) -> bool:
+        buffer = a.buffer
+        return (
+            len(a.shape) == 1
+            and a.dims[0][0] is not None
+            and a.dims[0][0] not in lanes
+            and not a.gathers
+            and a.merged_into is None
+            and a.step(0) == 1
+            and a.rotation(0) == 0
+            and isinstance(buffer, BlockArgument)
+            and buffer.type.get_shape() == a.shape  # type: ignore[attr-defined]
+        )
+
+    viewed = {a.buffer for a in accesses.values() if column(a)}
+    viewed -= {a.buffer for a in accesses.values() if not column(a)}
     columns = {}
     for op, a in accesses.items():
-        if len(a.shape) != 1:
-            continue
-        (l, offset), buffer = a.dims[0], a.buffer
-        if (
-            l is None
-            or l in lanes
-            or a.gathers
-            or a.merged_into is not None
-            or a.steps
-            or a.rotations
-            or not isinstance(buffer, BlockArgument)
-            or buffer.type.get_shape() != a.shape  # type: ignore[attr-defined]
-        ):
-            continue
-        t = MemRefType(element_type(a), (a.shape[0], 1))
-        view = Storage(buffer.index, t, reshape=True)
-        columns[op] = Access(a.op, view, t.get_shape(), a.bits, ((l, offset), (None, 0)))
+        if a.buffer in viewed:
+            t = MemRefType(element_type(a), (a.shape[0], 1))
+            view = Storage(a.buffer.index, t, reshape=True)  # type: ignore[union-attr]
+            columns[op] = Access(
+                a.op, view, t.get_shape(), a.bits, (a.dims[0], (None, 0))
+            )
     return columns
 
 
