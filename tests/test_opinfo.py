@@ -9,6 +9,8 @@ OTHER_DTYPES) once `python benchmarks/opinfo.py --ops NAME` shows it passing."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 import torch
 from torch.testing._internal.opinfo.core import SampleInput
@@ -174,17 +176,24 @@ def test_a_result_off_by_one_is_wrong() -> None:
     assert r.status == "wrong" and "result" in r.message and not r.pallas
 
 
-def test_a_written_input_unlike_eager_is_wrong() -> None:
-    op, sample = _first_add_sample()
+def _then_edits(i: int, edit: Callable[[torch.Tensor], object]) -> Callable:
+    """A stand-in for pallas_ir.compile: eager, then `edit` applied to input `i` in
+    place (a written input unlike eager's)."""
 
-    def writes(fn, inputs):
+    def compile(fn, inputs):
         def run(*t):
             out = fn(*t)
-            t[0].add_(1)
+            edit(t[i])
             return out
 
         return run
 
+    return compile
+
+
+def test_a_written_input_unlike_eager_is_wrong() -> None:
+    op, sample = _first_add_sample()
+    writes = _then_edits(0, lambda t: t.add_(1))
     r = check_sample(op, sample, DTYPES["float32"], writes)
     assert r.status == "wrong" and r.message.startswith("input 0")
 
@@ -288,13 +297,6 @@ def test_a_written_input_rounded_as_eager_at_a_higher_precision_is_not_wrong() -
     compiled = check_sample(op, sample, bf16, pallas_ir.compile)
     assert compiled.status == "pass", compiled.message
 
-    def running_mean_off(fn, inputs):
-        def run(*t):
-            out = fn(*t)
-            t[3].mul_(1.05)
-            return out
-
-        return run
-
+    running_mean_off = _then_edits(3, lambda t: t.mul_(1.05))
     r = check_sample(op, sample, bf16, running_mean_off)
     assert r.status == "wrong" and r.message.startswith("input 3"), r.message
