@@ -374,16 +374,18 @@ def verify_same_elements(src: Attribute, dst: Attribute) -> None:
 
 
 class ReshapeHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
-    """tl.reshape and pallas.reshape fold (dialects/canonicalization/tensor_values.py)."""
+    """tl.reshape and pallas.reshape fold, and the element-wise compute between them
+    drops unit dims (dialects/canonicalization/tensor_values.py)."""
 
     @classmethod
     def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
         from pallas_ir.dialects.canonicalization.tensor_values import (
             IdentityReshape,
             ReshapeOfReshape,
+            SqueezeUnitDims,
         )
 
-        return (ReshapeOfReshape(), IdentityReshape())
+        return (ReshapeOfReshape(), IdentityReshape(), SqueezeUnitDims())
 
 
 class TransposeHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):

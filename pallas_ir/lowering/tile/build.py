@@ -43,6 +43,7 @@ from pallas_ir.dialects.canonicalization.tensor_values import (
     IdentityReshape,
     IdentityTranspose,
     ReshapeOfReshape,
+    SqueezeUnitDims,
     TransposeOfTranspose,
 )
 from pallas_ir.dialects.common import (
@@ -912,13 +913,15 @@ element-wise (`Emitter.emit_elementwise`)."""
 
 def simplify(grid: tl.GridOp) -> None:
     """Fold the layout moves that loop-space conversion leaves back to back (e.g. a
-    tile transposed into loop order and back for a dot): the canonicalization patterns
-    of the reshape and transpose ops tl shares with pallas."""
+    tile transposed into loop order and back for a dot) and drop the unit dims of the
+    compute between reshapes: the canonicalization patterns of the reshape and
+    transpose ops tl shares with pallas."""
     PatternRewriteWalker(
         GreedyRewritePatternApplier(
             [
                 ReshapeOfReshape(),
                 IdentityReshape(),
+                SqueezeUnitDims(),
                 TransposeOfTranspose(),
                 IdentityTranspose(),
             ]

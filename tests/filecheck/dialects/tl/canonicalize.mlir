@@ -40,3 +40,79 @@ tl.kernel @transposes(%x: memref<2x64x128xf32> {role = "in"}, %o: memref<64x128x
     tl.store %e, %p[affine_map<(d0) -> (0, d0 * 8, 0)>](%i) : tensor<2x8x128xf32>, memref<2x64x128xf32>
   }
 }
+
+// -----
+
+// Element-wise compute between reshapes drops its unit dims. A matrix product's
+// prologue comes out of loop-space conversion as (m, 1, k) tiles (1 on the product's
+// n dim), which Mosaic pads 8x (each unit second-minor dim takes 8 sublanes): the
+// compare, select, broadcasts, exp and product run on (16, 128) tiles, the splat
+// constants are made again at that shape, and no reshape is left between the load
+// and the dot.
+
+// CHECK-LABEL: tl.kernel @prologue
+// CHECK:         %t = tl.load %x
+// CHECK-NEXT:    %r = tl.load %y
+// CHECK-NEXT:    %[[ROW:.*]] = tl.reshape %r : tensor<128xi32> to tensor<1x128xi32>
+// CHECK-NEXT:    %[[NEG:.*]] = arith.constant dense<-100> : tensor<1x128xi32>
+// CHECK-NEXT:    %valid = tl.compare <ne> %[[ROW]], %[[NEG]] : tensor<1x128xi32>
+// CHECK-NEXT:    %[[ONE:.*]] = arith.constant dense<1.000000e+00> : tensor<1x128xf32>
+// CHECK-NEXT:    %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<1x128xf32>
+// CHECK-NEXT:    %weight = tl.select %valid, %[[ONE]], %[[ZERO]] : tensor<1x128xi1>, tensor<1x128xf32>
+// CHECK-NEXT:    %[[WIDE:.*]] = tl.broadcast %weight : tensor<1x128xf32> to tensor<16x128xf32>
+// CHECK-NEXT:    %e = math.exp %t : tensor<16x128xf32>
+// CHECK-NEXT:    %p = arith.mulf %e, %[[WIDE]] : tensor<16x128xf32>
+// CHECK-NEXT:    %w = tl.load %z
+// CHECK-NEXT:    %d = tl.dot %p, %w precision <highest> : tensor<16x128xf32>, tensor<128x128xf32> -> tensor<16x128xf32>
+// CHECK-NOT:     16x1x128
+tl.kernel @prologue(%x: memref<64x128xf32> {role = "in"}, %y: memref<128xi32> {role = "in"}, %z: memref<128x128xf32> {role = "in"}, %o: memref<64x128xf32> {role = "out"}) {
+  tl.grid [4] (parallel) (%i) {
+    %t = tl.load %x[affine_map<(d0) -> (d0 * 16, 0)>](%i) : memref<64x128xf32> -> tensor<16x128xf32>
+    %t3 = tl.reshape %t : tensor<16x128xf32> to tensor<16x1x128xf32>
+    %r = tl.load %y[affine_map<(d0) -> (0)>](%i) : memref<128xi32> -> tensor<128xi32>
+    %r3 = tl.reshape %r : tensor<128xi32> to tensor<1x1x128xi32>
+    %neg = arith.constant dense<-100> : tensor<1x1x128xi32>
+    %valid = tl.compare <ne> %r3, %neg : tensor<1x1x128xi32>
+    %zero = arith.constant dense<0.0> : tensor<1x1x128xf32>
+    %one = arith.constant dense<1.0> : tensor<1x1x128xf32>
+    %weight = tl.select %valid, %one, %zero : tensor<1x1x128xi1>, tensor<1x1x128xf32>
+    %wide = tl.broadcast %weight : tensor<1x1x128xf32> to tensor<16x1x128xf32>
+    %e = math.exp %t3 : tensor<16x1x128xf32>
+    %p = arith.mulf %e, %wide : tensor<16x1x128xf32>
+    %p2 = tl.reshape %p : tensor<16x1x128xf32> to tensor<16x128xf32>
+    %w = tl.load %z[affine_map<(d0) -> (0, 0)>](%i) : memref<128x128xf32> -> tensor<128x128xf32>
+    %d = tl.dot %p2, %w precision <highest> : tensor<16x128xf32>, tensor<128x128xf32> -> tensor<16x128xf32>
+    tl.store %d, %o[affine_map<(d0) -> (d0 * 16, 0)>](%i) : tensor<16x128xf32>, memref<64x128xf32>
+  }
+}
+
+// -----
+
+// Unit dims stay where dropping them would leave a layout change behind: a value
+// used by an op other than a reshape or an element-wise op (here a reduction), and a
+// broadcast that keeps a unit dim its source would drop ((1, 8, 1, 128) to
+// (4, 8, 1, 128): the source alone is (8, 128), the broadcast's (1, 8, 128)).
+
+// CHECK-LABEL: tl.kernel @kept
+// CHECK:         %e = math.exp %t3 : tensor<16x1x128xf32>
+// CHECK:         %s = tl.reduce <sum> %e [2] : tensor<16x1x128xf32> -> tensor<16x1x1xf32>
+// CHECK:         %n = math.exp %u4 : tensor<1x8x1x128xf32>
+// CHECK-NEXT:    %b = tl.broadcast %n : tensor<1x8x1x128xf32> to tensor<4x8x1x128xf32>
+tl.kernel @kept(%x: memref<64x128xf32> {role = "in"}, %o: memref<64x128xf32> {role = "out"}, %q: memref<64xf32> {role = "out"}, %u: memref<8x128xf32> {role = "in"}, %v: memref<32x128xf32> {role = "out"}) {
+  tl.grid [4] (parallel) (%i) {
+    %t = tl.load %x[affine_map<(d0) -> (d0 * 16, 0)>](%i) : memref<64x128xf32> -> tensor<16x128xf32>
+    %t3 = tl.reshape %t : tensor<16x128xf32> to tensor<16x1x128xf32>
+    %e = math.exp %t3 : tensor<16x1x128xf32>
+    %e2 = tl.reshape %e : tensor<16x1x128xf32> to tensor<16x128xf32>
+    tl.store %e2, %o[affine_map<(d0) -> (d0 * 16, 0)>](%i) : tensor<16x128xf32>, memref<64x128xf32>
+    %s = tl.reduce <sum> %e [2] : tensor<16x1x128xf32> -> tensor<16x1x1xf32>
+    %s1 = tl.reshape %s : tensor<16x1x1xf32> to tensor<16xf32>
+    tl.store %s1, %q[affine_map<(d0) -> (d0 * 16)>](%i) : tensor<16xf32>, memref<64xf32>
+    %u2 = tl.load %u[affine_map<(d0) -> (0, 0)>](%i) : memref<8x128xf32> -> tensor<8x128xf32>
+    %u4 = tl.reshape %u2 : tensor<8x128xf32> to tensor<1x8x1x128xf32>
+    %n = math.exp %u4 : tensor<1x8x1x128xf32>
+    %b = tl.broadcast %n : tensor<1x8x1x128xf32> to tensor<4x8x1x128xf32>
+    %b2 = tl.reshape %b : tensor<4x8x1x128xf32> to tensor<32x128xf32>
+    tl.store %b2, %v[affine_map<(d0) -> (0, 0)>](%i) : tensor<32x128xf32>, memref<32x128xf32>
+  }
+}
