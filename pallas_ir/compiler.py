@@ -170,23 +170,35 @@ def stage_names(stages: list[str]) -> list[str]:
 class StageIR(Mapping[str, str]):
     """The IR after each stage of the pipeline, by stage name ("ta" first). Printing
     every stage of every compile cost about a sixth of compile time, so only the ta
-    module is printed; the first read of a later stage runs the pipeline again from
-    it (the passes are deterministic) and prints each stage."""
+    module is printed; a read of a later stage runs the pipeline again from it (the
+    passes are deterministic) up to that stage, and prints that stage. The module is
+    kept where it stopped, so reading stages in pipeline order runs each pass once
+    (verifying and printing every stage on any first read made `test_attention.py`
+    take 83 s instead of 71)."""
 
     def __init__(self, ta: str, pipeline: str):
         self.pipeline = pipeline
         self._stages = pipeline.split(",")
         self._names = ["ta", *stage_names(self._stages)]
         self._printed: dict[str, str] = {"ta": ta}
+        self._module: ModuleOp | None = None
+        self._ran = 0
+        """How many stages `_module` has been through."""
 
     def __getitem__(self, name: str) -> str:
         if name not in self._names:
             raise KeyError(name)
         if name not in self._printed:
-            module = pallas_ir.parse(self._printed["ta"])
-            for stage, stage_name in zip(self._stages, self._names[1:], strict=True):
-                pallas_ir.run_passes(module, stage)
-                self._printed[stage_name] = str(module)
+            target = self._names.index(name)
+            if self._module is None or self._ran > target:
+                self._module, self._ran = pallas_ir.parse(self._printed["ta"]), 0
+            while self._ran < target:
+                # verified as the compile verified it: once, as it leaves the pipeline
+                pallas_ir.run_passes(
+                    self._module, self._stages[self._ran], verify_each=False
+                )
+                self._ran += 1
+            self._printed[name] = str(self._module)
         return self._printed[name]
 
     def __iter__(self) -> Iterator[str]:

@@ -178,3 +178,24 @@ def test_run_passes_keeps_meaning() -> None:
     x = np.arange(512 * 1024, dtype=np.float32).reshape(512, 1024)
     (out,) = run_forward(module, x, x * 3)
     np.testing.assert_array_equal(out, 4 * x)
+
+
+def test_ir_stages_read_in_any_order_are_the_pipeline_stages() -> None:
+    """`CompiledFunction.ir` runs the pipeline again from the ta module up to the stage
+    read and keeps the module there: stages read in pipeline order, out of it or
+    again are the same text, the last one is the compiled module, and the ta stage parses."""
+    import torch
+
+    def fn(x):
+        return torch.softmax(x * 2, -1) + x.sum(0)
+
+    x = torch.randn(64, 256)
+    forwards, backwards = (pallas_ir.compile(fn, [x]) for _ in range(2))
+    names = list(forwards.ir)
+    assert names[0] == "ta" and names[-1] == "pallas-legalize-mosaic"
+    ahead = {n: forwards.ir[n] for n in names}
+    for name in (names[-1], "tile", "ta", "fuse-epilogues", "tl-to-pallas", "tile"):
+        assert backwards.ir[name] == ahead[name], name
+    assert ahead[names[-1]] == str(forwards.module)
+    assert ahead["tile"] != ahead["tile-policy"] != ahead["ta"]
+    assert str(pallas_ir.parse(ahead["ta"])) == ahead["ta"]
