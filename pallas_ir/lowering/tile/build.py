@@ -39,19 +39,14 @@ from pallas_ir.analysis.cost_model import body_vmem_bytes
 from pallas_ir.diagnostics import PassError, emit_remark
 from pallas_ir.dialects import tensor_access as ta
 from pallas_ir.dialects import tiled_loop as tl
-from pallas_ir.dialects.canonicalization.tensor_values import (
-    IdentityReshape,
-    IdentityTranspose,
-    ReshapeOfReshape,
-    SqueezeUnitDims,
-    TransposeOfTranspose,
-)
 from pallas_ir.dialects.common import (
     ELEMENTWISE_DIALECTS,
     SCALAR_ONLY_CASTS,
     ComparePredicate,
     DotPrecision,
     ReductionKind,
+    ReshapeHasCanonicalizationPatterns,
+    TransposeHasCanonicalizationPatterns,
     arith_predicate,
 )
 from pallas_ir.lowering.tile.access import (
@@ -915,15 +910,12 @@ def simplify(grid: tl.GridOp) -> None:
     """Fold the layout moves that loop-space conversion leaves back to back (e.g. a
     tile transposed into loop order and back for a dot) and drop the unit dims of the
     compute between reshapes: the canonicalization patterns of the reshape and
-    transpose ops tl shares with pallas."""
+    transpose ops tl shares with pallas (their traits' own lists)."""
     PatternRewriteWalker(
         GreedyRewritePatternApplier(
             [
-                ReshapeOfReshape(),
-                IdentityReshape(),
-                SqueezeUnitDims(),
-                TransposeOfTranspose(),
-                IdentityTranspose(),
+                *ReshapeHasCanonicalizationPatterns.get_canonicalization_patterns(),
+                *TransposeHasCanonicalizationPatterns.get_canonicalization_patterns(),
             ]
         ),
     ).rewrite_region(grid.body)
