@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 import threading
 from pathlib import Path
 
@@ -19,32 +18,41 @@ import pallas_ir
 from pallas_ir.cache import CompileCache, cache_root, entry_key
 from pallas_ir.registry import default_pipeline
 
-# A child process compiles two identical layers and runs them: what it prints is the
-# profile's counts and the largest difference from eager.
-_CHILD = textwrap.dedent(
-    """
-    import json, sys, torch, pallas_ir
+
+def two_layers(cache: str | Path) -> dict:
+    """Two identical layers compiled with a cache and run: the profile's counts and the
+    largest difference from eager. A child process runs it to show what a second
+    process reads back; the checks of damaged entries run it in this process."""
     torch.manual_seed(0)
     layers = torch.nn.Sequential(
-        torch.nn.Linear(128, 128), torch.nn.GELU(), torch.nn.Linear(128, 128), torch.nn.GELU()
+        torch.nn.Linear(128, 128),
+        torch.nn.GELU(),
+        torch.nn.Linear(128, 128),
+        torch.nn.GELU(),
     ).eval()
     x = torch.randn(16, 128)
     with torch.no_grad(), pallas_ir.profile_compiles() as profile:
-        got = pallas_ir.compile(layers, [x], cache=sys.argv[1])(x)
+        got = pallas_ir.compile(layers, [x], cache=cache)(x)
         want = layers(x)
-    print(json.dumps({
+    return {
         "programs": profile.programs,
         "cache_hits": profile.cache_hits,
         "phases": sorted(profile.seconds),
         "error": float((got - want).abs().max()),
-    }))
-    """
+    }
+
+
+_CHILD = (
+    "import json, sys\n"
+    "sys.path[:0] = [sys.argv[2]]\n"
+    "from test_compile_cache import two_layers\n"
+    "print(json.dumps(two_layers(sys.argv[1])))\n"
 )
 
 
 def _child(cache: Path) -> dict:
     out = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(cache)],
+        [sys.executable, "-c", _CHILD, str(cache), str(Path(__file__).parent)],
         env={**os.environ, "JAX_PLATFORMS": "cpu"},
         capture_output=True,
         text=True,
@@ -74,11 +82,11 @@ def test_a_second_process_reads_the_program_back(tmp_path: Path) -> None:
     for name, damage in (("module.json", b"x"), ("program-interpret-cpu", b"\0" * 7)):
         path = entry / name
         path.write_bytes(path.read_bytes()[:-50] + damage)
-    third = _child(tmp_path)
+    third = two_layers(tmp_path)
     assert third["cache_hits"] == 0
     assert {"tile", "jax export"} <= set(third["phases"])
     assert third["error"] < 1e-5
-    assert _child(tmp_path)["cache_hits"] == 1
+    assert two_layers(tmp_path)["cache_hits"] == 1
 
 
 def test_an_entry_holds_the_emitted_module(tmp_path: Path) -> None:
