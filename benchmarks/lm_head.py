@@ -1,0 +1,141 @@
+"""A language model's head in training: `loss = F.cross_entropy(x @ w.T, y)` and its
+gradients `dx`, `dw`, as pallas-ir compiles the whole step (one program), checked
+against libtpu for both chips and timed on a TPU against the same step in jax (one
+XLA program, `jax.value_and_grad`, f32 products at `precision=HIGHEST`, as torch's).
+
+The TPU machine has jax but no torch, so the work is split in two:
+
+    python benchmarks/lm_head.py emit --out DIR [--shapes 512x768x50257 ...] [--aot]
+    python benchmarks/lm_head.py time --dir DIR                                 # TPU
+
+`emit` compiles the step at each `TOKENSxDIMxCLASSES` shape, prints its launches and
+modelled HBM bytes against the floor (x, w and y read once; dx and dw written once),
+and writes the emitted module (interpret off) as `lm_TOKENSxDIMxCLASSES.py`, with the
+program's constants (the arrays its `forward` takes after the data) beside it. With
+`--aot` it also compiles every kernel with libtpu for v5e and v6e (deviceless) and
+prints what failed. `time` runs each module on random data, compares the loss and
+both gradients with jax's, and times both: 50 steps chained in one jitted
+`fori_loop` (`llama_layer.kernel_time`), so the figure is device time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+from pathlib import Path
+
+SHAPES = ["512x768x50257", "2048x768x32000", "4096x1024x32000"]
+
+
+def _step(x, w, y):
+    import torch
+    import torch.nn.functional as F
+
+    def loss(x, w, y):
+        return F.cross_entropy(x @ w.t(), y)
+
+    (dx, dw), value = torch.func.grad_and_value(loss, argnums=(0, 1))(x, w, y)
+    return value, dx, dw
+
+
+def emit(out: Path, shapes: list[str], aot: bool) -> None:
+    import numpy as np
+    import torch
+
+    import pallas_ir
+    from pallas_ir.check import arg_specs
+    from pallas_ir.tpu_check import aot_compile_many
+
+    out.mkdir(parents=True, exist_ok=True)
+    for shape in shapes:
+        tokens, dim, classes = map(int, shape.split("x"))
+        torch.manual_seed(0)
+        x, w = torch.randn(tokens, dim), torch.randn(classes, dim) * dim**-0.5
+        y = torch.randint(0, classes, (tokens,))
+        k = pallas_ir.compile(_step, [x, w, y], cache=False, interpret=False)
+        report = k.cost_report()
+        moved = sum(o.bytes for c in report.calls for o in c.operands)
+        moved += sum(c.read + c.written for c in report.xla_calls)
+        floor = 2 * (tokens * dim + classes * dim) * 4 + tokens * 4 + 4
+        line = (
+            f"{shape}: {len(report.calls)} Pallas launches, {len(report.xla_calls)} XLA, "
+            f"{moved / 1e6:.1f} MB modelled, floor {floor / 1e6:.1f} MB "
+            f"(logits {tokens * classes * 4 / 1e6:.1f} MB)"
+        )
+        if aot:
+            specs = arg_specs(k.module)
+            for chip in ("v5e", "v6e"):
+                (result,) = aot_compile_many([(k.source, specs)], chip=chip)
+                line += f", {chip} " + ("compiles" if result.ok else result.message)
+        print(line, flush=True)
+        (out / f"lm_{shape}.py").write_text(k.source)
+        constants = [np.asarray(a) for a in k.host_arguments(x, w, y)[3:]]
+        np.savez(out / f"lm_{shape}.npz", *constants)
+
+
+def time_modules(folder: Path, json_out: Path | None) -> None:
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    from llama_layer import kernel_time
+
+    def loss(x, w, y):
+        logits = jnp.dot(x, w.T, precision=jax.lax.Precision.HIGHEST)
+        lse = jax.nn.logsumexp(logits, -1)
+        return jnp.mean(lse - jnp.take_along_axis(logits, y[:, None], -1)[:, 0])
+
+    def reference(x, w, y):
+        value, (dx, dw) = jax.value_and_grad(loss, argnums=(0, 1))(x, w, y)
+        return value, dx, dw
+
+    rows_out = []
+    for path in sorted(glob.glob(str(folder / "lm_*.py"))):
+        name = Path(path).name.removesuffix(".py")
+        tokens, dim, classes = map(int, name[3:].split("x"))
+        x = jax.random.normal(jax.random.key(0), (tokens, dim), jnp.float32)
+        w = jax.random.normal(jax.random.key(1), (classes, dim), jnp.float32) * dim**-0.5
+        y = jax.random.randint(jax.random.key(2), (tokens,), 0, classes, jnp.int32)
+        data = np.load(Path(path).with_suffix(".npz"))
+        args = [x, w, y, *(jnp.asarray(data[f"arr_{i}"]) for i in range(len(data.files)))]
+        namespace: dict = {}
+        exec(compile(Path(path).read_text(), path, "exec"), namespace)  # noqa: S102
+
+        def ours(*args, forward=namespace["forward"]):
+            return tuple(forward(*args, interpret=False))[:3]  # then its label checks
+
+        got, want = jax.jit(ours)(*args), jax.jit(reference)(x, w, y)
+        errors = [float(jnp.max(jnp.abs(g - r))) for g, r in zip(got, want, strict=True)]
+        row = {
+            "name": name,
+            "loss_error": errors[0],
+            "dx_error": errors[1],
+            "dw_error": errors[2],
+            "pallas_ir_us": round(kernel_time(ours, tuple(args), {}), 1),
+            "xla_us": round(kernel_time(reference, (x, w, y), {}), 1),
+        }
+        print(json.dumps(row), flush=True)
+        rows_out.append(row)
+    if json_out is not None:
+        json_out.write_text(json.dumps(rows_out, indent=1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    e = sub.add_parser("emit", help="compile and write the modules (needs torch)")
+    e.add_argument("--out", type=Path, required=True)
+    e.add_argument("--shapes", nargs="+", default=SHAPES)
+    e.add_argument("--aot", action="store_true", help="compile for v5e and v6e too")
+    t = sub.add_parser("time", help="time the modules (needs a TPU)")
+    t.add_argument("--dir", type=Path, required=True)
+    t.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    if args.command == "emit":
+        emit(args.out, args.shapes, args.aot)
+    else:
+        time_modules(args.dir, args.json)
+
+
+if __name__ == "__main__":
+    main()
