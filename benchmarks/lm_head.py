@@ -8,7 +8,9 @@ The TPU machine has jax but no torch, so the work is split in two:
     python benchmarks/lm_head.py emit --out DIR [--shapes 512x768x50257 ...] [--aot]
     python benchmarks/lm_head.py time --dir DIR                                 # TPU
 
-`emit` compiles the step at each `TOKENSxDIMxCLASSES` shape, prints its launches and
+`emit` compiles the step at each `TOKENSxDIMxCLASSES` shape, its data float32 or
+(`--dtype bfloat16`, modules named `lm_SHAPE_bfloat16.py`) bfloat16 as autocast runs
+it: the product in bfloat16, the loss in float32. It prints its launches and
 modelled HBM bytes against the floor (x, w and y read once; dx and dw written once),
 and writes the emitted module (interpret off) as `lm_TOKENSxDIMxCLASSES.py`, with the
 program's constants (the arrays its `forward` takes after the data) beside it. With
@@ -33,13 +35,14 @@ def _step(x, w, y):
     import torch.nn.functional as F
 
     def loss(x, w, y):
-        return F.cross_entropy(x @ w.t(), y)
+        # bfloat16 data as autocast runs it: the product in bfloat16, the loss in float32
+        return F.cross_entropy((x @ w.t()).float(), y)
 
     (dx, dw), value = torch.func.grad_and_value(loss, argnums=(0, 1))(x, w, y)
     return value, dx, dw
 
 
-def emit(out: Path, shapes: list[str], aot: bool) -> None:
+def emit(out: Path, shapes: list[str], aot: bool, dtype: str) -> None:
     import numpy as np
     import torch
 
@@ -52,12 +55,13 @@ def emit(out: Path, shapes: list[str], aot: bool) -> None:
         tokens, dim, classes = map(int, shape.split("x"))
         torch.manual_seed(0)
         x, w = torch.randn(tokens, dim), torch.randn(classes, dim) * dim**-0.5
+        x, w = x.to(getattr(torch, dtype)), w.to(getattr(torch, dtype))
         y = torch.randint(0, classes, (tokens,))
         k = pallas_ir.compile(_step, [x, w, y], cache=False, interpret=False)
         report = k.cost_report()
         moved = sum(o.bytes for c in report.calls for o in c.operands)
         moved += sum(c.read + c.written for c in report.xla_calls)
-        floor = 2 * (tokens * dim + classes * dim) * 4 + tokens * 4 + 4
+        floor = 2 * (tokens * dim + classes * dim) * x.element_size() + tokens * 4 + 4
         line = (
             f"{shape}: {len(report.calls)} Pallas launches, {len(report.xla_calls)} XLA, "
             f"{moved / 1e6:.1f} MB modelled, floor {floor / 1e6:.1f} MB "
@@ -69,9 +73,10 @@ def emit(out: Path, shapes: list[str], aot: bool) -> None:
                 (result,) = aot_compile_many([(k.source, specs)], chip=chip)
                 line += f", {chip} " + ("compiles" if result.ok else result.message)
         print(line, flush=True)
-        (out / f"lm_{shape}.py").write_text(k.source)
+        name = f"lm_{shape}" + ("" if dtype == "float32" else f"_{dtype}")
+        (out / f"{name}.py").write_text(k.source)
         constants = [np.asarray(a) for a in k.host_arguments(x, w, y)[3:]]
-        np.savez(out / f"lm_{shape}.npz", *constants)
+        np.savez(out / f"{name}.npz", *constants)
 
 
 def time_modules(folder: Path, json_out: Path | None) -> None:
@@ -81,7 +86,7 @@ def time_modules(folder: Path, json_out: Path | None) -> None:
     from llama_layer import kernel_time
 
     def loss(x, w, y):
-        logits = jnp.dot(x, w.T, precision=jax.lax.Precision.HIGHEST)
+        logits = jnp.dot(x, w.T, precision=jax.lax.Precision.HIGHEST).astype(jnp.float32)
         lse = jax.nn.logsumexp(logits, -1)
         return jnp.mean(lse - jnp.take_along_axis(logits, y[:, None], -1)[:, 0])
 
@@ -92,9 +97,13 @@ def time_modules(folder: Path, json_out: Path | None) -> None:
     rows_out = []
     for path in sorted(glob.glob(str(folder / "lm_*.py"))):
         name = Path(path).name.removesuffix(".py")
-        tokens, dim, classes = map(int, name[3:].split("x"))
-        x = jax.random.normal(jax.random.key(0), (tokens, dim), jnp.float32)
-        w = jax.random.normal(jax.random.key(1), (classes, dim), jnp.float32) * dim**-0.5
+        shape, _, dtype = name[3:].partition("_")
+        tokens, dim, classes = map(int, shape.split("x"))
+        dtype = jnp.dtype(dtype or "float32")
+        x = jax.random.normal(jax.random.key(0), (tokens, dim), dtype)
+        w = (jax.random.normal(jax.random.key(1), (classes, dim)) * dim**-0.5).astype(
+            dtype
+        )
         y = jax.random.randint(jax.random.key(2), (tokens,), 0, classes, jnp.int32)
         data = np.load(Path(path).with_suffix(".npz"))
         args = [x, w, y, *(jnp.asarray(data[f"arr_{i}"]) for i in range(len(data.files)))]
@@ -105,7 +114,10 @@ def time_modules(folder: Path, json_out: Path | None) -> None:
             return tuple(forward(*args, interpret=False))[:3]  # then its label checks
 
         got, want = jax.jit(ours)(*args), jax.jit(reference)(x, w, y)
-        errors = [float(jnp.max(jnp.abs(g - r))) for g, r in zip(got, want, strict=True)]
+        errors = [
+            float(jnp.max(jnp.abs(g.astype(jnp.float32) - r.astype(jnp.float32))))
+            for g, r in zip(got, want, strict=True)
+        ]
         row = {
             "name": name,
             "loss_error": errors[0],
@@ -127,12 +139,13 @@ def main() -> None:
     e.add_argument("--out", type=Path, required=True)
     e.add_argument("--shapes", nargs="+", default=SHAPES)
     e.add_argument("--aot", action="store_true", help="compile for v5e and v6e too")
+    e.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
     t = sub.add_parser("time", help="time the modules (needs a TPU)")
     t.add_argument("--dir", type=Path, required=True)
     t.add_argument("--json", type=Path)
     args = parser.parse_args()
     if args.command == "emit":
-        emit(args.out, args.shapes, args.aot)
+        emit(args.out, args.shapes, args.aot, args.dtype)
     else:
         time_modules(args.dir, args.json)
 

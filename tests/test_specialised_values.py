@@ -71,3 +71,28 @@ def test_gaussian_nll_loss_checks_its_variances_as_eager():
         fn(a, b, -v)  # eager refuses negative variances; the compiled program too
     with pytest.raises(UnsupportedError, match="specialised on 0"):
         compiled(a, b, -v)
+
+
+def test_the_trace_runs_on_data_only_where_the_program_reads_it():
+    """The frontend traces on fake tensors (no eager compute), and again on the example
+    inputs where the program reads a value back (`.item()`): both compile and match
+    eager."""
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    seen: list[bool] = []
+
+    def scaled(x):
+        seen.append(isinstance(x, FakeTensor))
+        return x * 2
+
+    def by_its_sum(x):
+        seen.append(isinstance(x, FakeTensor))
+        return x * x.sum().item()
+
+    x = torch.randn(8, 128, generator=torch.Generator().manual_seed(1))
+    for fn, traced_on in ((scaled, [True]), (by_its_sum, [True, False])):
+        want = fn(x)
+        seen.clear()
+        compiled = pallas_ir.compile(fn, [x])
+        assert seen == traced_on  # fake tensors; then the example inputs, if it reads
+        torch.testing.assert_close(compiled(x), want)
