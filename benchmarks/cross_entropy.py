@@ -20,7 +20,6 @@ each other).
 
 from __future__ import annotations
 
-import argparse
 import glob
 import json
 from pathlib import Path
@@ -89,15 +88,11 @@ def time_modules(folder: Path, json_out: Path | None) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    e = sub.add_parser("emit", help="compile and write the modules (needs torch)")
-    e.add_argument("--out", type=Path, required=True)
+    from llama_layer import emit_and_time_parser
+
+    parser, e = emit_and_time_parser(__doc__.splitlines()[0])
     e.add_argument("--shapes", nargs="+", default=SHAPES)
     e.add_argument("--suffix", default="", help="e.g. .base for another version")
-    t = sub.add_parser("time", help="time the modules (needs a TPU)")
-    t.add_argument("--dir", type=Path, required=True)
-    t.add_argument("--json", type=Path)
     args = parser.parse_args()
     if args.command == "emit":
         emit(args.out, args.shapes, args.suffix)

@@ -200,15 +200,25 @@ def time_layers(folder: Path) -> list[dict]:
     return records
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def emit_and_time_parser(
+    description: str,
+) -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+    """The command line of a benchmark split in two, as the TPU machine has no torch:
+    `emit --out DIR` compiles and writes modules here, `time --dir DIR [--json F]`
+    times them on a TPU. Returns the parser and `emit`'s, for its own options."""
+    ap = argparse.ArgumentParser(description=description)
     sub = ap.add_subparsers(dest="command", required=True)
-    e = sub.add_parser("emit", help="compile the layer and write its module")
+    e = sub.add_parser("emit", help="compile and write the modules (needs torch)")
     e.add_argument("--out", type=Path, required=True)
-    e.add_argument("--dims", type=int, nargs="+", default=[256, 1024])
-    t = sub.add_parser("time", help="time the written modules on a TPU")
+    t = sub.add_parser("time", help="time the written modules (needs a TPU)")
     t.add_argument("--dir", type=Path, required=True)
     t.add_argument("--json", type=Path, help="write the records here too")
+    return ap, e
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap, e = emit_and_time_parser(__doc__.split("\n\n")[0])
+    e.add_argument("--dims", type=int, nargs="+", default=[256, 1024])
     args = ap.parse_args(argv)
     if args.command == "emit":
         emit(args.out, args.dims)

@@ -22,7 +22,6 @@ both gradients with jax's, and times both: 50 steps chained in one jitted
 
 from __future__ import annotations
 
-import argparse
 import glob
 import json
 from pathlib import Path
@@ -79,7 +78,7 @@ def emit(out: Path, shapes: list[str], aot: bool, dtype: str) -> None:
         np.savez(out / f"{name}.npz", *constants)
 
 
-def time_modules(folder: Path, json_out: Path | None) -> None:
+def time_modules(folder: Path) -> list[dict]:
     import jax
     import jax.numpy as jnp
     import numpy as np
@@ -128,26 +127,23 @@ def time_modules(folder: Path, json_out: Path | None) -> None:
         }
         print(json.dumps(row), flush=True)
         rows_out.append(row)
-    if json_out is not None:
-        json_out.write_text(json.dumps(rows_out, indent=1))
+    return rows_out
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    e = sub.add_parser("emit", help="compile and write the modules (needs torch)")
-    e.add_argument("--out", type=Path, required=True)
+    from llama_layer import emit_and_time_parser
+
+    parser, e = emit_and_time_parser(__doc__.splitlines()[0])
     e.add_argument("--shapes", nargs="+", default=SHAPES)
     e.add_argument("--aot", action="store_true", help="compile for v5e and v6e too")
     e.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
-    t = sub.add_parser("time", help="time the modules (needs a TPU)")
-    t.add_argument("--dir", type=Path, required=True)
-    t.add_argument("--json", type=Path)
     args = parser.parse_args()
-    if args.command == "emit":
-        emit(args.out, args.shapes, args.aot, args.dtype)
-    else:
-        time_modules(args.dir, args.json)
+    if args.command == "time":
+        rows = time_modules(args.dir)
+        if args.json is not None:
+            args.json.write_text(json.dumps(rows, indent=1))
+        return
+    emit(args.out, args.shapes, args.aot, args.dtype)
 
 
 if __name__ == "__main__":
