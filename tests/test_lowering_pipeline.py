@@ -8,12 +8,14 @@ from pathlib import Path
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from xdsl.dialects.builtin import TensorType
 
 import pallas_ir
 from pallas_ir.check import arg_specs, example_inputs
 from pallas_ir.reference import run_forward
 from pallas_ir.tpu_check import aot_compile_many, exec_source, lower_for_tpu
 
+FILECHECK = Path(__file__).parent / "filecheck" / "lowering"
 EXAMPLES = sorted((Path(__file__).parent.parent / "examples" / "ta").glob("*.mlir"))
 PIPELINE = (
     "split-kernel-loops,stride-to-reshape,canonicalize-permutation,"
@@ -163,6 +165,62 @@ def test_bf16_split_reduction_accumulates_in_an_f32_scratch() -> None:
         [(pallas_ir.emit_python(lowered), arg_specs(lowered))], chip="v5e"
     )
     assert results[0].ok, results[0].message
+
+
+BF16_PRODUCT_RAGGED_K = """
+// out = x @ w for x: bf16[16, 1000], w: bf16[1000, 128] (out f32).
+ta.kernel @matmul(%x: memref<16x1000xbf16> {role = "in"}, %w: memref<1000x128xbf16> {role = "in"}, %out: memref<16x128xf32> {role = "out"}) {
+  ta.loop [16, 128] reduce [1000] (%m, %n, %k) {
+    %a = ta.load %x[affine_map<(d0, d1, d2) -> (d0, d2)>](%m, %n, %k) : memref<16x1000xbf16>
+    %aw = arith.extf %a : bf16 to f32
+    %b = ta.load %w[affine_map<(d0, d1, d2) -> (d2, d1)>](%m, %n, %k) : memref<1000x128xbf16>
+    %bw = arith.extf %b : bf16 to f32
+    %p = arith.mulf %aw, %bw : f32
+    %s = ta.reduce <sum> %p : f32
+    ta.store %s, %out[affine_map<(d0, d1, d2) -> (d0, d1)>](%m, %n, %k) : memref<16x128xf32>
+  }
+}
+func.func @forward(%x: memref<16x1000xbf16>, %w: memref<1000x128xbf16>) -> memref<16x128xf32> {
+  %out = ta.alloc : memref<16x128xf32>
+  ta.launch @matmul(%x, %w, %out) : memref<16x1000xbf16>, memref<1000x128xbf16>, memref<16x128xf32>
+  func.return %out : memref<16x128xf32>
+}
+"""
+
+
+def test_a_bfloat16_product_splits_a_k_no_part_divides() -> None:
+    """k = 1000 with bfloat16 factors, in a budget its whole k does not fit: parts of
+    384 over a sequential grid dim, the last running past k's end with both factors'
+    padding set to 0 (the MXU sums it). Before, a bfloat16 product refused the ragged
+    part (its masks were (16, 1, 384) tiles, which Mosaic cannot select on): a product
+    over a vocabulary of 50257 ran on XLA. The masks now run on 2-D tiles
+    (`SqueezeUnitDims` rebuilds their iotas), and a select on such a tile that is
+    left is widened (`WidenPackedSelectOnUnitSublanes`)."""
+    source = pallas_ir.parse(BF16_PRODUCT_RAGGED_K)
+    lowered = pallas_ir.parse(BF16_PRODUCT_RAGGED_K)
+    pallas_ir.run_passes(lowered, with_budget(300_000))
+    report = pallas_ir.cost_report(lowered)
+    assert not report.xla_calls, report.format()
+    (call,) = [op for op in lowered.walk() if op.name == "pallas.call"]
+    assert call.grid.get_values() == (1, 1, 3)  # type: ignore[attr-defined]
+    unit_sublanes = [
+        t
+        for op in call.walk()
+        for t in op.result_types
+        if isinstance(t, TensorType) and t.get_num_dims() >= 3 and t.get_shape()[-2] == 1
+    ]
+    assert not unit_sublanes
+    assert_interpret_matches(source, lowered, seed=3)
+    legalized = pallas_ir.parse(
+        (
+            FILECHECK / "legalize-mosaic" / "widen-packed-select-on-unit-sublanes.mlir"
+        ).read_text()
+    )
+    pallas_ir.run_passes(legalized, "pallas-legalize-mosaic")
+    items = [(pallas_ir.emit_python(m), arg_specs(m)) for m in (lowered, legalized)]
+    for chip in ("v5e", "v6e"):
+        results = aot_compile_many(items, chip=chip)
+        assert all(r.ok for r in results), [r.message for r in results]
 
 
 EMBEDDING_2048 = """

@@ -440,6 +440,32 @@ class RollOpBase(IRDLOperation):
             )
 
 
+class IotaOpBase(IRDLOperation):
+    """The i32 indices along dim `dim` of a tile, from an offset (the same across the
+    other dims). Each dialect says where the offset comes from: `tl` from the grid
+    indices through a map, `pallas` from an i32 scalar."""
+
+    dim = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+
+    def along(self, dim: int, tile_type: TensorType) -> IotaOpBase:
+        """The same indices, from the same offset, along dim `dim` of a tile of
+        `tile_type` (a canonicalization that drops unit dims renumbers `dim`)."""
+        return type(self).create(
+            operands=list(self.operands),
+            properties={**self.properties, "dim": IntegerAttr(dim, i64)},
+            result_types=[tile_type],
+        )
+
+    def verify_(self) -> None:
+        t = self.result.type
+        assert isinstance(t, TensorType)
+        if t.element_type != i32:
+            raise VerifyException(f"{self.name} gives i32 values")
+        if not 0 <= self.dim.value.data < t.get_num_dims():
+            raise VerifyException(f"dim {self.dim.value.data} is not a dim of {t}")
+
+
 class TileToTileOpBase(IRDLOperation):
     """`%r = D.op %v : tensor<...> to tensor<...>`: one tile in, one tile out."""
 

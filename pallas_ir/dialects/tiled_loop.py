@@ -24,7 +24,6 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     TensorType,
-    i32,
     i64,
 )
 from xdsl.dialects.utils import EnumAttribute
@@ -79,6 +78,7 @@ from pallas_ir.dialects.common import (
     CompareOpBase,
     ConvertOpBase,
     DotOpBase,
+    IotaOpBase,
     KernelOpBase,
     ReduceTileOpBase,
     ReductionKind,
@@ -1197,7 +1197,7 @@ class ScatterOp(IRDLOperation):
 
 
 @irdl_op_definition
-class IotaOp(IRDLOperation):
+class IotaOp(IotaOpBase):
     """The loop indices a tile covers, as i32 values: element `x` along `dim` is
     `offset + x` (the same across the other dims), where the map gives the offset from
     the grid indices.
@@ -1210,9 +1210,7 @@ class IotaOp(IRDLOperation):
     name = "tl.iota"
 
     dims = var_operand_def(IndexType)
-    dim = prop_def(IntegerAttr[I64])
     map = prop_def(AffineMapAttr)
-    result = result_def(TensorType)
 
     traits = traits_def(HasAncestor(GridOp), Pure())
     assembly_format = "`dim` $dim `offset` $map `(` $dims `)` attr-dict `:` type($result)"
@@ -1231,12 +1229,7 @@ class IotaOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        t = self.result.type
-        assert isinstance(t, TensorType)
-        if t.element_type != i32:
-            raise VerifyException("tl.iota gives i32 values")
-        if not 0 <= self.dim.value.data < t.get_num_dims():
-            raise VerifyException(f"dim {self.dim.value.data} is not a dim of {t}")
+        super().verify_()
         verify_map_arity(self.map.data, len(self.dims), 0, 1, "iota")
         for i, d in enumerate(self.dims):
             if _grid_extent(d) is None:

@@ -27,6 +27,9 @@ rejects some of it. Each pattern here rewrites one such form into explicit palla
   the 32-bit value, then narrow.
 - `WidenPackedSublaneRoll`: no rotation of packed (8- or 16-bit) data along sublanes
   ("unsupported packed type rotation"). Widen to 32 bits, roll, narrow.
+- `WidenPackedSelectOnUnitSublanes`: no select of packed (8- or 16-bit) data of
+  shape (..., 1, n) on a mask that varies along lanes ("Not implemented: Sublane
+  broadcast"). Widen to 32 bits, select, narrow.
 - `RollRank1AsRow`: no rotation of a rank-1 value ("Unsupported 1D shape"). Reshape to
   one row, roll its lanes, reshape back.
 
@@ -566,6 +569,17 @@ class ExpandF16Rounding(RewritePattern):
             rewriter.erase(narrow)
 
 
+def _wide_type(t: TensorType) -> TensorType | None:
+    """The 32-bit type of a packed (8- or 16-bit) tile: f32 for floats, i32 for
+    integers; None for a tile that is not packed."""
+    element = t.element_type
+    if isinstance(element, IntegerType) and element.width.data in (8, 16):
+        return TensorType(i32, t.get_shape())
+    if isinstance(element, AnyFloat) and element.bitwidth < 32:
+        return TensorType(f32, t.get_shape())
+    return None
+
+
 @dataclass(frozen=True)
 class WidenPackedSublaneRoll(RewritePattern):
     """Mosaic rotates packed (8- or 16-bit) tiles along lanes and leading dims but not
@@ -586,19 +600,47 @@ class WidenPackedSublaneRoll(RewritePattern):
         t = op.result.type
         assert isinstance(t, TensorType)
         rank, dim = t.get_num_dims(), op.dim.value.data
-        element = t.element_type
-        if rank < 2 or dim != rank - 2:
-            return
-        if isinstance(element, IntegerType) and element.width.data in (8, 16):
-            wide = TensorType(i32, t.get_shape())
-        elif isinstance(element, AnyFloat) and element.bitwidth < 32:
-            wide = TensorType(f32, t.get_shape())
-        else:
+        wide = _wide_type(t)
+        if rank < 2 or dim != rank - 2 or wide is None:
             return
         widened = pallas.ConvertOp(op.source, wide)
         rolled = pallas.RollOp(widened.result, op.shift.value.data, dim)
         narrow = pallas.ConvertOp(rolled.result, t)
         _replace(rewriter, op, [widened, rolled, narrow], narrow.result)
+
+
+@dataclass(frozen=True)
+class WidenPackedSelectOnUnitSublanes(RewritePattern):
+    """Mosaic selects packed (8- or 16-bit) tiles of rank 3 or more whose second-minor
+    dim is 1 only on masks constant along lanes: a mask that varies along lanes (a
+    ragged k part's, from an iota) fails with "Not implemented: Sublane broadcast"
+    (v5e and v6e, broadcast or not). The select runs on the 32-bit values and is
+    narrowed back, which is exact. (`tile` drops such unit dims where it can:
+    `SqueezeUnitDims`.)
+
+    ```mlir
+    %r = pallas.select %m, %a, %b : tensor<16x1x384xi1>, tensor<16x1x384xbf16>
+    // becomes
+    %0 = pallas.convert %a : tensor<16x1x384xbf16> to tensor<16x1x384xf32>
+    %1 = pallas.convert %b : tensor<16x1x384xbf16> to tensor<16x1x384xf32>
+    %2 = pallas.select %m, %0, %1 : tensor<16x1x384xi1>, tensor<16x1x384xf32>
+    %r = pallas.convert %2 : tensor<16x1x384xf32> to tensor<16x1x384xbf16>
+    ```
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: pallas.SelectOp, rewriter: PatternRewriter) -> None:
+        t = op.result.type
+        assert isinstance(t, TensorType)
+        wide = _wide_type(t)
+        if wide is None or t.get_num_dims() < 3 or t.get_shape()[-2] != 1:
+            return
+        if not _in_kernel(op):
+            return
+        widened = [pallas.ConvertOp(v, wide) for v in (op.true_value, op.false_value)]
+        chosen = pallas.SelectOp(op.cond, widened[0].result, widened[1].result)
+        narrow = pallas.ConvertOp(chosen.result, t)
+        _replace(rewriter, op, [*widened, chosen, narrow], narrow.result)
 
 
 @dataclass(frozen=True)
@@ -638,6 +680,7 @@ MOSAIC_PATTERNS: tuple[RewritePattern, ...] = (
     WidenBeforeNarrowReshape(),
     ReshapeBeforeNarrowing(),
     WidenPackedSublaneRoll(),
+    WidenPackedSelectOnUnitSublanes(),
     RollRank1AsRow(),
 )
 

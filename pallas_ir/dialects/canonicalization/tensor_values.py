@@ -21,6 +21,7 @@ from pallas_ir.dialects.common import (
     BroadcastOpBase,
     CompareOpBase,
     ConvertOpBase,
+    IotaOpBase,
     ReshapeOpBase,
     SelectOpBase,
     TransposeOpBase,
@@ -108,6 +109,21 @@ def _squeezable(op: Operation) -> bool:
     return all(_tile_shape(v) == shape for v in op.operands)
 
 
+def _iota_without_unit_dims(v: SSAValue, user: Operation) -> int | None:
+    """The dim of iota `v` on the tile element-wise `user` rebuilds it at (without the
+    unit dims `user` drops), or None: `v` is no iota, or `user` drops its dim (or is
+    a broadcast, whose source keeps other dims)."""
+    iota = v.owner
+    if not isinstance(iota, IotaOpBase) or isinstance(user, BroadcastOpBase):
+        return None
+    shape = _tile_shape(v)
+    assert shape is not None
+    dropped, dim = _dropped_unit_dims(shape), iota.dim.value.data
+    if dim in dropped:
+        return None
+    return dim - sum(d < dim for d in dropped)
+
+
 def _agree(producer: Operation, user: Operation) -> bool:
     """Whether `user` takes `producer`'s result at the shape `producer` is rebuilt
     with: an element-wise user drops the same dims; a broadcast drops its result's
@@ -144,9 +160,10 @@ class SqueezeUnitDims(RewritePattern):
     Matched at a reshape of such a value. The component of squeezable ops it belongs to
     (`_squeezable`, connected through their operands and uses, in one block) is rebuilt
     without its unit dims (`_dropped_unit_dims`) when it is closed: every operand from
-    outside is a reshape or a splat constant and every use outside is a reshape, so the
-    reshapes fold (`ReshapeOfReshape`) and no new layout change is left. Otherwise
-    nothing changes."""
+    outside is a reshape, a splat constant or an iota along a dim it keeps (a mask's
+    indices), and every use outside is a reshape, so the reshapes fold
+    (`ReshapeOfReshape`) and no new layout change is left. Otherwise nothing
+    changes."""
 
     MAX_OPS = 256
     """The largest component rebuilt (the search runs from every reshape)."""
@@ -221,7 +238,11 @@ class SqueezeUnitDims(RewritePattern):
                         continue
                     members.add(owner)
                     todo.append(owner)
-                elif not isinstance(owner, ReshapeOpBase) and _splat(v) is None:
+                elif not (
+                    isinstance(owner, ReshapeOpBase)
+                    or _splat(v) is not None
+                    or _iota_without_unit_dims(v, op) is not None
+                ):
                     return None
             for use in op.results[0].uses:
                 user = use.operation
@@ -250,11 +271,16 @@ class SqueezeUnitDims(RewritePattern):
         member: Operation,
     ) -> SSAValue:
         """An operand from outside the component at `shape` (without the unit dims
-        `member` drops): a splat constant made anew, a reshape's source reshaped."""
+        `member` drops): a splat constant or an iota made anew, a reshape's source
+        reshaped."""
         t = v.type
         assert isinstance(t, TensorType)
         want = TensorType(t.element_type, list(shape))
-        if (const := _splat(v)) is not None:
+        if (dim := _iota_without_unit_dims(v, member)) is not None:
+            iota = v.owner
+            assert isinstance(iota, IotaOpBase)
+            new = iota.along(dim, want)
+        elif (const := _splat(v)) is not None:
             value = DenseIntOrFPElementsAttr.from_list(
                 want,
                 [const.value.get_values()[0]],  # type: ignore[union-attr]

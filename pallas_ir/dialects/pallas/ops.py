@@ -51,6 +51,7 @@ from pallas_ir.dialects.common import (
     CompareOpBase,
     ConvertOpBase,
     DotOpBase,
+    IotaOpBase,
     ReduceTileOpBase,
     ReshapeHasCanonicalizationPatterns,
     ReshapeOpBase,
@@ -744,7 +745,7 @@ class ReadOp(IRDLOperation):
 
 
 @irdl_op_definition
-class IotaOp(IRDLOperation):
+class IotaOp(IotaOpBase):
     """`jax.lax.broadcasted_iota(jnp.int32, shape, dim) + offset`: indices along one dim
     of a tile, from an i32 scalar offset.
 
@@ -756,8 +757,6 @@ class IotaOp(IRDLOperation):
     name = "pallas.iota"
 
     offset = operand_def(i32)
-    dim = prop_def(IntegerAttr[I64])
-    result = result_def(TensorType)
 
     traits = traits_def(HasAncestor(CallOp), Pure())
     assembly_format = "$offset `dim` $dim attr-dict `:` type($offset) `->` type($result)"
@@ -768,11 +767,3 @@ class IotaOp(IRDLOperation):
             properties={"dim": IntegerAttr(dim, i64)},
             result_types=[tile_type],
         )
-
-    def verify_(self) -> None:
-        t = self.result.type
-        assert isinstance(t, TensorType)
-        if t.element_type != i32:
-            raise VerifyException("pallas.iota gives i32 values")
-        if not 0 <= self.dim.value.data < t.get_num_dims():
-            raise VerifyException(f"dim {self.dim.value.data} is not a dim of {t}")

@@ -148,18 +148,12 @@ def split_masked(loop: ta.LoopOp) -> bool:
     reduction over the split dim to the reduction's identity (`Emitter.masked`), and
     the per-row stores of a loop of per-row reductions reduced again write only the
     rows inside the dim (a matrix product's factors are both masked: the MXU sums what
-    it is given). Not where a lookup could read its index from the padding (it would
-    fetch an arbitrary row), nor for a product of bfloat16 factors (Mosaic has no
-    sublane broadcast of their mask: "Not implemented", v5e and v6e)."""
+    it is given, bfloat16 factors too). Not where a lookup could read its index from
+    the padding (it would fetch an arbitrary row)."""
     if ta.has_partial_reductions(loop):
         return True
     for op in loop.body.block.ops:
         if isinstance(op, ta.LoadOp | ta.StoreOp) and op.symbols:
-            return False
-        mul = ta.contraction(op)
-        if mul is not None and any(
-            getattr(v.type, "bitwidth", 32) != 32 for v in mxu_factors(mul)
-        ):
             return False
     return True
 

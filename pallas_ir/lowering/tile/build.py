@@ -482,11 +482,12 @@ class Emitter:
             accumulate = ReductionKind(op.value.owner.kind.data)
         self.add(tl.StoreOp(v, buffer, offsets, self.grid_ivs(), accumulate=accumulate))
 
-    def iota(self, l: int) -> SSAValue:
-        """Loop index `l` as an i32 tile: the indices this grid step covers along it."""
+    def iota(self, l: int, rank: int | None = None, dim: int | None = None) -> SSAValue:
+        """Loop index `l` as an i32 tile: the indices this grid step covers along it,
+        in loop space (or along `dim` of a tile of `rank` dims)."""
         t = self.full_shape()[l]
-        dim = self.position[l]
-        shape = [1] * self.rank
+        dim = self.position[l] if dim is None else dim
+        shape = [1] * (self.rank if rank is None else rank)
         shape[dim] = t
         in_grid = l < len(self.plan.grid) and self.plan.grid[l] > 1
         offset = AffineDimExpr(l) * t if in_grid else AffineConstantExpr(0)
@@ -535,9 +536,8 @@ class Emitter:
         """The reduction of a product as `tl.dot` (the MXU), in loop space."""
         b, m, n, k = self.dot_dims(mul)  # type: ignore[misc]
         x, y = (self.values[v] for v in mxu_factors(mul))
-        if reduce in self.totals and (ragged := self.ragged_split()) is not None:
-            # the MXU sums the padding of a ragged last k part: zero it in both
-            x, y = (self.masked(v, ragged, ReductionKind.SUM) for v in (x, y))
+        # the MXU sums the padding of a ragged last k part: zero it in both factors
+        ragged = self.ragged_split() if reduce in self.totals else None
         full = self.full_shape()
         batch = [] if b is None else [b]
 
@@ -557,7 +557,14 @@ class Emitter:
         lead = [full[l] for l in batch]
         if len(ks) == 1 and ms == [m]:
             a, bt = arranged(x, [*batch, m, k]), arranged(y, [*batch, k, n])
+            if ragged is not None:
+                # in the dot's layout, where the transposes that bring a (k, n) block
+                # to loop space and back cancel
+                a = self.masked(a, ragged, ReductionKind.SUM, axis=len(batch) + 1)
+                bt = self.masked(bt, ragged, ReductionKind.SUM, axis=len(batch))
         else:
+            if ragged is not None:
+                x, y = (self.masked(v, ragged, ReductionKind.SUM) for v in (x, y))
             # Several reduction dims are one k, and several row dims one m, merged
             # row-major in registers (`tl.reshape`s Mosaic does): (t, h, d) to
             # (t, h * d), (h, t, d) to (h * t, d).
@@ -752,14 +759,17 @@ class Emitter:
                 return l
         return None
 
-    def masked(self, v: SSAValue, l: int, kind: ReductionKind) -> SSAValue:
+    def masked(
+        self, v: SSAValue, l: int, kind: ReductionKind, axis: int | None = None
+    ) -> SSAValue:
         """`v` with its points past the end of loop dim `l` (the padding of the dim's
         last tile, which holds whatever the block read there) set to `kind`'s
-        identity, so that a reduction over them changes nothing."""
+        identity, so that a reduction over them changes nothing. `v` is in loop
+        space, or has loop dim `l` along `axis`."""
         t = v.type
         assert isinstance(t, TensorType)
         shape = list(t.get_shape())
-        index = self.iota(l)
+        index = self.iota(l) if axis is None else self.iota(l, len(shape), axis)
         end = self.splat(self.loop.extents[l], i32, index.type.get_shape())  # type: ignore[attr-defined]
         inside = self.add(tl.CompareOp(ComparePredicate.SLT, index, end))
         identity = DenseIntOrFPElementsAttr.from_list(

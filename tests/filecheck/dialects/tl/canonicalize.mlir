@@ -116,3 +116,40 @@ tl.kernel @kept(%x: memref<64x128xf32> {role = "in"}, %o: memref<64x128xf32> {ro
     tl.store %b2, %v[affine_map<(d0) -> (0, 0)>](%i) : tensor<32x128xf32>, memref<32x128xf32>
   }
 }
+
+// -----
+
+// A mask's iota is made anew without the unit dims, along its renumbered dim: the
+// ragged last k part of a bfloat16 product (k = 1000 in parts of 384) masks (16, 384)
+// tiles, not (16, 1, 384) ones (Mosaic cannot select packed values on those). An iota
+// along a dim that is dropped is a splat of its offset, not an iota of the new shape:
+// its component keeps its unit dims.
+
+// CHECK-LABEL: tl.kernel @masked
+// CHECK:         %[[K:.*]] = tl.iota dim 1 offset affine_map<(d0) -> ((d0 * 384))>(%i) : tensor<1x384xi32>
+// CHECK-NEXT:    %[[END:.*]] = arith.constant dense<1000> : tensor<1x384xi32>
+// CHECK-NEXT:    %[[IN:.*]] = tl.compare <slt> %[[K]], %[[END]] : tensor<1x384xi32>
+// CHECK-NEXT:    %[[M:.*]] = tl.broadcast %[[IN]] : tensor<1x384xi1> to tensor<16x384xi1>
+// CHECK:         tl.select %[[M]], %t, %{{.*}} : tensor<16x384xi1>, tensor<16x384xbf16>
+// CHECK:         %r = tl.iota dim 1 offset affine_map<(d0) -> (d0)>(%i) : tensor<16x1x384xi32>
+// CHECK:         tl.compare <slt> %r, %{{.*}} : tensor<16x1x384xi32>
+tl.kernel @masked(%x: memref<16x1152xbf16> {role = "in"}, %o: memref<16x1152xbf16> {role = "out"}, %q: memref<48x384xi32> {role = "out"}) {
+  tl.grid [3] (parallel) (%i) {
+    %t = tl.load %x[affine_map<(d0) -> (0, d0 * 384)>](%i) : memref<16x1152xbf16> -> tensor<16x384xbf16>
+    %t3 = tl.reshape %t : tensor<16x384xbf16> to tensor<16x1x384xbf16>
+    %k = tl.iota dim 2 offset affine_map<(d0) -> (d0 * 384)>(%i) : tensor<1x1x384xi32>
+    %end = arith.constant dense<1000> : tensor<1x1x384xi32>
+    %in = tl.compare <slt> %k, %end : tensor<1x1x384xi32>
+    %m = tl.broadcast %in : tensor<1x1x384xi1> to tensor<16x1x384xi1>
+    %zero = arith.constant dense<0.000000e+00> : tensor<16x1x384xbf16>
+    %s = tl.select %m, %t3, %zero : tensor<16x1x384xi1>, tensor<16x1x384xbf16>
+    %s2 = tl.reshape %s : tensor<16x1x384xbf16> to tensor<16x384xbf16>
+    tl.store %s2, %o[affine_map<(d0) -> (0, d0 * 384)>](%i) : tensor<16x384xbf16>, memref<16x1152xbf16>
+    %r = tl.iota dim 1 offset affine_map<(d0) -> (d0)>(%i) : tensor<16x1x384xi32>
+    %three = arith.constant dense<3> : tensor<16x1x384xi32>
+    %c = tl.compare <slt> %r, %three : tensor<16x1x384xi32>
+    %ci = tl.convert %c : tensor<16x1x384xi1> to tensor<16x1x384xi32>
+    %c2 = tl.reshape %ci : tensor<16x1x384xi32> to tensor<16x384xi32>
+    tl.store %c2, %q[affine_map<(d0) -> (d0 * 16, 0)>](%i) : tensor<16x384xi32>, memref<48x384xi32>
+  }
+}

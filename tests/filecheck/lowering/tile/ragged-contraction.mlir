@@ -4,19 +4,23 @@
 // x @ w over k = 1000, which no legal part (a multiple of 128) divides, in a budget
 // its whole k does not fit (1.09 MB of blocks): k is split into parts of 512 over a
 // sequential grid dim, the last running 24 past k's end. The MXU sums whatever the
-// blocks hold there, so both factors' padding is set to 0 before the dot.
+// blocks hold there, so both factors' padding is set to 0 before the dot, in the
+// dot's layout: w's (k, n) block is masked as it was loaded, not transposed to loop
+// space and back.
 // CHECK-LABEL: tl.kernel @matmul
 // CHECK:         tl.grid [1, 1, 2] (parallel, parallel, sequential)
 // CHECK:         %[[X:.*]] = tl.load %x{{.*}} -> tensor<8x512xf32>
 // CHECK:         %[[W:.*]] = tl.load %w{{.*}} -> tensor<512x128xf32>
-// CHECK:         %[[KX:.*]] = tl.iota dim 2 offset affine_map<(d0, d1, d2) -> ((d2 * 512))>
+// CHECK-NOT:     tl.transpose
+// CHECK:         %[[KX:.*]] = tl.iota dim 1 offset affine_map<(d0, d1, d2) -> ((d2 * 512))>{{.*}} : tensor<1x512xi32>
 // CHECK:         %[[END:.*]] = arith.constant dense<1000>
 // CHECK:         tl.compare <slt> %[[KX]], %[[END]]
-// CHECK:         %[[XM:.*]] = tl.select
-// CHECK:         %[[KW:.*]] = tl.iota dim 2
+// CHECK:         %[[XM:.*]] = tl.select {{.*}}, %[[X]], {{.*}} : tensor<8x512xi1>, tensor<8x512xf32>
+// CHECK:         %[[KW:.*]] = tl.iota dim 0 {{.*}} : tensor<512x1xi32>
 // CHECK:         tl.compare <slt> %[[KW]]
-// CHECK:         %[[WM:.*]] = tl.select
-// CHECK:         tl.dot {{.*}} precision <highest>
+// CHECK:         %[[WM:.*]] = tl.select {{.*}}, %[[W]], {{.*}} : tensor<512x128xi1>, tensor<512x128xf32>
+// CHECK-NOT:     tl.transpose
+// CHECK:         tl.dot %[[XM]], %[[WM]] precision <highest>
 // CHECK:         tl.store {{.*}}, %out{{.*}} accumulate <sum>
 ta.kernel @matmul(%x: memref<8x1000xf32> {role = "in"}, %w: memref<1000x128xf32> {role = "in"}, %out: memref<8x128xf32> {role = "out"}) {
   ta.loop [8, 128] reduce [1000] (%m, %n, %k) {
