@@ -536,7 +536,6 @@ class Emitter:
         """The reduction of a product as `tl.dot` (the MXU), in loop space."""
         b, m, n, k = self.dot_dims(mul)  # type: ignore[misc]
         x, y = (self.values[v] for v in mxu_factors(mul))
-        # the MXU sums the padding of a ragged last k part: zero it in both factors
         ragged = self.ragged_split() if reduce in self.totals else None
         full = self.full_shape()
         batch = [] if b is None else [b]
@@ -546,7 +545,14 @@ class Emitter:
             order = sorted(dims)
             v = self.reshape(v, [full[l] for l in order])
             perm = [order.index(l) for l in dims]
-            return v if perm == sorted(perm) else self.add(tl.TransposeOp(v, perm))
+            if perm != sorted(perm):
+                v = self.add(tl.TransposeOp(v, perm))
+            if ragged is None:
+                return v
+            # The MXU sums the padding of a ragged last k part: zero it, in the dot's
+            # layout (where a (k, n) block is as it was loaded: the transposes to loop
+            # space and back cancel).
+            return self.masked(v, ragged, ReductionKind.SUM, axis=dims.index(ragged))
 
         ks = [l for l in range(len(self.loop.parallel_extents), self.rank) if full[l] > 1]
         sx, sy = (self.shape_of(v) for v in mul.operands)
@@ -557,14 +563,7 @@ class Emitter:
         lead = [full[l] for l in batch]
         if len(ks) == 1 and ms == [m]:
             a, bt = arranged(x, [*batch, m, k]), arranged(y, [*batch, k, n])
-            if ragged is not None:
-                # in the dot's layout, where the transposes that bring a (k, n) block
-                # to loop space and back cancel
-                a = self.masked(a, ragged, ReductionKind.SUM, axis=len(batch) + 1)
-                bt = self.masked(bt, ragged, ReductionKind.SUM, axis=len(batch))
         else:
-            if ragged is not None:
-                x, y = (self.masked(v, ragged, ReductionKind.SUM) for v in (x, y))
             # Several reduction dims are one k, and several row dims one m, merged
             # row-major in registers (`tl.reshape`s Mosaic does): (t, h, d) to
             # (t, h * d), (h, t, d) to (h * t, d).
