@@ -7,6 +7,10 @@ deviceless AOT batch for v5e)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 import torch
@@ -211,6 +215,40 @@ def test_decompositions_run_in_pallas(compiled) -> None:
     """The distances, `bilinear` and the chunked cross entropy need no library call."""
     for name in ["cdist_p_norms", "pdist", "bilinear", "linear_cross_entropy_chunked"]:
         assert "library_call" not in compiled[name][0].ir["ta"], name
+
+
+def test_chunked_cross_entropy_compiles_in_a_process_that_never_imported_it() -> None:
+    """torch registers the chunked ops only when `F.linear_cross_entropy` first takes
+    its chunked path, after the frontend may have built its decomposition table (this
+    module imports the op at its top, so the check runs in a fresh interpreter)."""
+    program = textwrap.dedent(
+        """
+        import torch, torch.nn.functional as F, pallas_ir
+        from torch.nn.modules.linear_cross_entropy_options import (
+            LinearCrossEntropyOptions,
+        )
+        torch.manual_seed(0)
+        pallas_ir.compile(torch.neg, [torch.ones(2)])  # builds the table first
+        opts = LinearCrossEntropyOptions(batch_chunk_size=2)
+        x, w, y = torch.randn(8, 4), torch.randn(3, 4), torch.randint(0, 3, (8,))
+        for reduction in ("none", "mean"):
+            def fn(x, w, y):
+                return F.linear_cross_entropy(
+                    x, w, y, reduction=reduction, options=opts
+                )
+            k = pallas_ir.compile(fn, [x, w, y])
+            torch.testing.assert_close(k(x, w, y), fn(x, w, y))
+            assert "library_call" not in k.ir["ta"]
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
 
 
 def test_histogram_edge_bucketing_matches_eager() -> None:

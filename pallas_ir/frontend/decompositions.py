@@ -250,7 +250,12 @@ def ctc_loss_with_length_lists(func: Callable, args: tuple, kwargs: dict):
 
 def decomposition_table() -> dict[object, Callable]:
     """ATen overload → its decomposition (the chunked cross entropy ops where torch
-    registers them: importing `torch.nn` does)."""
+    has them: their module registers them, and `F.linear_cross_entropy` imports it
+    only at its first chunked call, which may come after this table is built)."""
+    try:
+        import torch.nn.modules.linear_cross_entropy
+    except ImportError:  # a torch without the chunked ops
+        pass
     table: dict[object, Callable] = {
         aten._cdist_forward.default: cdist_forward,
         aten._pdist_forward.default: pdist_forward,
