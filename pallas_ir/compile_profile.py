@@ -18,6 +18,7 @@ trace`, `jax lower` and `xla compile`.
 from __future__ import annotations
 
 import contextlib
+import gc
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -96,3 +97,21 @@ def phase(name: str) -> Iterator[None]:
             _RUNNING[-1][0] += seconds
         for profile in _ACTIVE:
             profile.add(name, seconds - inner)
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection inside the block; the collector is back as it was
+    after it. A compile allocates millions of short-lived objects (fake tensors, IR
+    ops, jax tracers) and keeps the IR alive throughout, so each collection walks the
+    whole growing IR and frees little: measured, 1.0 of 5.3 s of the tiny GPT's
+    training step read from the cache, and 1.8 s of its cold compile. What the compile
+    leaves unreachable is freed by the collections after it."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()

@@ -42,7 +42,13 @@ from pallas_ir.cache import (
     serialized,
     use_jax_compilation_cache,
 )
-from pallas_ir.compile_profile import CompileProfile, collecting, count_program, phase
+from pallas_ir.compile_profile import (
+    CompileProfile,
+    collecting,
+    count_program,
+    gc_paused,
+    phase,
+)
 from pallas_ir.diagnostics import PassError
 from pallas_ir.dtypes import holds_float64
 from pallas_ir.frontend import UnsupportedError, torch_to_ta
@@ -244,39 +250,40 @@ class CompiledFunction:
     ):
         if chip not in CHIPS:
             raise ValueError(f"chip must be one of {', '.join(CHIPS)}, got {chip!r}")
-        self._fn = fn
-        self._n_inputs = len(example_inputs)
-        self._state = _state_names(fn)
-        self._traceable = _with_state_as_inputs(fn, self._state, self._n_inputs)
-        self.compile_profile = CompileProfile()
-        """Seconds by phase of this program's compile and first call."""
-        with collecting(self.compile_profile):
-            self._compile(example_inputs, chip, runtime_checks, cache)
-        self.chip = chip
-        self.runtime_checks = runtime_checks
-        self.interpret = (not _on_tpu()) if interpret is None else interpret
-        with collecting(self.compile_profile), phase("exec"):
-            emitted = exec_source(self.source)
-            forward = functools.partial(emitted["forward"], interpret=self.interpret)
-        # Inputs the kernels update in place (a KV-cache write): their arrays are made
-        # for each call (`host_arguments`), so the program may overwrite them.
-        self.donated: tuple[int, ...] = emitted.get("DONATE_ARGNUMS", ())
-        conversions = [_word_input(p) for p in self._plans]
-        wide = [
-            i
-            for i, p in enumerate(self._plans)
-            if p.dtype == torch.int64 and runtime_checks and math.prod(p.shape)
-        ]
-        self._wide_inputs = wide
+        with gc_paused():  # the whole compile: see gc_paused
+            self._fn = fn
+            self._n_inputs = len(example_inputs)
+            self._state = _state_names(fn)
+            self._traceable = _with_state_as_inputs(fn, self._state, self._n_inputs)
+            self.compile_profile = CompileProfile()
+            """Seconds by phase of this program's compile and first call."""
+            with collecting(self.compile_profile):
+                self._compile(example_inputs, chip, runtime_checks, cache)
+            self.chip = chip
+            self.runtime_checks = runtime_checks
+            self.interpret = (not _on_tpu()) if interpret is None else interpret
+            with collecting(self.compile_profile), phase("exec"):
+                emitted = exec_source(self.source)
+                forward = functools.partial(emitted["forward"], interpret=self.interpret)
+            # Inputs the kernels update in place (a KV-cache write): their arrays are
+            # made for each call (`host_arguments`), so the program may overwrite them.
+            self.donated: tuple[int, ...] = emitted.get("DONATE_ARGNUMS", ())
+            conversions = [_word_input(p) for p in self._plans]
+            wide = [
+                i
+                for i, p in enumerate(self._plans)
+                if p.dtype == torch.int64 and runtime_checks and math.prod(p.shape)
+            ]
+            self._wide_inputs = wide
 
-        def program(*args):
-            out = forward(*[c(a) for c, a in zip(conversions, args, strict=True)])
-            return out, [_outside_int32(args[i]) for i in wide]
+            def program(*args):
+                out = forward(*[c(a) for c, a in zip(conversions, args, strict=True)])
+                return out, [_outside_int32(args[i]) for i in wide]
 
-        # Traced and compiled by XLA at the first call (`_executable`).
-        self._forward = jax.jit(program, donate_argnums=self.donated)
-        self._compiled: Callable | None = None
-        self._differentiable: dict[tuple[bool, ...], Callable] = {}
+            # Traced and compiled by XLA at the first call (`_executable`).
+            self._forward = jax.jit(program, donate_argnums=self.donated)
+            self._compiled: Callable | None = None
+            self._differentiable: dict[tuple[bool, ...], Callable] = {}
 
     def _compile(
         self,
@@ -354,7 +361,7 @@ class CompiledFunction:
         (`INTERPRET_COMPILER_OPTIONS`)."""
         if self._compiled is not None:
             return self._compiled
-        with collecting(self.compile_profile):
+        with collecting(self.compile_profile), gc_paused():
             program = self._forward
             if self._cache is not None:
                 use_jax_compilation_cache(self._cache.root)

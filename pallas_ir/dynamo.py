@@ -31,6 +31,7 @@ from torch._functorch.partitioners import min_cut_rematerialization_partition
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.operator_support import OperatorSupportBase
 
+from pallas_ir.compile_profile import gc_paused
 from pallas_ir.compiler import CompiledGraph, specialised
 from pallas_ir.frontend import UnsupportedError, check_node, trace_to_aten
 from pallas_ir.frontend.torch_to_ta import (
@@ -211,7 +212,8 @@ def pallas_ir_backend(
         keep_inference_input_mutations=True,
     )
     try:
-        with MathAttention():  # AOTAutograd traces the joint graph here
+        # AOTAutograd traces the joint graph here
+        with MathAttention(), gc_paused():
             return backend(gm, example_inputs)
     except Exception as e:  # noqa: BLE001 - the backend never raises
         notice.warn([f"the whole graph (AOTAutograd: {_failure(e)})"])

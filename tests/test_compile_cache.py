@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
@@ -11,6 +12,7 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
 import torch
 from support.programs import aot_failures
 
@@ -171,6 +173,32 @@ def test_the_profile_names_every_phase() -> None:
     assert set(k.compile_profile.seconds) == set(profile.seconds)
     assert all(s >= 0 for s in profile.seconds.values())
     assert "xla compile" in profile.table()
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_collector_is_paused_only_inside_a_compile(enabled: bool) -> None:
+    """A compile runs with Python's cyclic collector off (`gc_paused`: the function is
+    traced with it off) and leaves it as the caller had it, under both APIs."""
+    seen: list[bool] = []
+
+    def program(x):
+        seen.append(gc.isenabled())
+        return torch.softmax(x, -1)
+
+    x = torch.randn(16, 128, requires_grad=True)
+    model = torch.nn.Sequential(torch.nn.Linear(128, 128), torch.nn.GELU())
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        compiled = pallas_ir.compile(program, [x.detach()], cache=False)
+        assert seen and not any(seen)
+        assert gc.isenabled() is enabled
+        torch.testing.assert_close(compiled(x.detach()), torch.softmax(x.detach(), -1))
+        assert gc.isenabled() is enabled
+        torch.compile(model, backend="pallas_ir")(x).sum().backward()
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
 
 
 def test_identical_layers_share_one_kernel_and_one_jitted_call() -> None:
