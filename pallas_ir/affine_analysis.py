@@ -441,6 +441,50 @@ def find_reinterpretation(
     dim_names: Mapping[int, str] | None = None,
 ) -> Reinterpretation | Rejection:
     """The contiguous N-D view of `size` elements of storage in which `offset` walks
+    every loop dim along one buffer dim with unit step (`unit_step_view`), or, where
+    there is none, a diagonal of such a view (`diagonal_view`)."""
+    found = unit_step_view(offset, extents, size, dim_names)
+    if isinstance(found, Rejection):
+        return diagonal_view(offset, extents, size) or found
+    return found
+
+
+def diagonal_view(
+    offset: LinearExpr, extents: Mapping[int, int], size: int
+) -> Reinterpretation | None:
+    """`offset` as a diagonal walk of rows of `w` elements: its innermost loop dim p
+    steps `w + 1` elements, one row and one element along it (`x.diagonal(k)` of an
+    (h, w) matrix, batched or not), and every other walk steps whole rows. The view is
+    `unit_step_view`'s of the offset with p stepping `w` (p walks the rows, the lane
+    dim of `w` elements is indexed by the constant c), in which p indexes the lane dim
+    too: `(..., d_p + r, d_p + c)`, each index a unit step. None unless p's walk stays
+    inside the row (c + extent <= w)."""
+    walks = {p: s for p, s in offset.dims.items() if extents[p] > 1}
+    if not walks or offset.symbols:
+        return None
+    p = min(walks, key=lambda q: walks[q])
+    w = walks[p] - 1
+    if w < 2 or any(s % w for q, s in walks.items() if q != p):
+        return None
+    rows = LinearExpr({**offset.dims, p: w}, {}, offset.constant)
+    found = unit_step_view(rows, extents, size)
+    if isinstance(found, Rejection) or found.shape[-1] != w:
+        return None
+    *lead, lane = found.indices
+    if lane.dim is not None or lane.offset + extents[p] > w:
+        return None
+    if not any(i.dim == p for i in lead):
+        return None
+    return Reinterpretation(found.shape, (*lead, StridedIndex(p, 1, lane.offset)))
+
+
+def unit_step_view(
+    offset: LinearExpr,
+    extents: Mapping[int, int],
+    size: int,
+    dim_names: Mapping[int, str] | None = None,
+) -> Reinterpretation | Rejection:
+    """The contiguous N-D view of `size` elements of storage in which `offset` walks
     every loop dim along one buffer dim with unit step.
 
     `offset` is linear in dims (`offset.dims[p]` is the stride of dim p, `extents[p]` its

@@ -120,9 +120,7 @@ PALLAS_IDIOMS = frozenset(
 )
 """Families docs/torch.md lowers to Pallas kernels: their ops must launch one."""
 
-ON_XLA_BY_THE_TILER = {
-    "trace": "the diagonal (a stride of n + 1) has no Pallas block yet: issue 15",
-}
+ON_XLA_BY_THE_TILER: dict[str, str] = {}
 """Ops of those families whose one kernel the tiler hands to XLA, with a remark, and
 why. (A copy of the result into the output used to be a Pallas kernel, so they
 launched one; the result is returned as it is now.)"""

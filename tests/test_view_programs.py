@@ -24,12 +24,15 @@ from pallas_ir.reference import run_kernel
 
 @st.composite
 def views(draw):
-    """(storage size, view shape, view strides, storage offset) of a chain of views."""
+    """(storage size, view shape, view strides, storage offset) of a chain of views
+    (slices with steps, permutes, selects, unsqueezes and diagonals)."""
     rank = draw(st.integers(1, 4))
     base = [draw(st.sampled_from([2, 3, 4, 6, 8, 12, 16])) for _ in range(rank)]
     shape, strides, offset = list(base), row_major_strides(base), 0
     for _ in range(draw(st.integers(0, 3))):
-        kind = draw(st.sampled_from(["slice", "permute", "select", "unsqueeze"]))
+        kind = draw(
+            st.sampled_from(["slice", "permute", "select", "unsqueeze", "diagonal"])
+        )
         if kind == "slice":
             d = draw(st.integers(0, len(shape) - 1))
             start = draw(st.integers(0, shape[d] - 1))
@@ -44,6 +47,18 @@ def views(draw):
             d = draw(st.integers(0, len(shape) - 1))
             offset += draw(st.integers(0, shape[d] - 1)) * strides[d]
             del shape[d], strides[d]
+        elif kind == "diagonal" and len(shape) > 1:
+            # torch.diagonal(v, k, d1, d2): the two dims become one, last, walking
+            # both at once (a stride of s1 + s2), k above (or below) the main one.
+            d1, d2 = draw(st.permutations(range(len(shape))))[:2]
+            k = draw(st.integers(-(shape[d1] - 1), shape[d2] - 1))
+            offset += k * strides[d2] if k >= 0 else -k * strides[d1]
+            n = min(shape[d1] - max(-k, 0), shape[d2] - max(k, 0))
+            step = strides[d1] + strides[d2]
+            for d in sorted((d1, d2), reverse=True):
+                del shape[d], strides[d]
+            shape.append(n)
+            strides.append(step)
         elif kind == "unsqueeze" and len(shape) < 4:
             d = draw(st.integers(0, len(shape)))
             shape.insert(d, 1)

@@ -111,8 +111,18 @@ in order (the package docstring states them briefly).
 **Accepted accesses.** Every `ta.load`/`ta.store` index must be a loop dim plus a
 constant (`d + c`) or a constant `c`, each loop dim indexing at most one dim of a buffer
 (a projected permutation with constant offsets). `stride-to-reshape` and
-`canonicalize-permutation` bring strided, flat and collapsed accesses to this form. Two
+`canonicalize-permutation` bring strided, flat and collapsed accesses to this form. Three
 exceptions:
+
+- a 32-bit load whose last two indices one loop dim walks together, `x[..., d + r, d +
+  c]` (`x.diagonal()`, which `stride-to-reshape` reads off a flat stride of w + 1 as the
+  (..., h, w) view): each grid step loads the (t, t) block on the diagonal (index map
+  `(p) -> (p, p)`) and keeps, in the kernel, the element of each row on it (a select of
+  the rest to -0.0, the sum's exact identity, then a sum down the rows: NaN and -0.0
+  come through). A block reads t elements per one kept, so t is the smallest legal
+  size, 128 (or the whole dim): 512 B an element, what XLA's (8, 128) HBM tiles move
+  too. Packed (16- or 8-bit) diagonals run on XLA (Mosaic selects no packed rows);
+  `tests/filecheck/lowering/tile/diagonal.mlir`, `tests/test_diagonals.py`;
 
 - an access whose buffer the host already holds in another N-D shape may be read as a
   strided walk of that storage (section 3.1);
@@ -121,7 +131,7 @@ exceptions:
   load of an index buffer, or a loop dim plus a constant (section 3.2).
 
 Any other access (an unmarked data-dependent load, an overlapping or negative stride, a
-`floordiv` index, a diagonal, a gather along a reduction dim, a store that would write
+`floordiv` index, an anti-diagonal, a gather along a reduction dim, a store that would write
 part of a block) is not refused (section 3.3): an element-wise kernel whose odd access
 has a static index runs on XLA whole, as one fusion; otherwise the access moves to an
 XLA gather or scatter beside the Pallas kernel. A kernel with 64-bit data, or with a
@@ -284,7 +294,7 @@ Ratios are from section 7.
 | loop indices as values (iota, masks) | **implemented** | a loop index used in compute becomes `tl.iota` (grid index × tile + arange) → `pallas.iota` → `jax.lax.broadcasted_iota(...) + offset`; `examples/ta/iota_mask.mlir` (pipeline tests) | 1.000 |
 | broadcasting | **implemented** | loop-space operands broadcast with `tl.broadcast` (section 2); `examples/ta/bias_relu.mlir`, `examples/ta/softmax.mlir` (pipeline tests) | 1.000 |
 | contractions via `jnp.dot` | **implemented** | `tile` turns a `sum` of an `(m, k)` × `(k, n)` product into `tl.dot` (section 2) → `pallas.dot` → `jnp.dot` with f32 accumulation; batch dims with tile 1 leave one dot per grid step; split over a sequential dim when `k` is too long; `examples/ta/matmul.mlir` (pipeline tests, and split with a 256 KiB budget), `examples/ta/bmm.mlir` (batched, pipeline tests) | 1.000 |
-| accesses no idiom covers: XLA fusion / gather / scatter | **implemented** (fallback) | `xla-outline` runs an element-wise kernel with such a static access on XLA whole (one fusion), or moves the access (with its index computation) to a `ta.kernel {target = #ta<target xla>}`, an `xla.func` called by `pallas.xla_call` once lowered (sections 3.3, 3.4): overlapping, negative and `floordiv` strides, diagonals, element-wise and lane gathers, computed and double indices, partial-block stores, data-dependent and accumulating stores (scatter, scatter-add: the kernel runs on XLA whole), 64-bit kernels; `tests/filecheck/lowering/tile/xla-fallback.mlir`, `tests/test_xla_fallback.py`, 27 inputs of `tests/test_pass_inputs_lowered.py` | one fusion: 1.0, or the lane floor when its lane-dim accesses leave lanes unused (up to 3.5 on the 1-D pass inputs); an outlined access: about 2 (one extra pass through HBM) |
+| accesses no idiom covers: XLA fusion / gather / scatter | **implemented** (fallback) | `xla-outline` runs an element-wise kernel with such a static access on XLA whole (one fusion), or moves the access (with its index computation) to a `ta.kernel {target = #ta<target xla>}`, an `xla.func` called by `pallas.xla_call` once lowered (sections 3.3, 3.4): overlapping, negative and `floordiv` strides, anti-diagonals, element-wise and lane gathers, computed and double indices, partial-block stores, data-dependent and accumulating stores (scatter, scatter-add: the kernel runs on XLA whole), 64-bit kernels; `tests/filecheck/lowering/tile/xla-fallback.mlir`, `tests/test_xla_fallback.py`, 27 inputs of `tests/test_pass_inputs_lowered.py` | one fusion: 1.0, or the lane floor when its lane-dim accesses leave lanes unused (up to 3.5 on the 1-D pass inputs); an outlined access: about 2 (one extra pass through HBM) |
 """
 
 
@@ -591,16 +601,16 @@ A whole kernel on XLA (one fusion) has as its minimum the distinct elements it r
 and writes; for each access with a static index it moves the 128-lane groups of the
 array's last dim (the whole row when shorter) those elements lie in, since HBM moves a
 row's lanes in groups: a flip or an overlapping view of whole rows costs its minimum,
-a lane-dim step or a diagonal shows the lane floor (`x[::3]` of 100 floats reads all
+a lane-dim step or an anti-diagonal shows the lane floor (`x[::3]` of 100 floats reads all
 400 B for 136). A kernel `tile` cannot tile at all (no legal tile size for a loop dim,
 a reduction that cannot be one block, an index that needs a reduction of the same loop)
 runs on XLA whole, with a remark saying why: nothing is refused.
 
-`tests/filecheck/lowering/tile/xla-fallback.mlir` has a diagonal read (one fusion), a
-flipped matmul operand (an XLA gather before the Pallas matmul), a lane-strided store
-of a matmul (an XLA scatter after it), a store that reads back its buffer, a double
-indirection and a 64-bit kernel; the diagonal (`out = x.diagonal() * 3` for
-`x: f32[64, 64]`):
+`tests/filecheck/lowering/tile/xla-fallback.mlir` has an anti-diagonal read (one
+fusion), a flipped matmul operand (an XLA gather before the Pallas matmul), a
+lane-strided store of a matmul (an XLA scatter after it), a store that reads back its
+buffer, a double indirection and a 64-bit kernel; the anti-diagonal (`out =
+x.flip(1).diagonal() * 3` for `x: f32[64, 64]`):
 
 {shown(f'pallas-opt {fb} --split-input-file -p "{PIPE}" --remarks --remarks-filter tile 2>&1 >/dev/null | head -3', fb_rem, "")}
 
@@ -904,7 +914,7 @@ positions, 8 rows a step (the second step has 4: rows 4 to 7 are guarded):
 
 {block(kv, "mlir")}
 
-{shown("pallas-opt kv_cache_update.mlir -p tl-to-pallas", excerpt(kv_out, "func.func", "%at_5 = "))}
+{shown("pallas-opt kv_cache_update.mlir -p tl-to-pallas", excerpt(kv_out, "func.func", "%row_1 = "))}
 
 {shown("pallas-opt kv_cache_update.mlir -p tl-to-pallas --cost-report 2>&1 >/dev/null", kv_cost, "")}
 """)

@@ -16,7 +16,9 @@ The shape is `find_reinterpretation`'s (see `affine_analysis`): each loop dim wa
 buffer dim with unit step, a step k becomes a split `(n, k)` indexed by a constant,
 constant offsets become per-dim offsets, and loop dims may reach buffer dims in any
 order (the map then is a permutation, which canonicalize-permutation and the tiler
-read as is). The access rewrites it shares with canonicalize-permutation are in
+read as is). Where no such view exists, a stride of `w + 1` on the innermost walk is a
+diagonal of the (..., h, w) view: one loop dim on its last two dims (`x.diagonal()`:
+`(d0 * 257)` on 65536 elements is `(d0, d0)` on 256x256). The access rewrites it shares with canonicalize-permutation are in
 `access_rewrites`. The offset is `access_rewrites.access_offset`'s and the view's
 indices are `decompose_on_shape`'s: the tiler reads the access through the same two
 functions, decomposing the same offset on the shape the host holds the storage in.

@@ -7,7 +7,10 @@ The policy is deterministic:
    index `d + c` or `c`; the ta passes bring strided, flat and collapsed accesses there),
    except that an access through a reshape of a kernel argument that the host holds as
    N-D storage is re-read as a strided walk of that storage when the TPU allows it
-   (steps on leading dims, and sublane steps of 32-bit data): no host relayout. Gathers
+   (steps on leading dims, and sublane steps of 32-bit data): no host relayout; and a
+   32-bit load whose last two indices one loop dim walks (a diagonal) loads the (t, t)
+   block on the diagonal and keeps its diagonal in the kernel, t the smallest legal
+   size (each block reads t elements per one kept). Gathers
    marked by indirect-load-to-scalar-prefetch read their indices with `tl.scalar_load`
    and take one row per grid step along the dims those indices depend on (the
    scalar-prefetch idiom); buffers that then take one row of a second-minor dim are

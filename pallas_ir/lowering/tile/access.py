@@ -73,6 +73,14 @@ class Access:
     rotations: tuple[int, ...] = ()
     """Per buffer dim, the c of a load at `(d + c) mod n` (0 where the dim is not
     rotated; all 0 when empty): the whole dim is loaded and rolled in the kernel."""
+    diagonal: bool = False
+    """A load whose last two dims one loop dim walks together (`x[.., i + r, i + c]`,
+    `x.diagonal()`): the (t, t) block of each step is loaded and its diagonal kept in
+    the kernel (`build.Builder.load`); `dims` names that loop dim on both."""
+
+    def buffer_dims(self, l: int) -> list[int]:
+        """The buffer dims loop dim `l` walks: one, or the last two of a diagonal."""
+        return [b for b, (d, _) in enumerate(self.dims) if d == l]
 
     def rotation(self, b: int) -> int:
         return self.rotations[b] if self.rotations else 0
@@ -558,12 +566,21 @@ def analyse(
             continue
         (p,) = lin.dims
         l = positions[p]
-        if l in seen:
+        if l in seen and not _diagonal(op, k, l, dims, rotations):
             raise PassError(op, f"tile: loop dim {l} indexes two dims of one buffer")
         seen.add(l)
         dims.append((l, lin.constant))
     bits = numpy_dtype(t.element_type).itemsize * 8
     shape = tuple(t.get_shape())
+    diagonal = len({l for l, _ in dims if l is not None}) < len(
+        [l for l, _ in dims if l is not None]
+    )
+    if diagonal and bits != 32:
+        # The diagonal is kept by a select and a sum down the block's rows, which
+        # Mosaic does not do on packed (8- or 16-bit) rows.
+        raise PassError(
+            op, f"tile: a diagonal of {bits}-bit data (only 32-bit diagonals are tiled)"
+        )
     if isinstance(op, ta.StoreOp):
         for b in range(max(len(shape) - 2, 0), len(shape)):
             if dims[b][0] is None and shape[b] > 1:
@@ -580,6 +597,27 @@ def analyse(
         bits,
         tuple(dims),
         rotations=tuple(rotations) if any(rotations) else (),
+        diagonal=diagonal,
+    )
+
+
+def _diagonal(
+    op: ta.LoadOp | ta.StoreOp,
+    k: int,
+    l: int,
+    dims: Sequence[tuple[int | None, int]],
+    rotations: Sequence[int],
+) -> bool:
+    """Whether index `k` of `op`, walked by loop dim `l` which an earlier index walks
+    too, makes the access a diagonal the tiler reads: a load, `k` its last dim and `l`
+    the second-minor dim's, neither rotated."""
+    rank = len(op.map.data.results)
+    return (
+        isinstance(op, ta.LoadOp)
+        and k == rank - 1
+        and k >= 1
+        and dims[k - 1][0] == l
+        and not any(rotations)
     )
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     AffineMapAttr,
+    AnyFloat,
     DenseIntOrFPElementsAttr,
     Float32Type,
     FloatAttr,
@@ -297,7 +298,49 @@ class Emitter:
                 list(access.steps) if any(st > 1 for st in access.steps) else None,
             )
         )
+        if access.diagonal:
+            return self.diagonal_of(v, access, tile)
         return self.to_loop_space(self.rolled(v, access), access, tile)
+
+    def diagonal_of(self, v: SSAValue, access: Access, tile: TensorType) -> SSAValue:
+        """The diagonal of a diagonal load's (..., t, t) block `v`, into loop space:
+        each row's element on the diagonal kept (a select of the rest to the sum's
+        exact identity, -0.0 for floats, so -0.0 and NaN come through as they are; 0
+        for integers), summed down the rows: a (..., 1, t) tile along the lanes, which
+        the loop dim walks."""
+        shape = tile.get_shape()
+        rank = len(shape)
+        rows = self.add(
+            tl.IotaOp(rank - 2, self.zero_map(), self.grid_ivs(), TensorType(i32, shape))
+        )
+        lanes = self.add(
+            tl.IotaOp(rank - 1, self.zero_map(), self.grid_ivs(), TensorType(i32, shape))
+        )
+        on = self.add(tl.CompareOp(ComparePredicate.EQ, rows, lanes))
+        fill = self.add(
+            arith.ConstantOp(
+                DenseIntOrFPElementsAttr.from_list(
+                    TensorType(tile.element_type, shape),
+                    [-0.0 if isinstance(tile.element_type, AnyFloat) else 0],
+                )
+            )
+        )
+        kept = self.add(tl.SelectOp(on, v, fill))
+        diagonal = self.add(tl.ReduceOp(ReductionKind.SUM, kept, [rank - 2]))
+        *lead, (_, row_offset), lane = access.dims
+        along_lanes = replace(
+            access, dims=(*lead, (None, row_offset), lane), diagonal=False
+        )
+        return self.to_loop_space(
+            diagonal,
+            along_lanes,
+            TensorType(tile.element_type, [*shape[:-2], 1, shape[-1]]),
+        )
+
+    def zero_map(self) -> AffineMapAttr:
+        """The offset map of an iota counted from the block's start."""
+        n_grid = len(self.plan.grid)
+        return AffineMapAttr(AffineMap(n_grid, 0, (AffineConstantExpr(0),)))
 
     def rolled(self, v: SSAValue, access: Access) -> SSAValue:
         """The loaded tile `v` of `access` (in buffer order), each dim the access

@@ -63,6 +63,7 @@ from pallas_ir.tpu_rules import (
 
 LANE_TARGET = 512
 SUBLANE_TARGET = 256
+DIAGONAL_TARGET = LANES
 BLOCK_BYTES = 1 << 20
 MIN_BLOCK_BYTES = 1 << 19
 """The VMEM block size up to which leading dims grow (a grid step's fixed cost is paid
@@ -193,7 +194,7 @@ class TilePlan:
 
 def walks_of(accesses: Sequence[Access], l: int) -> list[tuple[Access, int]]:
     """Each access that walks loop dim `l`, with the buffer dim it walks."""
-    return [(a, a.loop_to_buffer()[l]) for a in accesses if l in a.loop_to_buffer()]
+    return [(a, b) for a in accesses for b in a.buffer_dims(l)]
 
 
 def tile_options(
@@ -263,7 +264,13 @@ def choose_tiles(
             return Rejection(alone[0].op if alone else where, no_tile_size(l, e))
         lane = any(b == len(a.shape) - 1 for a, b in walks)
         sublane = any(b == len(a.shape) - 2 for a, b in walks)
-        targets.append(LANE_TARGET if lane else SUBLANE_TARGET if sublane else 1)
+        if any(a.diagonal for a, _ in walks):
+            # A diagonal's (t, t) block reads t elements per one it keeps: the
+            # smallest legal t (one vreg row of lanes) moves the fewest bytes, as few
+            # as XLA's (8, 128) HBM tiles (512 B an element).
+            targets.append(DIAGONAL_TARGET)
+        else:
+            targets.append(LANE_TARGET if lane else SUBLANE_TARGET if sublane else 1)
         options.append(allowed)
     tiles = []
     for l, (allowed, target) in enumerate(zip(options, targets)):
@@ -926,9 +933,8 @@ def check_tiles(
     for l, (t, e) in enumerate(zip(tiles, extents)):
         if not 1 <= t <= e:
             return illegal(f"give loop dim {l} a tile of {t}, not in [1, {e}]")
-        for a in accesses:
-            b = a.loop_to_buffer().get(l)
-            if b is not None and not legal(a, b, t, e):
+        for a, b in walks_of(accesses, l):
+            if not legal(a, b, t, e):
                 return illegal(
                     f"give loop dim {l} a tile of {t}: not a legal block of dim {b} of "
                     f"{a.op.name} (shape {list(a.shape)}, {a.bits}-bit)"

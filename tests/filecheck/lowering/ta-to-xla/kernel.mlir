@@ -24,10 +24,10 @@
 // gather of whole rows at a computed row moves only its row indices to XLA. --verify-semantics runs every case through the ta reference and the
 // pallas reference (which runs XLA kernels with the ta reference).
 
-// A diagonal read, out = x.diagonal() * 3: one loop dim walks two buffer dims, which no
-// Pallas idiom covers. The rest of the kernel is element-wise, so it runs whole on XLA
-// as one fusion (outlining the read would write and read the diagonal once more).
-ta.kernel @diag(%x: memref<64x64xf32> {role = "in"}, %out: memref<64xf32> {role = "out"}) {
+// A diagonal read, out = x.diagonal() * 3, in a kernel marked for XLA (a Pallas kernel
+// reads a diagonal too, `tile`): one loop dim walks two buffer dims, a gather at the
+// flat index.
+ta.kernel @diag(%x: memref<64x64xf32> {role = "in"}, %out: memref<64xf32> {role = "out"}) attributes {target = #ta<target xla>} {
   ta.loop [64] (%i) {
     %v = ta.load %x[affine_map<(d0) -> (d0, d0)>](%i) : memref<64x64xf32>
     %c = arith.constant 3.0 : f32

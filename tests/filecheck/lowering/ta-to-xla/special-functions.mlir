@@ -8,7 +8,7 @@
 // one answer wherever a kernel runs. igamma, which has no expansion (a series of up
 // to 2000 terms; the tile policy sends its kernels to XLA), is XLA's.
 
-// out = igamma(d, i0e(d)) of the diagonal d of x (a read no Pallas idiom covers).
+// out = igamma(d, i0e(d)) of the diagonal d of x (igamma sends the kernel to XLA).
 ta.kernel @diag(%x: memref<64x64xf32> {role = "in"}, %out: memref<64xf32> {role = "out"}) {
   ta.loop [64] (%i) {
     %v = ta.load %x[affine_map<(d0) -> (d0, d0)>](%i) : memref<64x64xf32>

@@ -12,13 +12,13 @@
 // gather of whole rows at a computed row moves only its row indices to XLA. --verify-semantics runs every case through the ta reference and the
 // pallas reference (which runs XLA kernels with the ta reference).
 
-// A diagonal read, out = x.diagonal() * 3: one loop dim walks two buffer dims, which no
-// Pallas idiom covers. The rest of the kernel is element-wise, so it runs whole on XLA
-// as one fusion (outlining the read would write and read the diagonal once more).
-ta.kernel @diag(%x: memref<64x64xf32> {role = "in"}, %out: memref<64xf32> {role = "out"}) {
+// An anti-diagonal read, out = x.flip(1).diagonal() * 3: its lanes run backwards, which
+// no Pallas idiom covers. The rest of the kernel is element-wise, so it runs whole on XLA
+// as one fusion (outlining the read would write and read it once more).
+ta.kernel @anti_diag(%x: memref<64x64xf32> {role = "in"}, %out: memref<64xf32> {role = "out"}) {
   ta.loop [64] (%i) {
-    // expected-remark@+1 {{tile: loop dim 0 indexes two dims of one buffer; @diag runs on XLA as one fusion (moving only the access to XLA would write and read it once more)}}
-    %v = ta.load %x[affine_map<(d0) -> (d0, d0)>](%i) : memref<64x64xf32>
+    // expected-remark@+1 {{tile: index 1 (((d0 * -1) + 63)) is not a loop dim plus a constant; run stride-to-reshape and canonicalize-permutation first; @anti_diag runs on XLA as one fusion (moving only the access to XLA would write and read it once more)}}
+    %v = ta.load %x[affine_map<(d0) -> (d0, 63 - d0)>](%i) : memref<64x64xf32>
     %c = arith.constant 3.0 : f32
     %m = arith.mulf %v, %c : f32
     ta.store %m, %out[affine_map<(d0) -> (d0)>](%i) : memref<64xf32>
@@ -26,24 +26,24 @@ ta.kernel @diag(%x: memref<64x64xf32> {role = "in"}, %out: memref<64xf32> {role 
 }
 func.func @forward(%x: memref<64x64xf32>) -> memref<64xf32> {
   %out = ta.alloc : memref<64xf32>
-  ta.launch @diag(%x, %out) : memref<64x64xf32>, memref<64xf32>
+  ta.launch @anti_diag(%x, %out) : memref<64x64xf32>, memref<64xf32>
   func.return %out : memref<64xf32>
 }
 
-// CHECK-LABEL: ta.kernel @diag(
+// CHECK-LABEL: ta.kernel @anti_diag(
 // CHECK-SAME:      attributes {target = #ta<target xla>} {
 // CHECK-NEXT:    ta.loop [64] (%i) {
-// CHECK-NEXT:      %v = ta.load %x[affine_map<(d0) -> (d0, d0)>](%i) : memref<64x64xf32>
+// CHECK-NEXT:      %v = ta.load %x[affine_map<(d0) -> (d0, ((d0 * -1) + 63))>](%i) : memref<64x64xf32>
 // CHECK:           arith.mulf
 // CHECK-NOT:   tl.kernel
 
 // PALLAS:       func.func @forward(%x: tensor<64x64xf32>) -> tensor<64xf32> {
-// PALLAS-NEXT:    %out = pallas.xla_call @diag(%x) : (tensor<64x64xf32>) -> tensor<64xf32>
+// PALLAS-NEXT:    %out = pallas.xla_call @anti_diag(%x) : (tensor<64x64xf32>) -> tensor<64xf32>
 // PALLAS-NOT:     pallas.call
 
-// It needs the 64 diagonal floats and writes 64 (512 B), but each x[i, i] lies in a
-// different row of 64 lanes, and HBM moves a row's lanes whole: all of x (16384 B).
-// COST:      pallas.xla_call @diag  (XLA kernel)
+// It needs the 64 anti-diagonal floats and writes 64 (512 B), but each x[i, 63 - i] lies
+// in a different row of 64 lanes, and HBM moves a row's lanes whole: all of x (16384 B).
+// COST:      pallas.xla_call @anti_diag  (XLA kernel)
 // COST-NEXT:   HBM read 16384 B, written 256 B, modelled 16640 B, minimum 512 B
 // COST:      total: modelled 16640 B, minimum 512 B, ratio 32.500
 

@@ -43,11 +43,13 @@ func.func @forward(%x: memref<64x8192xf32>) -> memref<64xf32> {
 }
 // -----
 
-// A diagonal read (out[i] = x[i, i]) has no tiling: the loop gets no sizes, and is left
-// for xla-outline.
+// A diagonal read (out[i] = x[i, i]): each step loads a (t, t) block and keeps its
+// diagonal, t elements read per one kept, so t is the smallest legal block dim: 128
+// lanes (128 rows).
 // CHECK-LABEL: ta.kernel @diagonal
-// CHECK:         ta.loop [256] (%i) {
+// CHECK:         ta.loop [256] (%i) attributes {tile_sizes = array<i64: 128>}
 // SMALL-LABEL: ta.kernel @diagonal
+// SMALL:         ta.loop [256] (%i) attributes {tile_sizes = array<i64: 128>}
 ta.kernel @diagonal(%x: memref<256x256xf32> {role = "in"}, %out: memref<256xf32> {role = "out"}) {
   ta.loop [256] (%i) {
     %v = ta.load %x[affine_map<(d0) -> (d0, d0)>](%i) : memref<256x256xf32>
@@ -57,5 +59,23 @@ ta.kernel @diagonal(%x: memref<256x256xf32> {role = "in"}, %out: memref<256xf32>
 func.func @forward(%x: memref<256x256xf32>) -> memref<256xf32> {
   %out = ta.alloc : memref<256xf32>
   ta.launch @diagonal(%x, %out) : memref<256x256xf32>, memref<256xf32>
+  func.return %out : memref<256xf32>
+}
+// -----
+
+// The anti-diagonal (out[i] = x[i, 255 - i]) has no tiling: its lanes run backwards.
+// The loop gets no sizes, and is left for xla-outline.
+// CHECK-LABEL: ta.kernel @anti_diagonal
+// CHECK:         ta.loop [256] (%i) {
+// SMALL-LABEL: ta.kernel @anti_diagonal
+ta.kernel @anti_diagonal(%x: memref<256x256xf32> {role = "in"}, %out: memref<256xf32> {role = "out"}) {
+  ta.loop [256] (%i) {
+    %v = ta.load %x[affine_map<(d0) -> (d0, 255 - d0)>](%i) : memref<256x256xf32>
+    ta.store %v, %out[affine_map<(d0) -> (d0)>](%i) : memref<256xf32>
+  }
+}
+func.func @forward(%x: memref<256x256xf32>) -> memref<256xf32> {
+  %out = ta.alloc : memref<256xf32>
+  ta.launch @anti_diagonal(%x, %out) : memref<256x256xf32>, memref<256xf32>
   func.return %out : memref<256xf32>
 }

@@ -3,26 +3,26 @@
 // RUN: pallas-opt %s --split-input-file --verify-semantics -p tile-policy,xla-outline -o /dev/null
 
 // xla-outline (ta → ta) moves what the tile policy cannot tile to XLA, and writes the
-// policy's sizes on what is left. A diagonal read in an element-wise kernel: the whole
-// kernel runs on XLA as one fusion (no loop is tiled).
-// CHECK-LABEL: ta.kernel @diagonal
+// policy's sizes on what is left. An anti-diagonal read (its lanes run backwards) in an
+// element-wise kernel: the whole kernel runs on XLA as one fusion (no loop is tiled).
+// CHECK-LABEL: ta.kernel @anti_diagonal
 // CHECK-SAME:    attributes {target = #ta<target xla>}
 // CHECK:         ta.loop [256] (%i) {
-ta.kernel @diagonal(%x: memref<256x256xf32> {role = "in"}, %out: memref<256xf32> {role = "out"}) {
+ta.kernel @anti_diagonal(%x: memref<256x256xf32> {role = "in"}, %out: memref<256xf32> {role = "out"}) {
   ta.loop [256] (%i) {
-    // expected-remark@+1 {{tile: loop dim 0 indexes two dims of one buffer; @diagonal runs on XLA as one fusion (moving only the access to XLA would write and read it once more)}}
-    %v = ta.load %x[affine_map<(d0) -> (d0, d0)>](%i) : memref<256x256xf32>
+    // expected-remark@+1 {{tile: index 1 (((d0 * -1) + 255)) is not a loop dim plus a constant; run stride-to-reshape and canonicalize-permutation first; @anti_diagonal runs on XLA as one fusion (moving only the access to XLA would write and read it once more)}}
+    %v = ta.load %x[affine_map<(d0) -> (d0, 255 - d0)>](%i) : memref<256x256xf32>
     ta.store %v, %out[affine_map<(d0) -> (d0)>](%i) : memref<256xf32>
   }
 }
 func.func @forward(%x: memref<256x256xf32>) -> memref<256xf32> {
   %out = ta.alloc : memref<256xf32>
-  ta.launch @diagonal(%x, %out) : memref<256x256xf32>, memref<256xf32>
+  ta.launch @anti_diagonal(%x, %out) : memref<256x256xf32>, memref<256xf32>
   func.return %out : memref<256xf32>
 }
 // -----
 
-// A diagonal read beside a matrix product (which needs Pallas): only the diagonal
+// An anti-diagonal read beside a matrix product (which needs Pallas): only that read
 // moves to an XLA kernel before the Pallas one, which gets the policy's tile sizes.
 // CHECK-LABEL: ta.kernel @diag_matmul_0(%d: memref<128x128xf32> {role = "in"}, %xla: memref<128xf32> {role = "out"}) attributes {target = #ta<target xla>, xla_access = #ta<xla_access gather>}
 // CHECK-NEXT:    ta.loop [128] (%x0) {
@@ -34,8 +34,8 @@ func.func @forward(%x: memref<256x256xf32>) -> memref<256xf32> {
 ta.kernel @diag_matmul(%a: memref<128x128xf32> {role = "in"}, %d: memref<128x128xf32> {role = "in"}, %b: memref<128x128xf32> {role = "in"}, %out: memref<128x128xf32> {role = "out"}) {
   ta.loop [128, 128] reduce [128] (%i, %j, %k) {
     %x = ta.load %a[affine_map<(d0, d1) -> (d0, d1)>](%i, %k) : memref<128x128xf32>
-    // expected-remark@+1 {{tile: loop dim 0 indexes two dims of one buffer; done by an XLA gather before the Pallas kernel @diag_matmul}}
-    %s = ta.load %d[affine_map<(d0) -> (d0, d0)>](%i) : memref<128x128xf32>
+    // expected-remark@+1 {{tile: index 1 (((d0 * -1) + 127)) is not a loop dim plus a constant; run stride-to-reshape and canonicalize-permutation first; done by an XLA gather before the Pallas kernel @diag_matmul}}
+    %s = ta.load %d[affine_map<(d0) -> (d0, 127 - d0)>](%i) : memref<128x128xf32>
     %y = ta.load %b[affine_map<(d0, d1) -> (d0, d1)>](%k, %j) : memref<128x128xf32>
     %xs = arith.mulf %x, %s : f32
     %p = arith.mulf %xs, %y : f32
@@ -51,15 +51,15 @@ func.func @forward(%a: memref<128x128xf32>, %d: memref<128x128xf32>, %b: memref<
 // -----
 
 // Two accesses no Pallas idiom covers beside a matrix product: x read with its rows
-// flipped and the diagonal of d. The plan classifies both at once and xla-outline moves
-// both in one step, each to an XLA gather before the Pallas kernel (named after the
-// kernel it is split from), then asks the policy once for the sizes of what is left.
+// flipped and the anti-diagonal of d. The plan classifies both at once and xla-outline
+// moves both in one step, each to an XLA gather before the Pallas kernel (named after
+// the kernel it is split from), then asks the policy once for the sizes of what is left.
 // CHECK-LABEL: ta.kernel @two_odd_reads_0(%x: memref<64x128xf32> {role = "in"}, %xla: memref<64x128xf32> {role = "out"}) attributes {target = #ta<target xla>, xla_access = #ta<xla_access gather>}
 // CHECK-NEXT:    ta.loop [64, 128] (%x0, %x1) {
 // CHECK-NEXT:      %a = ta.load %x[affine_map<(d0, d1) -> (((d0 * -1) + 63), d1)>](%x0, %x1) : memref<64x128xf32>
 // CHECK-LABEL: ta.kernel @two_odd_reads_1_0(%d: memref<64x64xf32> {role = "in"}, %xla: memref<64xf32> {role = "out"}) attributes {target = #ta<target xla>, xla_access = #ta<xla_access gather>}
 // CHECK-NEXT:    ta.loop [64] (%x0) {
-// CHECK-NEXT:      %s = ta.load %d[affine_map<(d0) -> (d0, d0)>](%x0) : memref<64x64xf32>
+// CHECK-NEXT:      %s = ta.load %d[affine_map<(d0) -> (d0, ((d0 * -1) + 63))>](%x0) : memref<64x64xf32>
 // CHECK-LABEL: ta.kernel @two_odd_reads_1_1(%w: memref<128x128xf32> {role = "in"}, %out: memref<64x128xf32> {role = "out"}, %xla: memref<64x128xf32> {role = "in"}, %xla_1: memref<64xf32> {role = "in"})
 // CHECK-NEXT:    ta.loop [64, 128] reduce [128] (%i, %j, %k) attributes {tile_sizes = array<i64: 64, 128, 128>}
 // CHECK-NEXT:      %a = ta.load %xla[affine_map<(d0, d1, d2) -> (d0, d2)>](%i, %j, %k) : memref<64x128xf32>
@@ -73,8 +73,8 @@ ta.kernel @two_odd_reads(%x: memref<64x128xf32> {role = "in"}, %d: memref<64x64x
   ta.loop [64, 128] reduce [128] (%i, %j, %k) {
     // expected-remark@+1 {{tile: index 0 (((d0 * -1) + 63)) is not a loop dim plus a constant; run stride-to-reshape and canonicalize-permutation first; done by an XLA gather before the Pallas kernel @two_odd_reads}}
     %a = ta.load %x[affine_map<(d0, d1, d2) -> (63 - d0, d2)>](%i, %j, %k) : memref<64x128xf32>
-    // expected-remark@+1 {{tile: loop dim 0 indexes two dims of one buffer; done by an XLA gather before the Pallas kernel @two_odd_reads_1}}
-    %s = ta.load %d[affine_map<(d0) -> (d0, d0)>](%i) : memref<64x64xf32>
+    // expected-remark@+1 {{tile: index 1 (((d0 * -1) + 63)) is not a loop dim plus a constant; run stride-to-reshape and canonicalize-permutation first; done by an XLA gather before the Pallas kernel @two_odd_reads_1}}
+    %s = ta.load %d[affine_map<(d0) -> (d0, 63 - d0)>](%i) : memref<64x64xf32>
     %b = ta.load %w[affine_map<(d0, d1, d2) -> (d2, d1)>](%i, %j, %k) : memref<128x128xf32>
     %as = arith.mulf %a, %s : f32
     %p = arith.mulf %as, %b : f32
@@ -107,8 +107,8 @@ ta.kernel @offset_store(%x: memref<64x128xf32> {role = "in"}, %d: memref<64x64xf
   ta.loop [64, 128] reduce [128] (%i, %j, %k) {
     // expected-remark@+1 {{tile: index 0 (((d0 * -1) + 63)) is not a loop dim plus a constant; run stride-to-reshape and canonicalize-permutation first; done by an XLA gather before the Pallas kernel @offset_store}}
     %a = ta.load %x[affine_map<(d0, d1, d2) -> (63 - d0, d2)>](%i, %j, %k) : memref<64x128xf32>
-    // expected-remark@+1 {{tile: loop dim 0 indexes two dims of one buffer; done by an XLA gather before the Pallas kernel @offset_store_1}}
-    %q = ta.load %d[affine_map<(d0) -> (d0, d0)>](%i) : memref<64x64xf32>
+    // expected-remark@+1 {{tile: index 1 (((d0 * -1) + 63)) is not a loop dim plus a constant; run stride-to-reshape and canonicalize-permutation first; done by an XLA gather before the Pallas kernel @offset_store_1}}
+    %q = ta.load %d[affine_map<(d0) -> (d0, 63 - d0)>](%i) : memref<64x64xf32>
     %b = ta.load %w[affine_map<(d0, d1, d2) -> (d2, d1)>](%i, %j, %k) : memref<128x128xf32>
     %aq = arith.mulf %a, %q : f32
     %p = arith.mulf %aq, %b : f32
