@@ -357,7 +357,13 @@ def used_elements(value: SSAValue) -> np.ndarray | bool:
     mask = np.zeros(t.get_shape(), dtype=bool)
     for use in value.uses:
         op = use.operation
-        if isinstance(op, pallas.SliceOp):
+        if isinstance(op, pallas.SelectOp) and use.index > 0:
+            # Kept where the condition picks it: a diagonal's `row == lane`.
+            kept = _iota_condition(op.cond)
+            if kept is None:
+                return True
+            mask |= np.broadcast_to(kept if use.index == 1 else ~kept, mask.shape)
+        elif isinstance(op, pallas.SliceOp):
             mask[pallas.python_index(op.indexers)] |= used_elements(op.result)
         elif isinstance(op, pallas.ReshapeOp):
             inner = used_elements(op.result)
@@ -365,6 +371,27 @@ def used_elements(value: SSAValue) -> np.ndarray | bool:
         else:
             return True
     return mask
+
+
+def _iota_condition(cond: SSAValue) -> np.ndarray | None:
+    """A `pallas.compare` of two `pallas.iota`s at constant offsets, as the mask it
+    computes; None for any other condition (a mask that depends on data)."""
+    op = cond.owner
+    if not isinstance(op, pallas.CompareOp) or op.predicate.data != "eq":
+        return None
+    sides = []
+    for v in (op.lhs, op.rhs):
+        iota = v.owner
+        if not isinstance(iota, pallas.IotaOp):
+            return None
+        start = iota.offset.owner
+        if not isinstance(start, arith.ConstantOp):
+            return None
+        shape = iota.result.type.get_shape()  # type: ignore[attr-defined]
+        dim = iota.dim.value.data  # type: ignore[attr-defined]
+        index = np.indices(shape)[dim] if shape else np.zeros((), np.int64)
+        sides.append(index + start.value.value.data)  # type: ignore[attr-defined]
+    return np.asarray(sides[0] == sides[1])
 
 
 def _selected(

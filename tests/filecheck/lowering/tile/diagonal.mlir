@@ -1,13 +1,16 @@
 // RUN: pallas-opt %s --split-input-file -p tile-policy,xla-outline,tile | filecheck %s
 // RUN: pallas-opt %s --split-input-file -p tile-policy,xla-outline,tile --remarks --verify-diagnostics -o /dev/null
 // RUN: pallas-opt %s --split-input-file --verify-semantics -p tile-policy,xla-outline,tile,tl-to-pallas,pallas-legalize-mosaic -o /dev/null
+// RUN: pallas-opt %s --split-input-file -p tile-policy,xla-outline,tile,tl-to-pallas,pallas-legalize-mosaic --cost-report 2>&1 >/dev/null | filecheck %s --check-prefix=COST
 
 // A diagonal read (one loop dim on the last two dims of a buffer, `x.diagonal()` after
 // stride-to-reshape): each grid step loads the (t, t) block on the diagonal (index map
 // (p) -> (p, p)), keeps the elements where row = lane (the rest selected to -0.0, the
 // sum's exact identity) and sums down the rows: t elements along the lanes. A block
 // reads t elements per one kept, so t is the smallest legal size, 128: 512 B an
-// element, what XLA's (8, 128) HBM tiles read too.
+// element, what XLA's (8, 128) HBM tiles read too. The cost model's minimum is the
+// diagonal (the select keeps row = lane only): 8 blocks of 128 x 128 floats (524288 B)
+// for 1024 diagonal floats (4096 B), plus the 4096 B written.
 
 // out = x.diagonal() * 2 for x: f32[1024, 1024]
 // CHECK-LABEL: tl.kernel @diagonal
@@ -20,6 +23,8 @@
 // CHECK-NEXT:      %5 = tl.select %3, %0, %4 : tensor<128x128xi1>, tensor<128x128xf32>
 // CHECK-NEXT:      %6 = tl.reduce <sum> %5 [0] : tensor<128x128xf32> -> tensor<1x128xf32>
 // CHECK-NEXT:      %v = tl.reshape %6 : tensor<1x128xf32> to tensor<128xf32>
+// COST:        pallas.call @diagonal  grid [8]
+// COST-NEXT:     HBM read 524288 B, written 4096 B, modelled 528384 B, minimum 8192 B, ratio 64.500
 ta.kernel @diagonal(%x: memref<1024x1024xf32> {role = "in"}, %out: memref<1024xf32> {role = "out"}) {
   // expected-remark@+1 {{tile: @diagonal: tiles [128] over loop [1024], grid [8]}}
   ta.loop [1024] (%i) {
