@@ -114,7 +114,7 @@ constant (`d + c`) or a constant `c`, each loop dim indexing at most one dim of 
 `canonicalize-permutation` bring strided, flat and collapsed accesses to this form. Three
 exceptions:
 
-- a 32-bit load whose last two indices one loop dim walks together, `x[..., d + r, d +
+- a load whose last two indices one loop dim walks together, `x[..., d + r, d +
   c]` (`x.diagonal()`, which `stride-to-reshape` reads off a flat stride of w + 1 as the
   (..., h, w) view): each grid step loads the (t, t) block on the diagonal (index map
   `(p) -> (p, p)`) and keeps, in the kernel, the element of each row on it (a select of
@@ -124,7 +124,7 @@ exceptions:
   too. The cost model's minimum is the diagonal itself (`cost_model.used_elements`
   reads the select's `row == lane`): a 1024 x 1024 diagonal moves 528384 B for a
   minimum of 8192 (ratio 64.5, as the XLA fusion it replaces: same bytes, no XLA
-  launch). Packed (16- or 8-bit) diagonals run on XLA (Mosaic selects no packed rows);
+  launch); of 16- and 8-bit data likewise, on blocks of packed rows;
   `tests/filecheck/lowering/tile/diagonal.mlir`, `tests/test_diagonals.py`;
 
 - an access whose buffer the host already holds in another N-D shape may be read as a

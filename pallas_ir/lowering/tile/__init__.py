@@ -8,7 +8,7 @@ The policy is deterministic:
    except that an access through a reshape of a kernel argument that the host holds as
    N-D storage is re-read as a strided walk of that storage when the TPU allows it
    (steps on leading dims, and sublane steps of 32-bit data): no host relayout; and a
-   32-bit load whose last two indices one loop dim walks (a diagonal) loads the (t, t)
+   load whose last two indices one loop dim walks (a diagonal) loads the (t, t)
    block on the diagonal and keeps its diagonal in the kernel, t the smallest legal
    size (each block reads t elements per one kept). Gathers
    marked by indirect-load-to-scalar-prefetch read their indices with `tl.scalar_load`

@@ -575,12 +575,6 @@ def analyse(
     diagonal = len({l for l, _ in dims if l is not None}) < len(
         [l for l, _ in dims if l is not None]
     )
-    if diagonal and bits != 32:
-        # The diagonal is kept by a select and a sum down the block's rows, which
-        # Mosaic does not do on packed (8- or 16-bit) rows.
-        raise PassError(
-            op, f"tile: a diagonal of {bits}-bit data (only 32-bit diagonals are tiled)"
-        )
     if isinstance(op, ta.StoreOp):
         for b in range(max(len(shape) - 2, 0), len(shape)):
             if dims[b][0] is None and shape[b] > 1:

@@ -68,13 +68,16 @@ func.func @forward(%x: memref<8x100x100xi32>) -> memref<8x99xi32> {
 
 // -----
 
-// A bfloat16 diagonal is not tiled (Mosaic selects and sums no packed rows): the
-// kernel runs on XLA.
-// CHECK-LABEL: ta.kernel @packed
-// CHECK-SAME:    attributes {target = #ta<target xla>}
+// A bfloat16 diagonal: the same on packed rows (Mosaic selects and sums them; 8-bit
+// ones too). The 1-D bfloat16 output takes blocks of at least 256 elements, so t is
+// the whole 256 here.
+// CHECK-LABEL: tl.kernel @packed
+// CHECK:         tl.load %x[affine_map<(d0) -> (0, 0)>](%i) : memref<256x256xbf16> -> tensor<256x256xbf16>
+// CHECK:         arith.constant dense<-0.000000e+00> : tensor<256x256xbf16>
+// CHECK:         tl.reduce <sum> %{{.*}} [0] : tensor<256x256xbf16> -> tensor<1x256xbf16>
 ta.kernel @packed(%x: memref<256x256xbf16> {role = "in"}, %out: memref<256xbf16> {role = "out"}) {
+  // expected-remark@+1 {{tile: @packed: tiles [256] over loop [256], grid [1]}}
   ta.loop [256] (%i) {
-    // expected-remark@+1 {{tile: a diagonal of 16-bit data (only 32-bit diagonals are tiled); @packed runs on XLA as one fusion (moving only the access to XLA would write and read it once more)}}
     %v = ta.load %x[affine_map<(d0) -> (d0, d0)>](%i) : memref<256x256xbf16>
     ta.store %v, %out[affine_map<(d0) -> (d0)>](%i) : memref<256xbf16>
   }
