@@ -154,6 +154,12 @@ REGRESSIONS = [
             ("reduce", "amax", 0, True), ("slice", 1, 21, 3))),
     # Every other row, one lane past the first 128: "The last dim size is not 128".
     Program(Arg((64, 256)), (("slice", 0, 1, 2), ("select", 1, 130), ("unary", "neg"))),
+    # An int64 input held expanded, summed along the expanded dim (in 28-bit words, a
+    # sum over a broadcast): that dim on the lanes made every value (1, 128, 128, 1),
+    # 16.2 MiB of scoped VMEM on v5e ("CompileTimeScopedVmemOom"; seed 507).
+    Program(Arg((128, 3, 128), "i64", (("expanded", 1),)), (("reduce", "sum", 1, True),
+            ("select", 2, 48), ("index_select", 0, Arg((5,), "i32", values=("index", 128, False))),
+            ("expand", 2)), kind="index"),
 ]  # fmt: skip
 
 

@@ -202,7 +202,8 @@ class Emitter:
         reduced dims keep the loop's order."""
         n_par, identity = self.n_par, list(range(self.rank))
         if ta.has_partial_reductions(self.loop):
-            return identity  # rows reduced whole, then along the rows: as they lie
+            # rows reduced whole, then along the rows: as they lie
+            return self.unread_last_dims_first()
         reduced = set(range(n_par, self.rank))
         several_index = len(reduced) > 1 and any(
             isinstance(op, ta.ReduceOp) and ReductionKind(op.kind.data).returns_index
@@ -240,6 +241,28 @@ class Emitter:
         # VMEM: `einsum('kn,k->n')`'s loop [1, n, 1] reduce [k] ran out of it).
         assert [l for l in order if l < n_par] == list(range(n_par))
         return order if order[-1] == walked[-1] else identity
+
+    def unread_last_dims_first(self) -> list[int]:
+        """The loop's order, but for trailing reduced dims no access walks (a sum over
+        a broadcast: an int64 input held expanded, summed along the expanded dim in
+        words): on the lanes they would give every value read a unit lane dim, 128x
+        its size in VMEM (a fuzzed (128, 128, 3) kernel asked v5e for 16.2 MiB of
+        scoped VMEM), so they go first, reduced across whole vregs, when the largest
+        read's lane dim is then last."""
+        identity = list(range(self.rank))
+        walked = {l for a in self.accesses.values() for l in a.loop_to_buffer()}
+        unread = []
+        for l in reversed(range(self.n_par, self.rank)):
+            if l in walked:
+                break
+            unread.insert(0, l)
+        reads = [a for a in self.accesses.values() if not a.is_store and a.dims]
+        if not unread or not reads:
+            return identity
+        largest = max(reads, key=lambda a: math.prod(self.tile_shape(a)) * a.bits)
+        lanes = [l for l, _ in largest.dims if l is not None]
+        order = [*unread, *(l for l in identity if l not in unread)]
+        return order if lanes and order[-1] == lanes[-1] else identity
 
     def tensor(self, like: SSAValue, shape: Sequence[int]) -> TensorType:
         t = like.type

@@ -162,3 +162,29 @@ func.func @forward(%x: memref<3000x1024xf32>, %y: memref<3000xi32>) -> (memref<1
   ta.launch @ragged_rows(%x, %y, %total, %bad) : memref<3000x1024xf32>, memref<3000xi32>, memref<1xf32>, memref<1xi32>
   func.return %total, %bad : memref<1xf32>, memref<1xi32>
 }
+
+// -----
+
+// A sum over a dim nothing reads (a broadcast: an int64 input held expanded is summed
+// along the expanded dim in words), then a max over the rows. Last, that dim would be
+// the lanes and every value read (1, 8, 128, 1), a lane each; it goes first, and the
+// values keep the read's 128 lanes.
+// CHECK-LABEL: tl.kernel @broadcast_sum
+// CHECK:         %v = tl.reshape %{{.*}} : tensor<8x128xi32> to tensor<1x1x8x128xi32>
+// CHECK-NEXT:    %[[B:.*]] = tl.broadcast %v : tensor<1x1x8x128xi32> to tensor<3x1x8x128xi32>
+// CHECK-NEXT:    %s = tl.reduce <sum> %[[B]] [0] : tensor<3x1x8x128xi32> -> tensor<1x1x8x128xi32>
+// CHECK-NEXT:    %m = tl.reduce <max> %s [2, 3] : tensor<1x1x8x128xi32> -> tensor<1x1x1x1xi32>
+// PALLAS-LABEL: pallas.call @broadcast_sum
+ta.kernel @broadcast_sum(%x: memref<8x128xi32> {role = "in"}, %o: memref<1xi32> {role = "out"}) {
+  ta.loop [1] reduce [8, 128, 3] (%l0, %a, %b, %c) {
+    %v = ta.load %x[affine_map<(d0, d1, d2, d3) -> (d1, d2)>](%l0, %a, %b, %c) : memref<8x128xi32>
+    %s = ta.reduce <sum> %v over [3] : i32
+    %m = ta.reduce <max> %s over [1, 2] : i32
+    ta.store %m, %o[affine_map<(d0) -> (d0)>](%l0) : memref<1xi32>
+  }
+}
+func.func @forward(%x: memref<8x128xi32>) -> memref<1xi32> {
+  %o = ta.alloc : memref<1xi32>
+  ta.launch @broadcast_sum(%x, %o) : memref<8x128xi32>, memref<1xi32>
+  func.return %o : memref<1xi32>
+}
