@@ -33,6 +33,7 @@ MODULES = [
     "test_aten_more_ops",
     "test_special_functions",
     "test_rotations",
+    "test_diagonals",
 ]
 """Test modules whose `PROGRAMS` are compiled by their `compiled` fixture and checked
 by `test_matches_eager(name, compiled)`-style tests."""
@@ -272,6 +273,15 @@ def timings(only: list[str]) -> list[dict]:
                 _one_argument(torch.topk, k),
                 _one_argument(jax.lax.top_k, k),
                 [(4096, n)],
+            )
+        )
+    for dtype in [torch.float32, torch.bfloat16]:
+        cases.append(
+            (
+                f"x.diagonal() * 2, x {str(dtype)[6:]}[4096, 4096]",
+                lambda x: x.diagonal() * 2,
+                lambda x: jnp.diagonal(x) * 2,
+                [(4096, 4096, dtype)],
             )
         )
     for n in [32, 64, 128, 256, 512]:

@@ -41,7 +41,7 @@ PROGRAMS = {
             )
         ],
     ),
-    "nan_and_negative_zero": (lambda x: x.diagonal() + 0.0, [SPECIAL]),
+    "nan_and_negative_zero": (lambda x: x.diagonal() * 1.0, [SPECIAL]),
     "bfloat16": (lambda x: x.diagonal() * 2, [_randn(256, 256).bfloat16()]),
     "float16": (lambda x: x.diagonal() * 2, [_randn(256, 256).half()]),
     "int8": (lambda x: x.diagonal() + 1, [(_randn(256, 256) * 50).to(torch.int8)]),
@@ -61,7 +61,7 @@ def compiled() -> dict[str, pallas_ir.compiler.CompiledFunction]:
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
-def test_matches_eager_in_pallas(name: str, compiled) -> None:
+def test_matches_eager(name: str, compiled) -> None:
     fn, inputs = PROGRAMS[name]
     got, want = compiled[name](*inputs), fn(*inputs)
     exact = {} if name == "trace" else {"rtol": 0, "atol": 0}  # trace sums in its order

@@ -117,9 +117,10 @@ exceptions:
 - a load whose last two indices one loop dim walks together, `x[..., d + r, d +
   c]` (`x.diagonal()`, which `stride-to-reshape` reads off a flat stride of w + 1 as the
   (..., h, w) view): each grid step loads the (t, t) block on the diagonal (index map
-  `(p) -> (p, p)`) and keeps, in the kernel, the element of each row on it (a select of
-  the rest to -0.0, the sum's exact identity, then a sum down the rows: NaN and -0.0
-  come through). A block reads t elements per one kept, so t is the smallest legal
+  `(p) -> (p, p)`) and keeps, in the kernel, the element of each row on it (the rest
+  selected to 0, then a sum down the rows as 32-bit integers, floats as their bits, so
+  NaN and -0.0 come through; a float sum starts from +0.0, which turns -0.0 into
+  +0.0). A block reads t elements per one kept, so t is the smallest legal
   size, 128 (or the whole dim): 512 B an element, what XLA's (8, 128) HBM tiles move
   too. The cost model's minimum is the diagonal itself (`cost_model.used_elements`
   reads the select's `row == lane`): a 1024 x 1024 diagonal moves 528384 B for a

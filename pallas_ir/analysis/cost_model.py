@@ -349,8 +349,9 @@ def _window_bytes(
 def used_elements(value: SSAValue) -> np.ndarray | bool:
     """Mask over a loaded value of the elements the kernel goes on to use: narrowed
     through the `pallas.slice`s (and the `pallas.reshape`s before them) that
-    `pallas-legalize-mosaic` writes after a load Mosaic must take wider; True (all of
-    it) when any other op uses it."""
+    `pallas-legalize-mosaic` writes after a load Mosaic must take wider, and through
+    a select whose condition compares iotas (a diagonal's `row == lane`, seen through
+    converts and bitcasts); True (all of it) when any other op uses it."""
     t = value.type
     if not value.uses or not isinstance(t, TensorType):
         return True
@@ -365,6 +366,9 @@ def used_elements(value: SSAValue) -> np.ndarray | bool:
             mask |= np.broadcast_to(kept if use.index == 1 else ~kept, mask.shape)
         elif isinstance(op, pallas.SliceOp):
             mask[pallas.python_index(op.indexers)] |= used_elements(op.result)
+        elif isinstance(op, arith.BitcastOp | pallas.ConvertOp):  # the same elements
+            inner = used_elements(op.result)
+            mask |= inner
         elif isinstance(op, pallas.ReshapeOp):
             inner = used_elements(op.result)
             mask |= inner if isinstance(inner, bool) else inner.reshape(mask.shape)

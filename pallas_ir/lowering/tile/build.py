@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import (
     Signedness,
     StringAttr,
     TensorType,
+    f32,
     i1,
     i32,
 )
@@ -327,12 +328,23 @@ class Emitter:
 
     def diagonal_of(self, v: SSAValue, access: Access, tile: TensorType) -> SSAValue:
         """The diagonal of a diagonal load's (..., t, t) block `v`, into loop space:
-        each row's element on the diagonal kept (a select of the rest to the sum's
-        exact identity, -0.0 for floats, so -0.0 and NaN come through as they are; 0
-        for integers), summed down the rows: a (..., 1, t) tile along the lanes, which
-        the loop dim walks."""
+        each row's element on the diagonal kept (a select of the rest to 0), summed
+        down the rows: a (..., 1, t) tile along the lanes, which the loop dim walks.
+        The sum is of 32-bit integers: narrower data is widened first (exactly), and
+        floats are summed as their bits (an integer sum of one nonzero term is that
+        term), so -0.0 and NaN come through as they are (a float sum starts from
+        +0.0, jnp.sum's, which turns a -0.0 into +0.0)."""
         shape = tile.get_shape()
         rank = len(shape)
+        elt = tile.element_type
+        reduced = [*shape[:-2], 1, shape[-1]]
+        wide = elt
+        if isinstance(elt, AnyFloat | IntegerType) and elt.bitwidth < 32:
+            wide = f32 if isinstance(elt, AnyFloat) else i32
+            v = self.add(tl.ConvertOp(v, TensorType(wide, shape)))
+        if isinstance(wide, AnyFloat):
+            v = self.add(arith.BitcastOp(v, TensorType(i32, shape)))
+        word = v.type.element_type  # type: ignore[attr-defined]
         rows = self.add(
             tl.IotaOp(rank - 2, self.zero_map(), self.grid_ivs(), TensorType(i32, shape))
         )
@@ -340,25 +352,22 @@ class Emitter:
             tl.IotaOp(rank - 1, self.zero_map(), self.grid_ivs(), TensorType(i32, shape))
         )
         on = self.add(tl.CompareOp(ComparePredicate.EQ, rows, lanes))
-        fill = self.add(
+        zero = self.add(
             arith.ConstantOp(
-                DenseIntOrFPElementsAttr.from_list(
-                    TensorType(tile.element_type, shape),
-                    [-0.0 if isinstance(tile.element_type, AnyFloat) else 0],
-                )
+                DenseIntOrFPElementsAttr.from_list(TensorType(word, shape), [0])
             )
         )
-        kept = self.add(tl.SelectOp(on, v, fill))
+        kept = self.add(tl.SelectOp(on, v, zero))
         diagonal = self.add(tl.ReduceOp(ReductionKind.SUM, kept, [rank - 2]))
+        if isinstance(wide, AnyFloat):
+            diagonal = self.add(arith.BitcastOp(diagonal, TensorType(wide, reduced)))
+        if wide != elt:
+            diagonal = self.add(tl.ConvertOp(diagonal, TensorType(elt, reduced)))
         *lead, (_, row_offset), lane = access.dims
         along_lanes = replace(
             access, dims=(*lead, (None, row_offset), lane), diagonal=False
         )
-        return self.to_loop_space(
-            diagonal,
-            along_lanes,
-            TensorType(tile.element_type, [*shape[:-2], 1, shape[-1]]),
-        )
+        return self.to_loop_space(diagonal, along_lanes, TensorType(elt, reduced))
 
     def zero_map(self) -> AffineMapAttr:
         """The offset map of an iota counted from the block's start."""

@@ -5,8 +5,9 @@
 
 // A diagonal read (one loop dim on the last two dims of a buffer, `x.diagonal()` after
 // stride-to-reshape): each grid step loads the (t, t) block on the diagonal (index map
-// (p) -> (p, p)), keeps the elements where row = lane (the rest selected to -0.0, the
-// sum's exact identity) and sums down the rows: t elements along the lanes. A block
+// (p) -> (p, p)), keeps the elements where row = lane (the rest selected to 0) and
+// sums down the rows as 32-bit integers, floats as their bits (one nonzero term: its
+// bits exactly, -0.0 and NaN included): t elements along the lanes. A block
 // reads t elements per one kept, so t is the smallest legal size, 128: 512 B an
 // element, what XLA's (8, 128) HBM tiles read too. The cost model's minimum is the
 // diagonal (the select keeps row = lane only): 8 blocks of 128 x 128 floats (524288 B)
@@ -16,13 +17,15 @@
 // CHECK-LABEL: tl.kernel @diagonal
 // CHECK:         tl.grid [8] (parallel) (%i) {
 // CHECK-NEXT:      %0 = tl.load %x[affine_map<(d0) -> ((d0 * 128), (d0 * 128))>](%i) : memref<1024x1024xf32> -> tensor<128x128xf32>
-// CHECK-NEXT:      %1 = tl.iota dim 0 offset affine_map<(d0) -> (0)>(%i) : tensor<128x128xi32>
-// CHECK-NEXT:      %2 = tl.iota dim 1 offset affine_map<(d0) -> (0)>(%i) : tensor<128x128xi32>
-// CHECK-NEXT:      %3 = tl.compare <eq> %1, %2 : tensor<128x128xi32>
-// CHECK-NEXT:      %4 = arith.constant dense<-0.000000e+00> : tensor<128x128xf32>
-// CHECK-NEXT:      %5 = tl.select %3, %0, %4 : tensor<128x128xi1>, tensor<128x128xf32>
-// CHECK-NEXT:      %6 = tl.reduce <sum> %5 [0] : tensor<128x128xf32> -> tensor<1x128xf32>
-// CHECK-NEXT:      %v = tl.reshape %6 : tensor<1x128xf32> to tensor<128xf32>
+// CHECK-NEXT:      %1 = arith.bitcast %0 : tensor<128x128xf32> to tensor<128x128xi32>
+// CHECK-NEXT:      %2 = tl.iota dim 0 offset affine_map<(d0) -> (0)>(%i) : tensor<128x128xi32>
+// CHECK-NEXT:      %3 = tl.iota dim 1 offset affine_map<(d0) -> (0)>(%i) : tensor<128x128xi32>
+// CHECK-NEXT:      %4 = tl.compare <eq> %2, %3 : tensor<128x128xi32>
+// CHECK-NEXT:      %5 = arith.constant dense<0> : tensor<128x128xi32>
+// CHECK-NEXT:      %6 = tl.select %4, %1, %5 : tensor<128x128xi1>, tensor<128x128xi32>
+// CHECK-NEXT:      %7 = tl.reduce <sum> %6 [0] : tensor<128x128xi32> -> tensor<1x128xi32>
+// CHECK-NEXT:      %8 = arith.bitcast %7 : tensor<1x128xi32> to tensor<1x128xf32>
+// CHECK-NEXT:      %v = tl.reshape %8 : tensor<1x128xf32> to tensor<128xf32>
 // COST:        pallas.call @diagonal  grid [8]
 // COST-NEXT:     HBM read 524288 B, written 4096 B, modelled 528384 B, minimum 8192 B, ratio 64.500
 ta.kernel @diagonal(%x: memref<1024x1024xf32> {role = "in"}, %out: memref<1024xf32> {role = "out"}) {
@@ -68,13 +71,16 @@ func.func @forward(%x: memref<8x100x100xi32>) -> memref<8x99xi32> {
 
 // -----
 
-// A bfloat16 diagonal: the same on packed rows (Mosaic selects and sums them; 8-bit
-// ones too). The 1-D bfloat16 output takes blocks of at least 256 elements, so t is
+// A bfloat16 diagonal: the same, widened to f32 first (exactly) for a 32-bit sum (a
+// jnp.sum of 16-bit integers is 32-bit). The 1-D bfloat16 output takes blocks of at least 256 elements, so t is
 // the whole 256 here.
 // CHECK-LABEL: tl.kernel @packed
 // CHECK:         tl.load %x[affine_map<(d0) -> (0, 0)>](%i) : memref<256x256xbf16> -> tensor<256x256xbf16>
-// CHECK:         arith.constant dense<-0.000000e+00> : tensor<256x256xbf16>
-// CHECK:         tl.reduce <sum> %{{.*}} [0] : tensor<256x256xbf16> -> tensor<1x256xbf16>
+// CHECK-NEXT:    tl.convert %{{.*}} : tensor<256x256xbf16> to tensor<256x256xf32>
+// CHECK-NEXT:    arith.bitcast %{{.*}} : tensor<256x256xf32> to tensor<256x256xi32>
+// CHECK:         tl.reduce <sum> %{{.*}} [0] : tensor<256x256xi32> -> tensor<1x256xi32>
+// CHECK-NEXT:    arith.bitcast %{{.*}} : tensor<1x256xi32> to tensor<1x256xf32>
+// CHECK-NEXT:    tl.convert %{{.*}} : tensor<1x256xf32> to tensor<1x256xbf16>
 ta.kernel @packed(%x: memref<256x256xbf16> {role = "in"}, %out: memref<256xbf16> {role = "out"}) {
   // expected-remark@+1 {{tile: @packed: tiles [256] over loop [256], grid [1]}}
   ta.loop [256] (%i) {
