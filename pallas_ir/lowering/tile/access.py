@@ -76,7 +76,7 @@ class Access:
     diagonal: bool = False
     """A load whose last two dims one loop dim walks together (`x[.., i + r, i + c]`,
     `x.diagonal()`): the (t, t) block of each step is loaded and its diagonal kept in
-    the kernel (`build.Builder.load`); `dims` names that loop dim on both."""
+    the kernel (`build.Emitter.diagonal_of`); `dims` names that loop dim on both."""
 
     def buffer_dims(self, l: int) -> list[int]:
         """The buffer dims loop dim `l` walks: one, or the last two of a diagonal."""
