@@ -104,9 +104,9 @@ def gc_paused() -> Iterator[None]:
     """No cyclic garbage collection inside the block; the collector is back as it was
     after it. A compile allocates millions of short-lived objects (fake tensors, IR
     ops, jax tracers) and keeps the IR alive throughout, so each collection walks the
-    whole growing IR and frees little: measured, 1.0 of 5.3 s of the tiny GPT's
-    training step read from the cache, and 1.8 s of its cold compile. What the compile
-    leaves unreachable is freed by the collections after it."""
+    whole growing IR and frees little: measured on the tiny GPT's training step, about
+    1 s of 4.4-5.2 s read from the cache and 1.4-1.8 s of its cold compile. What the
+    compile leaves unreachable is freed by the collections after it."""
     if not gc.isenabled():
         yield
         return

@@ -249,8 +249,19 @@ class Emitter:
         words): on the lanes they would give every value read a unit lane dim, 128x
         its size in VMEM (a fuzzed (128, 128, 3) kernel asked v5e for 16.2 MiB of
         scoped VMEM), so they go first, reduced across whole vregs, when the largest
-        read's lane dim is then last."""
+        read's lane dim is then last (not in kernels with gathers or an argmax, whose
+        dims keep the loop's order, as in `value_order`)."""
         identity = list(range(self.rank))
+        if (
+            self.dma
+            or self.resident
+            or any(a.gathers for a in self.accesses.values())
+            or any(  # argmax/argmin merge their dims in the loop's order
+                isinstance(op, ta.ReduceOp) and ReductionKind(op.kind.data).returns_index
+                for op in self.loop.body.block.ops
+            )
+        ):
+            return identity
         walked = {l for a in self.accesses.values() for l in a.loop_to_buffer()}
         unread = []
         for l in reversed(range(self.n_par, self.rank)):
