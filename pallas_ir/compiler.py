@@ -239,6 +239,7 @@ def run_pipeline(module: ModuleOp, pipeline: str) -> ModuleOp:
 class CompiledFunction:
     """Torch tensors in, torch tensors out, through the emitted Pallas module."""
 
+    @gc_paused()  # the whole compile
     def __init__(
         self,
         fn: Callable,
@@ -250,40 +251,39 @@ class CompiledFunction:
     ):
         if chip not in CHIPS:
             raise ValueError(f"chip must be one of {', '.join(CHIPS)}, got {chip!r}")
-        with gc_paused():  # the whole compile: see gc_paused
-            self._fn = fn
-            self._n_inputs = len(example_inputs)
-            self._state = _state_names(fn)
-            self._traceable = _with_state_as_inputs(fn, self._state, self._n_inputs)
-            self.compile_profile = CompileProfile()
-            """Seconds by phase of this program's compile and first call."""
-            with collecting(self.compile_profile):
-                self._compile(example_inputs, chip, runtime_checks, cache)
-            self.chip = chip
-            self.runtime_checks = runtime_checks
-            self.interpret = (not _on_tpu()) if interpret is None else interpret
-            with collecting(self.compile_profile), phase("exec"):
-                emitted = exec_source(self.source)
-                forward = functools.partial(emitted["forward"], interpret=self.interpret)
-            # Inputs the kernels update in place (a KV-cache write): their arrays are
-            # made for each call (`host_arguments`), so the program may overwrite them.
-            self.donated: tuple[int, ...] = emitted.get("DONATE_ARGNUMS", ())
-            conversions = [_word_input(p) for p in self._plans]
-            wide = [
-                i
-                for i, p in enumerate(self._plans)
-                if p.dtype == torch.int64 and runtime_checks and math.prod(p.shape)
-            ]
-            self._wide_inputs = wide
+        self._fn = fn
+        self._n_inputs = len(example_inputs)
+        self._state = _state_names(fn)
+        self._traceable = _with_state_as_inputs(fn, self._state, self._n_inputs)
+        self.compile_profile = CompileProfile()
+        """Seconds by phase of this program's compile and first call."""
+        with collecting(self.compile_profile):
+            self._compile(example_inputs, chip, runtime_checks, cache)
+        self.chip = chip
+        self.runtime_checks = runtime_checks
+        self.interpret = (not _on_tpu()) if interpret is None else interpret
+        with collecting(self.compile_profile), phase("exec"):
+            emitted = exec_source(self.source)
+            forward = functools.partial(emitted["forward"], interpret=self.interpret)
+        # Inputs the kernels update in place (a KV-cache write): their arrays are made
+        # for each call (`host_arguments`), so the program may overwrite them.
+        self.donated: tuple[int, ...] = emitted.get("DONATE_ARGNUMS", ())
+        conversions = [_word_input(p) for p in self._plans]
+        wide = [
+            i
+            for i, p in enumerate(self._plans)
+            if p.dtype == torch.int64 and runtime_checks and math.prod(p.shape)
+        ]
+        self._wide_inputs = wide
 
-            def program(*args):
-                out = forward(*[c(a) for c, a in zip(conversions, args, strict=True)])
-                return out, [_outside_int32(args[i]) for i in wide]
+        def program(*args):
+            out = forward(*[c(a) for c, a in zip(conversions, args, strict=True)])
+            return out, [_outside_int32(args[i]) for i in wide]
 
-            # Traced and compiled by XLA at the first call (`_executable`).
-            self._forward = jax.jit(program, donate_argnums=self.donated)
-            self._compiled: Callable | None = None
-            self._differentiable: dict[tuple[bool, ...], Callable] = {}
+        # Traced and compiled by XLA at the first call (`_executable`).
+        self._forward = jax.jit(program, donate_argnums=self.donated)
+        self._compiled: Callable | None = None
+        self._differentiable: dict[tuple[bool, ...], Callable] = {}
 
     def _compile(
         self,

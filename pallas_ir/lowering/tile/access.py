@@ -73,10 +73,15 @@ class Access:
     rotations: tuple[int, ...] = ()
     """Per buffer dim, the c of a load at `(d + c) mod n` (0 where the dim is not
     rotated; all 0 when empty): the whole dim is loaded and rolled in the kernel."""
-    diagonal: bool = False
-    """A load whose last two dims one loop dim walks together (`x[.., i + r, i + c]`,
-    `x.diagonal()`): the (t, t) block of each step is loaded and its diagonal kept in
-    the kernel (`build.Emitter.diagonal_of`); `dims` names that loop dim on both."""
+
+    @property
+    def diagonal(self) -> bool:
+        """A load whose last two dims one loop dim walks together (`x[.., i + r, i +
+        c]`, `x.diagonal()`; `analyse` allows no other repeat): the (t, t) block of
+        each step is loaded and its diagonal kept in the kernel
+        (`build.Emitter.diagonal_of`)."""
+        walked = [l for l, _ in self.dims if l is not None]
+        return len(set(walked)) < len(walked)
 
     def buffer_dims(self, l: int) -> list[int]:
         """The buffer dims loop dim `l` walks: one, or the last two of a diagonal."""
@@ -572,9 +577,6 @@ def analyse(
         dims.append((l, lin.constant))
     bits = numpy_dtype(t.element_type).itemsize * 8
     shape = tuple(t.get_shape())
-    diagonal = len({l for l, _ in dims if l is not None}) < len(
-        [l for l, _ in dims if l is not None]
-    )
     if isinstance(op, ta.StoreOp):
         for b in range(max(len(shape) - 2, 0), len(shape)):
             if dims[b][0] is None and shape[b] > 1:
@@ -591,7 +593,6 @@ def analyse(
         bits,
         tuple(dims),
         rotations=tuple(rotations) if any(rotations) else (),
-        diagonal=diagonal,
     )
 
 

@@ -202,9 +202,6 @@ class Emitter:
         with a matrix product (`on_parallel_dims`), gathers, or an index of several
         reduced dims keep the loop's order."""
         n_par, identity = self.n_par, list(range(self.rank))
-        if ta.has_partial_reductions(self.loop):
-            # rows reduced whole, then along the rows: as they lie
-            return self.unread_last_dims_first()
         reduced = set(range(n_par, self.rank))
         several_index = len(reduced) > 1 and any(
             isinstance(op, ta.ReduceOp) and ReductionKind(op.kind.data).returns_index
@@ -218,15 +215,14 @@ class Emitter:
             or any(a.gathers for a in self.accesses.values())
         ):
             return identity
-        reads = [
-            a
-            for a in self.accesses.values()
-            if not a.is_store and reduced & set(a.loop_to_buffer())
-        ]
-        if not reads:
+        if ta.has_partial_reductions(self.loop):
+            # rows reduced whole, then along the rows: as they lie
+            return self.unread_last_dims_first()
+        walked = self.largest_read_dims(
+            [a for a in self.accesses.values() if reduced & set(a.loop_to_buffer())]
+        )
+        if not walked:
             return identity
-        largest = max(reads, key=lambda a: math.prod(self.tile_shape(a)) * a.bits)
-        walked = [l for l, _ in largest.dims if l is not None]
 
         def place(l: int) -> tuple[int, int, int]:
             if l < n_par:
@@ -249,32 +245,28 @@ class Emitter:
         words): on the lanes they would give every value read a unit lane dim, 128x
         its size in VMEM (a fuzzed (128, 128, 3) kernel asked v5e for 16.2 MiB of
         scoped VMEM), so they go first, reduced across whole vregs, when the largest
-        read's lane dim is then last (not in kernels with gathers or an argmax, whose
-        dims keep the loop's order, as in `value_order`)."""
+        read's lane dim is then last."""
         identity = list(range(self.rank))
-        if (
-            self.dma
-            or self.resident
-            or any(a.gathers for a in self.accesses.values())
-            or any(  # argmax/argmin merge their dims in the loop's order
-                isinstance(op, ta.ReduceOp) and ReductionKind(op.kind.data).returns_index
-                for op in self.loop.body.block.ops
-            )
-        ):
-            return identity
         walked = {l for a in self.accesses.values() for l in a.loop_to_buffer()}
         unread = []
         for l in reversed(range(self.n_par, self.rank)):
             if l in walked:
                 break
             unread.insert(0, l)
-        reads = [a for a in self.accesses.values() if not a.is_store and a.dims]
-        if not unread or not reads:
+        lanes = self.largest_read_dims(list(self.accesses.values()))
+        if not unread or not lanes:
             return identity
-        largest = max(reads, key=lambda a: math.prod(self.tile_shape(a)) * a.bits)
-        lanes = [l for l, _ in largest.dims if l is not None]
         order = [*unread, *(l for l in identity if l not in unread)]
-        return order if lanes and order[-1] == lanes[-1] else identity
+        return order if order[-1] == lanes[-1] else identity
+
+    def largest_read_dims(self, accesses: Sequence[Access]) -> list[int]:
+        """The loop dims the largest load among `accesses` walks, in its buffer's
+        order (its lane dim last); empty when none is a load."""
+        reads = [a for a in accesses if not a.is_store]
+        if not reads:
+            return []
+        largest = max(reads, key=lambda a: math.prod(self.tile_shape(a)) * a.bits)
+        return [l for l, _ in largest.dims if l is not None]
 
     def tensor(self, like: SSAValue, shape: Sequence[int]) -> TensorType:
         t = like.type
@@ -375,9 +367,7 @@ class Emitter:
         if wide != elt:
             diagonal = self.add(tl.ConvertOp(diagonal, TensorType(elt, reduced)))
         *lead, (_, row_offset), lane = access.dims
-        along_lanes = replace(
-            access, dims=(*lead, (None, row_offset), lane), diagonal=False
-        )
+        along_lanes = replace(access, dims=(*lead, (None, row_offset), lane))
         return self.to_loop_space(diagonal, along_lanes, TensorType(elt, reduced))
 
     def zero_map(self) -> AffineMapAttr:
